@@ -1,0 +1,17 @@
+//! rightsize: measure how much traffic a generative-AI inference endpoint carries before
+//! latency breaks its SLA, and how many instances the peak needs.
+//!
+//! One engine, two consumers: the engine runs load and knows nothing of terminals; the
+//! headless printer (and, later, the dashboard) fold the same event stream through the same
+//! reducer.
+
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod endpoint;
+pub mod engine;
+pub mod metrics;
+pub mod report;
+pub mod rng;
+pub mod sim;
+pub mod workload;
