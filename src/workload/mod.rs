@@ -1,3 +1,6 @@
 //! Workloads: token counting and synthetic prompts of exact token length.
 
+pub mod prompt;
 pub mod tokenizer;
+
+pub use prompt::{Prompt, WorkloadSpec};

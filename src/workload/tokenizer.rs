@@ -64,7 +64,7 @@ mod tests {
             ("abcd", 1),
             ("abcde", 2),
             ("the cat sat", 3),
-            ("  spaced\tout\nwords ", 4), // "spaced" is 6 chars = 2 tokens
+            ("  spaced\tout\nwords ", 5), // 6 chars = 2, 3 = 1, 5 = 2
             ("internationalization", 5),  // 20 chars
             ("héllo", 2),                 // 5 chars, not bytes
         ];
