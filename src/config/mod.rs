@@ -1,1 +1,7 @@
-//! config
+//! Configuration: the TOML files (shipped defaults, the user's file), validated values, and
+//! the resolution of files plus flags into one run specification. Flags win over files.
+
+pub mod file;
+pub mod values;
+
+pub use file::{ConfigError, ConfigFile};

@@ -1,0 +1,215 @@
+//! The TOML config file: its schema, loading with errors that name the file, line and key,
+//! and layering (shipped defaults, then the user's file, entries replaced by name).
+
+use super::values::{DurationValue, Fraction, Positive};
+use crate::endpoint::Api;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The shipped default config, embedded so the binary works from anywhere.
+pub const SHIPPED: &str = include_str!("../../config/rightsize.toml");
+/// How the shipped config is named in error messages.
+pub const SHIPPED_NAME: &str = "<built-in config/rightsize.toml>";
+
+/// A config file, as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub defaults: Defaults,
+    #[serde(default)]
+    pub endpoints: BTreeMap<String, EndpointEntry>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileEntry>,
+    #[serde(default)]
+    pub sweeps: BTreeMap<String, SweepEntry>,
+}
+
+/// `[defaults]`: what to use when a flag does not say.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    pub endpoint: Option<String>,
+    pub profile: Option<String>,
+    pub sweep: Option<String>,
+    /// Per-request timeout.
+    pub timeout: Option<DurationValue>,
+    /// Where runs are saved (default: the platform data directory).
+    pub results_dir: Option<PathBuf>,
+}
+
+/// What serves an endpoint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointKind {
+    /// An OpenAI-compatible HTTP server at `url`.
+    #[default]
+    Openai,
+    /// The built-in simulator, started in-process.
+    Simulator,
+}
+
+/// `[endpoints.NAME]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointEntry {
+    #[serde(default)]
+    pub kind: EndpointKind,
+    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8000/v1`.
+    pub url: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<Api>,
+    /// Name of the environment variable that holds the bearer token.
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Send `ignore_eos` and `min_tokens` for an exact output length (default true).
+    pub exact_output_length: Option<bool>,
+    /// Simulator only: how many times faster than real time the model runs.
+    pub time_scale: Option<f64>,
+}
+
+/// `[profiles.NAME]`: a workload.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileEntry {
+    pub input_tokens: Option<Positive>,
+    pub input_tokens_stddev: Option<u32>,
+    pub output_tokens: Option<Positive>,
+    pub output_tokens_stddev: Option<u32>,
+    pub stream: Option<bool>,
+    pub shared_prefix_tokens: Option<u32>,
+    pub shared_prefix_share: Option<Fraction>,
+    pub tokenizer: Option<String>,
+    pub seed: Option<u64>,
+}
+
+/// `[sweeps.NAME]`: a concurrency sweep plan.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepEntry {
+    pub concurrency: Option<Vec<Positive>>,
+    pub request_count: Option<Positive>,
+    pub warmup: Option<u32>,
+}
+
+/// A config problem, naming where it is.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub message: String,
+}
+
+impl ConfigFile {
+    /// Parses TOML text; `name` is used in error messages.
+    pub fn parse(text: &str, name: &str) -> Result<ConfigFile, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError {
+            file: name.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })
+    }
+
+    /// Reads and parses a file.
+    pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.display().to_string(),
+            message: format!("cannot read: {e}"),
+        })?;
+        ConfigFile::parse(&text, &path.display().to_string())
+    }
+
+    /// Lays `over` on top of `self`: named entries are replaced whole, defaults field by field.
+    pub fn merge(mut self, over: ConfigFile) -> ConfigFile {
+        let d = over.defaults;
+        self.defaults.endpoint = d.endpoint.or(self.defaults.endpoint);
+        self.defaults.profile = d.profile.or(self.defaults.profile);
+        self.defaults.sweep = d.sweep.or(self.defaults.sweep);
+        self.defaults.timeout = d.timeout.or(self.defaults.timeout);
+        self.defaults.results_dir = d.results_dir.or(self.defaults.results_dir);
+        self.endpoints.extend(over.endpoints);
+        self.profiles.extend(over.profiles);
+        self.sweeps.extend(over.sweeps);
+        self
+    }
+}
+
+/// Where the user's config file lives on this platform (it need not exist).
+pub fn user_config_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("dev", "rightsize", "rightsize")
+        .map(|d| d.config_dir().join("rightsize.toml"))
+}
+
+/// The shipped config, then the user's file (or `explicit`, which must exist) on top.
+pub fn load_layered(explicit: Option<&Path>) -> Result<(ConfigFile, Vec<String>), ConfigError> {
+    let mut cfg = ConfigFile::parse(SHIPPED, SHIPPED_NAME)?;
+    let mut sources = vec![SHIPPED_NAME.to_string()];
+    let user = match explicit {
+        Some(p) => Some(p.to_path_buf()),
+        None => user_config_path().filter(|p| p.exists()),
+    };
+    if let Some(path) = user {
+        cfg = cfg.merge(ConfigFile::read(&path)?);
+        sources.push(path.display().to_string());
+    }
+    Ok((cfg, sources))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_config_parses() {
+        let c = ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap();
+        assert_eq!(c.defaults.endpoint.as_deref(), Some("sim"));
+        assert_eq!(c.endpoints["sim"].kind, EndpointKind::Simulator);
+        assert_eq!(c.profiles["rag"].input_tokens, Some(Positive(1024)));
+        assert_eq!(c.profiles["rag"].output_tokens, Some(Positive(256)));
+        let reference = c.sweeps["reference"].concurrency.clone().unwrap();
+        assert_eq!(
+            reference.iter().map(|p| p.0).collect::<Vec<_>>(),
+            vec![64, 256, 1024]
+        );
+        assert!(c.profiles.contains_key("chat"));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let text = "[profiles.rag]\ninput_tokens = 10\ninput_tokenz = 5\n";
+        let e = ConfigFile::parse(text, "my.toml").unwrap_err().to_string();
+        assert!(e.starts_with("my.toml: TOML parse error at line 3, column 1"), "{e}");
+        assert!(e.contains("unknown field `input_tokenz`"), "{e}");
+    }
+
+    #[test]
+    fn bad_value_names_file_line_and_reason() {
+        let text = "[sweeps.x]\nconcurrency = [16, 0]\n";
+        let e = ConfigFile::parse(text, "my.toml").unwrap_err().to_string();
+        assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains("must be at least 1, got 0"), "{e}");
+        let text = "[profiles.p]\nshared_prefix_share = 2.0\n";
+        let e = ConfigFile::parse(text, "my.toml").unwrap_err().to_string();
+        assert!(e.contains("must be a fraction between 0 and 1, got 2"), "{e}");
+        let text = "[defaults]\ntimeout = \"soon\"\n";
+        let e = ConfigFile::parse(text, "my.toml").unwrap_err().to_string();
+        assert!(e.contains("`soon` is not a duration"), "{e}");
+    }
+
+    #[test]
+    fn user_entries_replace_shipped_ones_by_name() {
+        let base = ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap();
+        let over = ConfigFile::parse(
+            "[defaults]\nprofile = \"chat\"\n[sweeps.reference]\nconcurrency = [8]\n",
+            "u.toml",
+        )
+        .unwrap();
+        let m = base.merge(over);
+        assert_eq!(m.defaults.profile.as_deref(), Some("chat"));
+        assert_eq!(m.defaults.endpoint.as_deref(), Some("sim"));
+        assert_eq!(m.sweeps["reference"].concurrency, Some(vec![Positive(8)]));
+        assert_eq!(m.sweeps["reference"].request_count, None);
+        assert!(m.sweeps.contains_key("demo"));
+    }
+}

@@ -1,0 +1,180 @@
+//! Value types with their own validation, used by both the TOML file and the flags, so a bad
+//! value gets the same message wherever it came from (and, in a file, its line).
+
+use serde::{Deserialize, Deserializer};
+use std::time::Duration;
+
+/// Parses a duration such as `1.5s`, `800ms`, `2m`, `1h` or `250us`. A bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (use e.g. 800ms, 1.5s, 2m)"))?;
+    let secs = match unit.trim() {
+        "" | "s" | "sec" | "secs" => value,
+        "ms" => value / 1e3,
+        "us" | "µs" => value / 1e6,
+        "m" | "min" | "mins" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "`{s}`: unknown unit `{other}` (use us, ms, s, m or h)"
+            ))
+        }
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("`{s}` is not a valid duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// A duration in a config file, written as a string (`"10m"`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DurationValue(pub Duration);
+
+impl<'de> Deserialize<'de> for DurationValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_duration(&s)
+            .map(DurationValue)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A count that must be at least 1 (concurrency, request count, tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Positive(pub u32);
+
+impl<'de> Deserialize<'de> for Positive {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = i64::deserialize(d)?;
+        check_positive(v)
+            .map(Positive)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Checks a count is in 1..=u32::MAX.
+pub fn check_positive(v: i64) -> Result<u32, String> {
+    if v < 1 {
+        Err(format!("must be at least 1, got {v}"))
+    } else if v > u32::MAX as i64 {
+        Err(format!("{v} is too large"))
+    } else {
+        Ok(v as u32)
+    }
+}
+
+/// A fraction in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fraction(pub f64);
+
+impl<'de> Deserialize<'de> for Fraction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(d)?;
+        check_fraction(v)
+            .map(Fraction)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Checks a value is a fraction in [0, 1].
+pub fn check_fraction(v: f64) -> Result<f64, String> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("must be a fraction between 0 and 1, got {v}"))
+    }
+}
+
+/// Parses a comma-separated concurrency list (`16,64,256`) for clap.
+pub fn parse_concurrency_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let v: i64 = part
+            .parse()
+            .map_err(|_| format!("`{part}` is not a whole number"))?;
+        out.push(check_positive(v).map_err(|e| format!("concurrency {e}"))?);
+    }
+    if out.is_empty() {
+        return Err("give at least one concurrency level, e.g. 16,64,256".into());
+    }
+    Ok(out)
+}
+
+/// clap value parser for counts that must be at least 1.
+pub fn parse_positive(s: &str) -> Result<u32, String> {
+    let v: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    check_positive(v)
+}
+
+/// clap value parser for fractions.
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    check_fraction(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_table() {
+        let ok: &[(&str, f64)] = &[
+            ("1.5s", 1.5),
+            ("800ms", 0.8),
+            ("2m", 120.0),
+            ("1h", 3600.0),
+            ("250us", 0.00025),
+            ("30", 30.0),
+            (" 10 s", 10.0),
+        ];
+        for (s, want) in ok {
+            let got = parse_duration(s).unwrap().as_secs_f64();
+            assert!((got - want).abs() < 1e-9, "{s}: {got}");
+        }
+        for bad in ["", "fast", "10 parsecs", "-1s", "1..5s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_duration("3d").unwrap_err(),
+            "`3d`: unknown unit `d` (use us, ms, s, m or h)"
+        );
+    }
+
+    #[test]
+    fn concurrency_lists_table() {
+        assert_eq!(parse_concurrency_list("16,64, 256").unwrap(), vec![16, 64, 256]);
+        assert_eq!(
+            parse_concurrency_list("16,0").unwrap_err(),
+            "concurrency must be at least 1, got 0"
+        );
+        assert_eq!(
+            parse_concurrency_list("-4").unwrap_err(),
+            "concurrency must be at least 1, got -4"
+        );
+        assert_eq!(
+            parse_concurrency_list("x").unwrap_err(),
+            "`x` is not a whole number"
+        );
+        assert!(parse_concurrency_list(" , ").is_err());
+    }
+
+    #[test]
+    fn fractions_and_positives() {
+        assert_eq!(parse_fraction("0.25").unwrap(), 0.25);
+        assert!(parse_fraction("1.5").is_err());
+        assert_eq!(parse_positive("7").unwrap(), 7);
+        assert!(parse_positive("0").is_err());
+    }
+}
