@@ -2,6 +2,7 @@
 //! the resolution of files plus flags into one run specification. Flags win over files.
 
 pub mod file;
+pub mod resolve;
 pub mod values;
 
 pub use file::{ConfigError, ConfigFile};

@@ -1,0 +1,369 @@
+//! Files plus flags into one validated run specification. Flags win over files; names that
+//! do not exist get an error listing the ones that do.
+
+use super::file::{ConfigFile, EndpointKind};
+use crate::endpoint::{Api, EndpointSpec};
+use crate::workload::WorkloadSpec;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Default per-request timeout when neither file nor flag gives one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default simulator time scale for the built-in endpoint.
+pub const DEFAULT_SIM_TIME_SCALE: f64 = 10.0;
+
+/// A bad flag or config value: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputError(pub String);
+
+/// Endpoint choices given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct EndpointOverrides {
+    /// A config name or an `http(s)://` URL.
+    pub endpoint: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<Api>,
+    pub headers: Vec<(String, String)>,
+    pub api_key_env: Option<String>,
+    pub no_exact_length: bool,
+    pub sim_time_scale: Option<f64>,
+    /// Ask the simulator for ground-truth chunk send times.
+    pub sim_timing: bool,
+}
+
+/// Workload choices given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadOverrides {
+    pub profile: Option<String>,
+    pub input_tokens: Option<u32>,
+    pub input_stddev: Option<u32>,
+    pub output_tokens: Option<u32>,
+    pub output_stddev: Option<u32>,
+    pub stream: Option<bool>,
+    pub prefix_tokens: Option<u32>,
+    pub prefix_share: Option<f64>,
+    pub seed: Option<u64>,
+}
+
+/// Sweep plan choices given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct SweepOverrides {
+    pub plan: Option<String>,
+    pub concurrency: Option<Vec<u32>>,
+    pub requests: Option<u32>,
+    pub warmup: Option<u32>,
+    pub timeout: Option<Duration>,
+    pub out: Option<PathBuf>,
+}
+
+/// Where the load goes.
+#[derive(Debug, Clone)]
+pub enum EndpointTarget {
+    /// Start the built-in simulator in-process; `spec.base_url` is filled once it listens.
+    Simulator { time_scale: f64, spec: EndpointSpec },
+    /// An HTTP endpoint.
+    Remote(EndpointSpec),
+}
+
+impl EndpointTarget {
+    /// The endpoint spec (for the simulator, before its URL is known).
+    pub fn spec(&self) -> &EndpointSpec {
+        match self {
+            EndpointTarget::Simulator { spec, .. } | EndpointTarget::Remote(spec) => spec,
+        }
+    }
+}
+
+/// A fully resolved concurrency sweep.
+#[derive(Debug, Clone)]
+pub struct SweepSpec {
+    pub plan_name: String,
+    pub endpoint: EndpointTarget,
+    pub workload: WorkloadSpec,
+    pub levels: Vec<u32>,
+    pub request_count: u32,
+    pub warmup: u32,
+    pub timeout: Duration,
+    /// Root folder for results (`--out`, the file's `results_dir`, or the platform default).
+    pub results_root: Option<PathBuf>,
+    /// Config files that were read, for the record.
+    pub config_sources: Vec<String>,
+}
+
+fn unknown(what: &str, name: &str, known: impl Iterator<Item = String>) -> InputError {
+    let known: Vec<String> = known.collect();
+    InputError(format!(
+        "unknown {what} `{name}`; the config defines: {}",
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+/// Resolves the endpoint; `stream` comes from the resolved workload.
+pub fn resolve_endpoint(
+    cfg: &ConfigFile,
+    o: &EndpointOverrides,
+    stream: bool,
+) -> Result<EndpointTarget, InputError> {
+    let name = o
+        .endpoint
+        .clone()
+        .or_else(|| cfg.defaults.endpoint.clone())
+        .unwrap_or_else(|| "sim".to_string());
+    let is_url = name.starts_with("http://") || name.starts_with("https://");
+    let entry = if is_url {
+        None
+    } else {
+        Some(
+            cfg.endpoints
+                .get(&name)
+                .ok_or_else(|| unknown("endpoint", &name, cfg.endpoints.keys().cloned()))?,
+        )
+    };
+    let kind = entry.map(|e| e.kind).unwrap_or_default();
+    let mut headers: Vec<(String, String)> = entry
+        .map(|e| {
+            e.headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    headers.extend(o.headers.iter().cloned());
+    let base_url = if is_url {
+        name.clone()
+    } else {
+        entry.and_then(|e| e.url.clone()).unwrap_or_default()
+    };
+    if kind == EndpointKind::Openai && base_url.is_empty() {
+        return Err(InputError(format!(
+            "endpoint `{name}` has no `url`; add url = \"http://host:port/v1\" to [endpoints.{name}]"
+        )));
+    }
+    let spec = EndpointSpec {
+        name: name.clone(),
+        base_url,
+        model: o
+            .model
+            .clone()
+            .or_else(|| entry.and_then(|e| e.model.clone()))
+            .unwrap_or_default(),
+        api: o.api.or(entry.and_then(|e| e.api)).unwrap_or_default(),
+        stream,
+        exact_output_length: !o.no_exact_length
+            && entry.and_then(|e| e.exact_output_length).unwrap_or(true),
+        headers,
+        api_key_env: o
+            .api_key_env
+            .clone()
+            .or_else(|| entry.and_then(|e| e.api_key_env.clone())),
+        sim_timing: o.sim_timing,
+    };
+    Ok(match kind {
+        EndpointKind::Simulator => {
+            let time_scale = o
+                .sim_time_scale
+                .or(entry.and_then(|e| e.time_scale))
+                .unwrap_or(DEFAULT_SIM_TIME_SCALE);
+            if !(time_scale.is_finite() && time_scale > 0.0) {
+                return Err(InputError(format!(
+                    "simulator time scale must be a positive number, got {time_scale}"
+                )));
+            }
+            EndpointTarget::Simulator { time_scale, spec }
+        }
+        EndpointKind::Openai => EndpointTarget::Remote(spec),
+    })
+}
+
+/// Resolves the workload profile with flag overrides.
+pub fn resolve_workload(
+    cfg: &ConfigFile,
+    o: &WorkloadOverrides,
+) -> Result<WorkloadSpec, InputError> {
+    let name = o
+        .profile
+        .clone()
+        .or_else(|| cfg.defaults.profile.clone())
+        .unwrap_or_else(|| "rag".to_string());
+    let p = cfg
+        .profiles
+        .get(&name)
+        .ok_or_else(|| unknown("profile", &name, cfg.profiles.keys().cloned()))?;
+    let w = WorkloadSpec {
+        name,
+        input_tokens: o
+            .input_tokens
+            .or(p.input_tokens.map(|v| v.0))
+            .unwrap_or(1024),
+        input_tokens_stddev: o.input_stddev.or(p.input_tokens_stddev).unwrap_or(0),
+        output_tokens: o
+            .output_tokens
+            .or(p.output_tokens.map(|v| v.0))
+            .unwrap_or(256),
+        output_tokens_stddev: o.output_stddev.or(p.output_tokens_stddev).unwrap_or(0),
+        stream: o.stream.or(p.stream).unwrap_or(true),
+        shared_prefix_tokens: o.prefix_tokens.or(p.shared_prefix_tokens).unwrap_or(0),
+        shared_prefix_share: o
+            .prefix_share
+            .or(p.shared_prefix_share.map(|f| f.0))
+            .unwrap_or(0.0),
+        seed: o.seed.or(p.seed).unwrap_or(0),
+        tokenizer: p.tokenizer.clone().unwrap_or_else(|| "approx-4c".into()),
+    };
+    if w.tokenizer != "approx-4c" {
+        return Err(InputError(format!(
+            "profile `{}`: tokenizer `{}` is not available; the built-in one is `approx-4c`",
+            w.name, w.tokenizer
+        )));
+    }
+    if w.shared_prefix_tokens > w.input_tokens {
+        return Err(InputError(format!(
+            "profile `{}`: shared prefix ({} tokens) is longer than the input ({} tokens)",
+            w.name, w.shared_prefix_tokens, w.input_tokens
+        )));
+    }
+    Ok(w)
+}
+
+/// Resolves a whole sweep.
+pub fn resolve_sweep(
+    cfg: &ConfigFile,
+    sources: Vec<String>,
+    e: &EndpointOverrides,
+    w: &WorkloadOverrides,
+    s: &SweepOverrides,
+) -> Result<SweepSpec, InputError> {
+    let workload = resolve_workload(cfg, w)?;
+    let endpoint = resolve_endpoint(cfg, e, workload.stream)?;
+    let plan_name = s
+        .plan
+        .clone()
+        .or_else(|| cfg.defaults.sweep.clone())
+        .unwrap_or_else(|| "reference".to_string());
+    let plan = match cfg.sweeps.get(&plan_name) {
+        Some(p) => p.clone(),
+        None if s.concurrency.is_some() && s.plan.is_none() => Default::default(),
+        None => return Err(unknown("sweep", &plan_name, cfg.sweeps.keys().cloned())),
+    };
+    let levels = s
+        .concurrency
+        .clone()
+        .or_else(|| plan.concurrency.map(|v| v.iter().map(|p| p.0).collect()))
+        .ok_or_else(|| {
+            InputError(format!(
+                "sweep `{plan_name}` gives no concurrency levels; pass --concurrency 16,64,256"
+            ))
+        })?;
+    // levels given on the command line without a plan name make an ad hoc plan
+    let plan_name = if s.concurrency.is_some() && s.plan.is_none() {
+        "custom".to_string()
+    } else {
+        plan_name
+    };
+    Ok(SweepSpec {
+        plan_name,
+        endpoint,
+        workload,
+        request_count: s
+            .requests
+            .or(plan.request_count.map(|p| p.0))
+            .unwrap_or(1024),
+        warmup: s.warmup.or(plan.warmup).unwrap_or(0),
+        levels,
+        timeout: timeout(cfg, s),
+        results_root: results_root(cfg, s),
+        config_sources: sources,
+    })
+}
+
+fn timeout(cfg: &ConfigFile, s: &SweepOverrides) -> Duration {
+    s.timeout
+        .or(cfg.defaults.timeout.map(|d| d.0))
+        .unwrap_or(DEFAULT_TIMEOUT)
+}
+
+fn results_root(cfg: &ConfigFile, s: &SweepOverrides) -> Option<PathBuf> {
+    s.out.clone().or_else(|| cfg.defaults.results_dir.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::file::{SHIPPED, SHIPPED_NAME};
+
+    fn shipped() -> ConfigFile {
+        ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap()
+    }
+
+    #[test]
+    fn defaults_resolve_to_sim_rag_reference() {
+        let s = resolve_sweep(
+            &shipped(),
+            vec![],
+            &Default::default(),
+            &Default::default(),
+            &Default::default(),
+        )
+        .unwrap();
+        assert!(matches!(s.endpoint, EndpointTarget::Simulator { time_scale, .. } if time_scale == 10.0));
+        assert_eq!(s.workload.input_tokens, 1024);
+        assert_eq!(s.workload.output_tokens, 256);
+        assert!(s.workload.stream);
+        assert_eq!(s.levels, vec![64, 256, 1024]);
+        assert_eq!(s.request_count, 1024);
+        assert_eq!(s.timeout, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn flags_win_over_files() {
+        let w = WorkloadOverrides {
+            profile: Some("chat".into()),
+            output_tokens: Some(7),
+            stream: Some(false),
+            ..Default::default()
+        };
+        let sw = SweepOverrides {
+            concurrency: Some(vec![2, 4]),
+            requests: Some(10),
+            ..Default::default()
+        };
+        let e = EndpointOverrides {
+            endpoint: Some("http://127.0.0.1:9/v1".into()),
+            model: Some("m".into()),
+            no_exact_length: true,
+            ..Default::default()
+        };
+        let s = resolve_sweep(&shipped(), vec![], &e, &w, &sw).unwrap();
+        assert_eq!(s.workload.input_tokens, 256);
+        assert_eq!(s.workload.output_tokens, 7);
+        assert!(!s.workload.stream);
+        assert_eq!(s.levels, vec![2, 4]);
+        assert_eq!(s.request_count, 10);
+        let EndpointTarget::Remote(spec) = &s.endpoint else {
+            panic!("expected a remote endpoint")
+        };
+        assert_eq!(spec.base_url, "http://127.0.0.1:9/v1");
+        assert!(!spec.stream && !spec.exact_output_length);
+    }
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let e = EndpointOverrides {
+            endpoint: Some("nope".into()),
+            ..Default::default()
+        };
+        let err = resolve_endpoint(&shipped(), &e, true).unwrap_err().to_string();
+        assert_eq!(err, "unknown endpoint `nope`; the config defines: sim");
+        let w = WorkloadOverrides {
+            profile: Some("x".into()),
+            ..Default::default()
+        };
+        let err = resolve_workload(&shipped(), &w).unwrap_err().to_string();
+        assert_eq!(err, "unknown profile `x`; the config defines: chat, rag");
+    }
+}
