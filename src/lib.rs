@@ -14,4 +14,5 @@ pub mod metrics;
 pub mod report;
 pub mod rng;
 pub mod sim;
+pub mod state;
 pub mod workload;

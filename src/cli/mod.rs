@@ -1,1 +1,71 @@
-//! Command-line definitions and dispatch.
+//! Command-line definitions and dispatch: `run(cli)` is the whole program, testable without a
+//! process; `main` only parses, calls it and turns the result into an exit code.
+
+pub mod args;
+pub mod exit;
+pub mod headless;
+pub mod sweep;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+pub use exit::{exit_code_for, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+
+/// How much traffic can your LLM endpoint carry before latency breaks its SLA?
+///
+/// With no command, rightsize runs a short demo sweep against its built-in simulator.
+#[derive(Debug, Parser)]
+#[command(name = "rightsize", version, about, long_about = None)]
+pub struct Cli {
+    /// Config file to use instead of the user's (default: the platform config dir's
+    /// rightsize.toml, if present, on top of the shipped defaults)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a concurrency sweep: fixed levels, one after another, N requests each
+    Sweep(sweep::SweepArgs),
+    /// Serve the simulated OpenAI-compatible endpoint
+    Sim(crate::sim::SimArgs),
+    /// Print where the user's config file goes and which files are read
+    ConfigPath,
+}
+
+/// Runs the program. Errors are returned for `main` to print and map to exit codes.
+pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
+    match cli.command {
+        None => sweep::execute(sweep::SweepArgs::demo(), cli.config.as_deref()).await,
+        Some(Command::Sweep(args)) => sweep::execute(args, cli.config.as_deref()).await,
+        Some(Command::Sim(args)) => {
+            let cfg = args.into_config().map_err(exit::BadInput)?;
+            crate::sim::serve_forever(cfg).await?;
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Some(Command::ConfigPath) => {
+            match crate::config::file::user_config_path() {
+                Some(p) => println!(
+                    "{}{}",
+                    p.display(),
+                    if p.exists() { "" } else { " (not present)" }
+                ),
+                None => println!("no config directory on this platform"),
+            }
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,3 +1,12 @@
-//! The load engine: levels of closed-loop workers over one shared HTTP client.
+//! The load engine: levels of closed-loop workers over one shared HTTP client. It knows a
+//! sender of events and a cancellation token, nothing of terminals.
 
+pub mod events;
+pub mod fdlimit;
+pub mod lag;
+pub mod level;
 pub mod record;
+pub mod run;
+
+pub use events::EngineEvent;
+pub use run::{run, LevelPlanner, RunError, RunOutcome, RunRequest, SweepPlanner};

@@ -1,0 +1,23 @@
+//! Exit codes, fit for CI gates:
+//! 0 success; 1 the run failed (pre-flight, I/O); 2 bad input (flags, config); 130 interrupted.
+
+use crate::config::resolve::InputError;
+use crate::config::ConfigError;
+
+pub const EXIT_RUN_FAILED: u8 = 1;
+pub const EXIT_BAD_INPUT: u8 = 2;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Marks an error as the user's input being wrong (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+/// The exit code for an error returned by [`super::run`].
+pub fn exit_code_for(err: &anyhow::Error) -> u8 {
+    if err.is::<BadInput>() || err.is::<InputError>() || err.is::<ConfigError>() {
+        EXIT_BAD_INPUT
+    } else {
+        EXIT_RUN_FAILED
+    }
+}

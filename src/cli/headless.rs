@@ -1,0 +1,106 @@
+//! The headless consumer: folds engine events into [`RunState`] and prints progress on
+//! stderr; the final table or JSON goes to stdout. A closed stdout (`| head`) is not an error.
+
+use crate::engine::{EngineEvent, RunOutcome};
+use crate::state::RunState;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// How often a non-terminal stderr gets a progress line.
+const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// Prints progress until the engine closes the channel; returns the folded state.
+pub async fn print_progress(mut rx: mpsc::Receiver<EngineEvent>) -> RunState {
+    let mut state = RunState::default();
+    let tty = std::io::stderr().is_terminal();
+    let mut last_plain = Instant::now();
+    let mut err = std::io::stderr();
+    while let Some(ev) = rx.recv().await {
+        state.apply(&ev);
+        let line = match &ev {
+            EngineEvent::RunStarted {
+                run_id,
+                dir,
+                endpoint,
+                model,
+                ..
+            } => Some(format!(
+                "run {run_id}: endpoint {endpoint}, model {model}\n  saving to {}",
+                dir.display()
+            )),
+            EngineEvent::LevelStarted {
+                index,
+                concurrency,
+                request_count,
+            } => Some(format!(
+                "level {}: concurrency {concurrency}, {request_count} requests",
+                index + 1
+            )),
+            EngineEvent::Progress(p) => {
+                let text = format!(
+                    "  {}/{} done, {} in flight, {:.0} tok/s, {} errors, {:.1}s",
+                    p.done,
+                    p.total,
+                    p.in_flight,
+                    p.output_tokens_per_sec,
+                    p.errors_by_kind
+                        .iter()
+                        .filter(|(k, _)| **k != crate::engine::record::ErrorKind::Cancelled)
+                        .map(|(_, n)| n)
+                        .sum::<u64>(),
+                    p.elapsed_s
+                );
+                if tty {
+                    let _ = write!(err, "\r\x1b[2K{text}");
+                    let _ = err.flush();
+                    None
+                } else if last_plain.elapsed() >= PLAIN_PROGRESS_EVERY {
+                    last_plain = Instant::now();
+                    Some(text)
+                } else {
+                    None
+                }
+            }
+            EngineEvent::LevelFinished(s) => Some(format!(
+                "{}  done: {}",
+                if tty { "\r\x1b[2K" } else { "" },
+                s.one_line()
+            )),
+            EngineEvent::Warning(w) => Some(format!(
+                "{}warning: {w}",
+                if tty { "\r\x1b[2K" } else { "" }
+            )),
+            EngineEvent::RunFinished { interrupted } => interrupted.then(|| {
+                "interrupted: finished levels are saved, the cut level is marked partial"
+                    .to_string()
+            }),
+        };
+        if let Some(l) = line {
+            let _ = writeln!(err, "{l}");
+        }
+    }
+    state
+}
+
+/// Prints the final table (or JSON) on stdout.
+pub fn print_final(state: &RunState, outcome: &RunOutcome, json: bool) -> std::io::Result<()> {
+    let text = if json {
+        let v = serde_json::json!({
+            "run_id": outcome.run_id,
+            "dir": outcome.dir,
+            "interrupted": outcome.interrupted,
+            "endpoint": outcome.echo.endpoint,
+            "workload": outcome.echo.workload,
+            "levels": state.levels,
+        });
+        serde_json::to_string_pretty(&v).map_err(std::io::Error::other)? + "\n"
+    } else {
+        crate::report::table::render(&state.levels)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}

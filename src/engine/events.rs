@@ -1,0 +1,34 @@
+//! What the engine tells its consumer. Both consumers (headless printer, dashboard) fold this
+//! one stream through [`crate::state::RunState`].
+
+use crate::endpoint::preflight::ServerIdentity;
+use crate::metrics::{LevelProgress, LevelSummary};
+use std::path::PathBuf;
+
+/// One engine event. Progress events are snapshots and may be dropped when the consumer is
+/// slow; every other event is delivered.
+#[derive(Debug, Clone)]
+pub enum EngineEvent {
+    /// The pre-flight check passed and the results folder exists.
+    RunStarted {
+        run_id: String,
+        dir: PathBuf,
+        endpoint: String,
+        model: String,
+        server: ServerIdentity,
+    },
+    /// A level begins (after its warmup, if any).
+    LevelStarted {
+        index: u32,
+        concurrency: u32,
+        request_count: u64,
+    },
+    /// A live snapshot of the running level.
+    Progress(LevelProgress),
+    /// A level ended and its file is written.
+    LevelFinished(Box<LevelSummary>),
+    /// Something the user should know (client lag, file-descriptor limit, ...).
+    Warning(String),
+    /// The run is over; `interrupted` when it was cancelled.
+    RunFinished { interrupted: bool },
+}

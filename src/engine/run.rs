@@ -1,0 +1,215 @@
+//! A run: pre-flight, the results folder, then levels one after another as the plan asks,
+//! each level's file written the moment it ends. Interruption keeps every finished level and
+//! writes the cut one marked partial.
+
+use super::events::EngineEvent;
+use super::fdlimit::{check_nofile, raise_nofile_limit};
+use super::level::{run_level, LevelCtx, LevelPlan};
+use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
+use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
+use crate::metrics::LevelSummary;
+use crate::report::{RequestLog, ResultsDir};
+use crate::workload::WorkloadSpec;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Decides the next level from the finished ones (pure: the same input, the same answer).
+pub trait LevelPlanner: Send {
+    /// The next concurrency to run, or `None` when the plan is complete.
+    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32>;
+    /// The plan as recorded in `run.json`.
+    fn describe(&self) -> serde_json::Value;
+}
+
+/// A fixed list of levels, run in order.
+#[derive(Debug, Clone)]
+pub struct SweepPlanner {
+    pub levels: Vec<u32>,
+}
+
+impl LevelPlanner for SweepPlanner {
+    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32> {
+        self.levels.get(finished.len()).copied()
+    }
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({ "kind": "sweep", "concurrency": self.levels })
+    }
+}
+
+/// What a run needs.
+pub struct RunRequest {
+    /// `sweep` or `search`: names the run.
+    pub kind: String,
+    pub endpoint: EndpointSpec,
+    pub workload: WorkloadSpec,
+    pub request_count: u32,
+    pub warmup: u32,
+    pub timeout: Duration,
+    /// Root folder; the run gets a folder of its own inside it.
+    pub results_root: PathBuf,
+    /// The simulator runs in this process (its sockets count against the fd limit too).
+    pub in_process_sim: bool,
+    pub config_sources: Vec<String>,
+}
+
+/// Why a run could not start or had to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Endpoint(#[from] EndpointError),
+    #[error("pre-flight failed: {0}")]
+    Preflight(#[from] PreflightError),
+    #[error("results folder: {0}")]
+    Results(#[from] std::io::Error),
+}
+
+/// The echo of a run, written to `run.json` (no secrets: the endpoint names only the
+/// variable that holds a key).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunEcho {
+    pub tool: &'static str,
+    pub version: &'static str,
+    pub run_id: String,
+    pub kind: String,
+    pub endpoint: EndpointSpec,
+    pub server: ServerIdentity,
+    pub workload: WorkloadSpec,
+    pub plan: serde_json::Value,
+    pub request_count: u32,
+    pub warmup: u32,
+    pub timeout_s: f64,
+    pub config_sources: Vec<String>,
+    pub open_file_limit: Option<u64>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub interrupted: bool,
+}
+
+/// What a finished (or interrupted) run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub dir: PathBuf,
+    pub echo: RunEcho,
+    pub levels: Vec<LevelSummary>,
+    pub interrupted: bool,
+}
+
+/// Runs a whole plan. Events go to `events`; `cancel` stops it at once.
+pub async fn run(
+    req: RunRequest,
+    mut planner: Box<dyn LevelPlanner>,
+    events: mpsc::Sender<EngineEvent>,
+    cancel: CancellationToken,
+) -> Result<RunOutcome, RunError> {
+    let limits = raise_nofile_limit();
+    let max_pool = 4096usize;
+    let endpoint = Endpoint::new(&req.endpoint, max_pool, req.timeout)?;
+    let server = preflight(&endpoint).await?;
+    let model = endpoint.spec().model.clone();
+
+    let run_id = crate::report::new_run_id(&req.kind);
+    let dir = ResultsDir::create(&req.results_root, &run_id)?;
+    let mut echo = RunEcho {
+        tool: "rightsize",
+        version: env!("CARGO_PKG_VERSION"),
+        run_id: run_id.clone(),
+        kind: req.kind.clone(),
+        endpoint: endpoint.spec().clone(),
+        server: server.clone(),
+        workload: req.workload.clone(),
+        plan: planner.describe(),
+        request_count: req.request_count,
+        warmup: req.warmup,
+        timeout_s: req.timeout.as_secs_f64(),
+        config_sources: req.config_sources.clone(),
+        open_file_limit: limits.map(|l| l.0),
+        started_at: crate::report::rfc3339_now(),
+        ended_at: None,
+        interrupted: false,
+    };
+    dir.write_run(&echo)?;
+    let _ = events
+        .send(EngineEvent::RunStarted {
+            run_id: run_id.clone(),
+            dir: dir.path().to_path_buf(),
+            endpoint: req.endpoint.name.clone(),
+            model,
+            server,
+        })
+        .await;
+
+    let mut log = RequestLog::open(&dir)?;
+    let mut levels: Vec<LevelSummary> = Vec::new();
+    while !cancel.is_cancelled() {
+        let Some(concurrency) = planner.next(&levels) else {
+            break;
+        };
+        if let Some(w) = limits.and_then(|l| check_nofile(l.0, concurrency, req.in_process_sim)) {
+            let _ = events.send(EngineEvent::Warning(w)).await;
+        }
+        if req.request_count < concurrency {
+            let _ = events
+                .send(EngineEvent::Warning(format!(
+                    "concurrency {concurrency} with {} requests per level: at most {} \
+                     requests can be in flight",
+                    req.request_count, req.request_count
+                )))
+                .await;
+        }
+        let plan = LevelPlan {
+            index: levels.len() as u32,
+            concurrency,
+            request_count: req.request_count,
+            warmup: req.warmup,
+        };
+        let ctx = LevelCtx {
+            endpoint: &endpoint,
+            workload: &req.workload,
+            cancel: &cancel,
+            events: &events,
+            log: &mut log,
+        };
+        let summary = run_level(ctx, plan).await;
+        dir.write_level(&summary)?;
+        let _ = events
+            .send(EngineEvent::LevelFinished(Box::new(summary.clone())))
+            .await;
+        levels.push(summary);
+    }
+    let interrupted = cancel.is_cancelled();
+    echo.ended_at = Some(crate::report::rfc3339_now());
+    echo.interrupted = interrupted;
+    dir.write_run(&echo)?;
+    dir.write_summary(&serde_json::json!({
+        "run_id": run_id,
+        "kind": req.kind,
+        "interrupted": interrupted,
+        "levels": levels,
+    }))?;
+    let _ = events.send(EngineEvent::RunFinished { interrupted }).await;
+    Ok(RunOutcome {
+        run_id,
+        dir: dir.path().to_path_buf(),
+        echo,
+        levels,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_planner_walks_levels_in_order() {
+        let mut p = SweepPlanner {
+            levels: vec![16, 64],
+        };
+        assert_eq!(p.next(&[]), Some(16));
+        assert_eq!(p.describe()["concurrency"][1], 64);
+    }
+}

@@ -1,0 +1,68 @@
+//! The run state both consumers fold engine events into: the headless printer and the
+//! dashboard read the same fields, so they can never disagree about what was measured.
+
+use crate::engine::EngineEvent;
+use crate::metrics::{LevelProgress, LevelSummary};
+use std::path::PathBuf;
+
+/// Everything a consumer knows about a run, built only by [`RunState::apply`].
+#[derive(Debug, Clone, Default)]
+pub struct RunState {
+    pub run_id: Option<String>,
+    pub dir: Option<PathBuf>,
+    pub endpoint: Option<String>,
+    pub model: Option<String>,
+    /// Finished levels, in the order they ran.
+    pub levels: Vec<LevelSummary>,
+    /// The level now running: (index, concurrency, request count).
+    pub running: Option<(u32, u32, u64)>,
+    /// The latest snapshot of the running level.
+    pub progress: Option<LevelProgress>,
+    pub warnings: Vec<String>,
+    pub finished: bool,
+    pub interrupted: bool,
+}
+
+impl RunState {
+    /// Folds one event in.
+    pub fn apply(&mut self, ev: &EngineEvent) {
+        match ev {
+            EngineEvent::RunStarted {
+                run_id,
+                dir,
+                endpoint,
+                model,
+                ..
+            } => {
+                self.run_id = Some(run_id.clone());
+                self.dir = Some(dir.clone());
+                self.endpoint = Some(endpoint.clone());
+                self.model = Some(model.clone());
+            }
+            EngineEvent::LevelStarted {
+                index,
+                concurrency,
+                request_count,
+            } => {
+                self.running = Some((*index, *concurrency, *request_count));
+                self.progress = None;
+            }
+            EngineEvent::Progress(p) => {
+                if self.running.map(|r| r.0) == Some(p.index) {
+                    self.progress = Some(p.clone());
+                }
+            }
+            EngineEvent::LevelFinished(summary) => {
+                self.running = None;
+                self.progress = None;
+                self.levels.push((**summary).clone());
+            }
+            EngineEvent::Warning(w) => self.warnings.push(w.clone()),
+            EngineEvent::RunFinished { interrupted } => {
+                self.finished = true;
+                self.interrupted = *interrupted;
+                self.running = None;
+            }
+        }
+    }
+}

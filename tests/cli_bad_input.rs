@@ -1,0 +1,108 @@
+//! Bad input gets a clear message naming the flag, file or key, and exit code 2; a bad
+//! endpoint gets a pre-flight error (exit 1) before any load is sent.
+
+mod common;
+use common::{bin, stderr, tmpdir};
+
+#[test]
+fn zero_or_negative_concurrency_is_rejected() {
+    for bad in ["0", "16,0", "-4", "x"] {
+        let o = bin()
+            .args(["sweep", "--concurrency", bad])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("--concurrency"), "{bad}: {e}");
+    }
+    let o = bin()
+        .args(["sweep", "--concurrency=-4"])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("concurrency must be at least 1, got -4"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_flag_values_name_the_flag() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["sweep", "--timeout", "soon"], "`soon` is not a duration"),
+        (&["sweep", "--requests", "0"], "must be at least 1, got 0"),
+        (&["sweep", "--prefix-share", "1.5"], "must be a fraction between 0 and 1"),
+        (&["sweep", "--header", "nocolon"], "is not `Name: value`"),
+        (&["sweep", "--api", "grpc"], "invalid value 'grpc'"),
+        (&["sweep", "--profile", "nope"], "unknown profile `nope`; the config defines: chat, rag"),
+        (&["sweep", "--endpoint", "nope"], "unknown endpoint `nope`; the config defines: sim"),
+        (&["sweep", "--plan", "nope"], "unknown sweep `nope`; the config defines: demo, reference"),
+    ];
+    for (args, want) in cases {
+        let o = bin().args(*args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn malformed_config_file_gives_file_line_and_key() {
+    let dir = tmpdir("badcfg");
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, "[profiles.rag]\ninput_tokens = 1024\noutput_tokenz = 256\n").unwrap();
+    let o = bin()
+        .args(["sweep", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let want = format!(
+        "error: {}: TOML parse error at line 3, column 1\n  |\n3 | output_tokenz = 256\n  | ^^^^^^^^^^^^^\nunknown field `output_tokenz`, expected one of",
+        path.display()
+    );
+    assert!(e.starts_with(&want), "got:\n{e}\nwant prefix:\n{want}");
+
+    std::fs::write(&path, "[sweeps.x]\nconcurrency = [8, 0]\n").unwrap();
+    let o = bin()
+        .args(["sweep", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("line 2") && e.contains("must be at least 1, got 0"), "{e}");
+
+    let o = bin()
+        .args(["sweep", "--config", dir.join("missing.toml").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.toml: cannot read"), "{}", stderr(&o));
+}
+
+#[test]
+fn unreachable_endpoint_fails_preflight_without_load() {
+    // a port that was free a moment ago: nothing listens there
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let out = tmpdir("unreachable");
+    let o = bin()
+        .args([
+            "sweep",
+            "--endpoint",
+            &format!("http://127.0.0.1:{port}/v1"),
+            "--model",
+            "m",
+            "-c",
+            "4",
+            "-n",
+            "8",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("pre-flight failed"), "{e}");
+    assert!(e.contains("refused"), "{e}");
+    // no run folder: nothing was measured
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+}
