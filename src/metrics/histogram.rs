@@ -66,6 +66,8 @@ pub const UNIT_MS: &str = "ms";
 pub const UNIT_TOKENS: &str = "tokens";
 /// Unit string for token rates.
 pub const UNIT_TOKENS_PER_SEC: &str = "tokens/sec";
+/// Unit string for one user's (one request's) token rate, as AIPerf names it.
+pub const UNIT_TOKENS_PER_SEC_PER_USER: &str = "tokens/sec/user";
 
 /// A histogram of one metric. Values are stored as integer ticks (`ticks_per_unit` per reported
 /// unit) in an auto-resizing hdrhistogram with 3 significant figures.

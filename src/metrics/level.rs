@@ -22,7 +22,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::histogram::{Histogram, Stats, UNIT_TOKENS_PER_SEC};
+use super::histogram::{
+    Histogram, Stats, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
+};
 use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts,
@@ -59,6 +61,7 @@ pub struct LevelAccumulator {
     ok: u64,
     errors: u64,
     ok_output_tokens: u64,
+    ok_input_tokens: u64,
     errors_by_kind: BTreeMap<ErrorKind, u64>,
     error_groups: BTreeMap<(ErrorKind, Option<u16>), (u64, String)>,
     sources: TokenSourceCounts,
@@ -82,7 +85,7 @@ impl LevelAccumulator {
             e2e: Histogram::latency(),
             osl: Histogram::tokens(),
             isl: Histogram::tokens(),
-            per_user: Histogram::values(UNIT_TOKENS_PER_SEC, 1000.0),
+            per_user: Histogram::values(UNIT_TOKENS_PER_SEC_PER_USER, 1000.0),
             slot_to_send: Histogram::latency(),
             spans: Vec::with_capacity(request_count.min(1 << 20) as usize),
             last_by_worker: HashMap::new(),
@@ -91,6 +94,7 @@ impl LevelAccumulator {
             ok: 0,
             errors: 0,
             ok_output_tokens: 0,
+            ok_input_tokens: 0,
             errors_by_kind: BTreeMap::new(),
             error_groups: BTreeMap::new(),
             sources: TokenSourceCounts::default(),
@@ -165,6 +169,7 @@ impl LevelAccumulator {
             self.icl.record_ns(*gap);
         }
         self.isl.record_value(f64::from(rec.input_tokens));
+        self.ok_input_tokens += u64::from(rec.input_tokens);
         if let Some(n) = rec.output_tokens {
             self.osl.record_value(f64::from(n));
             self.ok_output_tokens += u64::from(n);
@@ -288,6 +293,8 @@ impl LevelAccumulator {
             request_count: Scalar::new("requests", self.ok as f64),
             error_request_count: Scalar::new("requests", self.errors as f64),
             benchmark_duration: Scalar::new("sec", duration_s),
+            total_osl: Scalar::new(UNIT_TOKENS, self.ok_output_tokens as f64),
+            total_isl: Scalar::new(UNIT_TOKENS, self.ok_input_tokens as f64),
             goodput: None,
             error_summary,
             error_rate: if attempted > 0 {

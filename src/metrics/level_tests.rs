@@ -98,7 +98,7 @@ fn latency_stats_cover_successes_only() {
     assert_eq!(s.input_sequence_length.as_ref().unwrap().avg, 100.0);
     // per user: 11 / 0.9 s, 11 / 0.7 s, 11 / 0.8 s
     let pu = s.output_token_throughput_per_user.as_ref().unwrap();
-    assert_eq!(pu.unit, "tokens/sec");
+    assert_eq!(pu.unit, "tokens/sec/user");
     assert!(close(pu.avg, (11.0 / 0.9 + 11.0 / 0.7 + 11.0 / 0.8) / 3.0));
 }
 
@@ -116,6 +116,8 @@ fn throughput_counts_and_errors() {
     assert_eq!(s.error_summary[0].error_details.code, Some(500));
     assert_eq!(s.error_summary[0].error_details.kind, "http_status");
     assert_eq!(s.output_tokens_source.server, 3);
+    assert_eq!(s.total_osl, Scalar::new("tokens", 33.0));
+    assert_eq!(s.total_isl, Scalar::new("tokens", 300.0));
     assert_eq!((s.index, s.concurrency, s.planned_requests), (3, 2, 4));
 }
 

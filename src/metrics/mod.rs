@@ -7,7 +7,9 @@ pub mod progress;
 pub mod summary;
 pub mod window;
 
-pub use histogram::{Histogram, Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC};
+pub use histogram::{
+    Histogram, Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
+};
 pub use level::LevelAccumulator;
 pub use progress::{LevelProgress, LiveLevel};
 pub use summary::{

@@ -133,7 +133,7 @@ pub struct LevelSummary {
     pub output_sequence_length: Option<Stats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_sequence_length: Option<Stats>,
-    /// Per request: output tokens / (e2e - TTFT), tokens/sec.
+    /// Per request: output tokens / (e2e - TTFT), tokens/sec/user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_token_throughput_per_user: Option<Stats>,
     /// Output tokens of successful requests / `benchmark_duration` (tokens/sec).
@@ -149,6 +149,10 @@ pub struct LevelSummary {
     pub error_request_count: Scalar,
     /// First request start to last request end (sec).
     pub benchmark_duration: Scalar,
+    /// Output tokens of successful requests (tokens).
+    pub total_osl: Scalar,
+    /// Input tokens of successful requests (tokens).
+    pub total_isl: Scalar,
     /// Requests meeting every SLA per second; filled by the SLA evaluation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Scalar>,
