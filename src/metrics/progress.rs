@@ -73,7 +73,8 @@ impl LiveLevel {
         }
     }
 
-    /// A request was sent.
+    /// A (non-warmup) request was sent. Warmup requests should not be reported here, as their
+    /// records are ignored by [`LiveLevel::on_record`].
     pub fn on_sent(&mut self) {
         self.progress.in_flight += 1;
     }
