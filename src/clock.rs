@@ -38,6 +38,11 @@ mod tests {
         let elapsed = t.elapsed().as_nanos() as u64;
         assert!(b > a);
         // both read CLOCK_MONOTONIC: the two spans agree to well under a millisecond
-        assert!((b - a).abs_diff(elapsed) < 1_000_000, "{} vs {}", b - a, elapsed);
+        assert!(
+            (b - a).abs_diff(elapsed) < 1_000_000,
+            "{} vs {}",
+            b - a,
+            elapsed
+        );
     }
 }

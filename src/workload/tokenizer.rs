@@ -41,14 +41,14 @@ pub fn approx_token_count(text: &str) -> u32 {
 pub const VOCAB: &[&str] = &[
     "the", "of", "and", "to", "in", "is", "for", "that", "with", "as", "on", "by", "this", "be",
     "are", "from", "at", "or", "an", "it", "was", "not", "can", "data", "time", "used", "each",
-    "more", "such", "also", "into", "than", "has", "its", "we", "one", "two", "use", "new",
-    "all", "may", "both", "when", "over", "most", "load", "node", "rate", "peak", "cost", "plan",
-    "mean", "tail", "fast", "slow", "gpu", "unit", "cell", "grid", "flow", "path", "key", "map",
-    "set", "sum", "max", "min", "low", "high", "user", "work", "team", "code", "test", "run",
-    "fit", "size", "step", "loop", "tree", "file", "page", "line", "word", "text", "read",
-    "send", "hold", "keep", "make", "take", "give", "show", "find", "tell", "call", "turn",
-    "move", "live", "open", "stop", "wait", "pick", "fill", "pool", "band", "lane", "dial",
-    "gate", "wall", "edge", "core", "disk", "port", "host", "link", "span", "zone", "mode",
+    "more", "such", "also", "into", "than", "has", "its", "we", "one", "two", "use", "new", "all",
+    "may", "both", "when", "over", "most", "load", "node", "rate", "peak", "cost", "plan", "mean",
+    "tail", "fast", "slow", "gpu", "unit", "cell", "grid", "flow", "path", "key", "map", "set",
+    "sum", "max", "min", "low", "high", "user", "work", "team", "code", "test", "run", "fit",
+    "size", "step", "loop", "tree", "file", "page", "line", "word", "text", "read", "send", "hold",
+    "keep", "make", "take", "give", "show", "find", "tell", "call", "turn", "move", "live", "open",
+    "stop", "wait", "pick", "fill", "pool", "band", "lane", "dial", "gate", "wall", "edge", "core",
+    "disk", "port", "host", "link", "span", "zone", "mode",
 ];
 
 #[cfg(test)]

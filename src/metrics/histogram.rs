@@ -1,0 +1,317 @@
+//! A histogram with units in its API: hdrhistogram for percentiles, exact running moments for
+//! the mean and standard deviation, exact min and max.
+//!
+//! Durations are recorded at microsecond resolution (3 significant figures) and reported in
+//! milliseconds. Plain values (token counts, tokens/sec) are recorded at a resolution chosen by
+//! the constructor and reported in their own unit.
+
+use serde::{Deserialize, Serialize};
+
+/// Summary statistics of one metric, shaped like an AIPerf metric object
+/// (`{unit, avg, min, max, p1 .. p99, std, count}`). All values are in `unit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Unit of every value below: `"ms"`, `"tokens"`, `"tokens/sec"`, ...
+    pub unit: String,
+    /// Exact arithmetic mean (not quantized by the histogram).
+    pub avg: f64,
+    /// Exact smallest value.
+    pub min: f64,
+    /// Exact largest value.
+    pub max: f64,
+    /// Percentiles (nearest rank on the histogram, upper edge of the bucket, clamped to
+    /// `[min, max]`): relative error at most 0.1 %.
+    pub p1: f64,
+    pub p5: f64,
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    /// Exact population standard deviation (numpy's default, `ddof = 0`, as AIPerf reports).
+    pub std: f64,
+    /// Number of recorded values.
+    pub count: u64,
+}
+
+impl Stats {
+    /// The percentile `q` in percent (1, 5, 10, 25, 50, 75, 90, 95 or 99; 0 gives `min`, 100
+    /// gives `max`). Other values return `None`.
+    pub fn percentile(&self, q: f64) -> Option<f64> {
+        let table = [
+            (0.0, self.min),
+            (1.0, self.p1),
+            (5.0, self.p5),
+            (10.0, self.p10),
+            (25.0, self.p25),
+            (50.0, self.p50),
+            (75.0, self.p75),
+            (90.0, self.p90),
+            (95.0, self.p95),
+            (99.0, self.p99),
+            (100.0, self.max),
+        ];
+        table
+            .iter()
+            .find(|(p, _)| (*p - q).abs() < 1e-9)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Unit string for latencies.
+pub const UNIT_MS: &str = "ms";
+/// Unit string for token counts.
+pub const UNIT_TOKENS: &str = "tokens";
+/// Unit string for token rates.
+pub const UNIT_TOKENS_PER_SEC: &str = "tokens/sec";
+/// Unit string for one user's (one request's) token rate, as AIPerf names it.
+pub const UNIT_TOKENS_PER_SEC_PER_USER: &str = "tokens/sec/user";
+
+/// A histogram of one metric. Values are stored as integer ticks (`ticks_per_unit` per reported
+/// unit) in an auto-resizing hdrhistogram with 3 significant figures.
+#[derive(Debug, Clone)]
+pub struct Histogram {
+    hist: hdrhistogram::Histogram<u64>,
+    unit: &'static str,
+    ticks_per_unit: f64,
+    // Welford's running mean and sum of squared deviations: exact up to f64 rounding and,
+    // unlike a raw sum of squares, free of cancellation when values are large.
+    count: u64,
+    mean: f64,
+    m2: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Histogram {
+    fn with_unit(unit: &'static str, ticks_per_unit: f64) -> Self {
+        let mut hist = hdrhistogram::Histogram::<u64>::new(3)
+            .expect("3 significant figures is within hdrhistogram's 0..=5");
+        hist.auto(true);
+        Histogram {
+            hist,
+            unit,
+            ticks_per_unit,
+            count: 0,
+            mean: 0.0,
+            m2: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+
+    /// A histogram of durations: recorded at 1 µs resolution, reported in milliseconds.
+    pub fn latency() -> Self {
+        Self::with_unit(UNIT_MS, 1_000.0)
+    }
+
+    /// A histogram of plain values in `unit`, resolved to `1 / ticks_per_unit` of that unit
+    /// (e.g. `("tokens", 1.0)` for token counts, `("tokens/sec", 1000.0)` for rates).
+    pub fn values(unit: &'static str, ticks_per_unit: f64) -> Self {
+        Self::with_unit(unit, ticks_per_unit)
+    }
+
+    /// A histogram of token counts (integer resolution).
+    pub fn tokens() -> Self {
+        Self::values(UNIT_TOKENS, 1.0)
+    }
+
+    /// The unit values are reported in.
+    pub fn unit(&self) -> &'static str {
+        self.unit
+    }
+
+    /// Number of recorded values.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// True when nothing has been recorded.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Records a duration in nanoseconds (for histograms made with [`Histogram::latency`]).
+    pub fn record_ns(&mut self, ns: u64) {
+        debug_assert_eq!(self.unit, UNIT_MS, "record_ns on a non-latency histogram");
+        self.record_value(ns as f64 / 1e6);
+    }
+
+    /// Records a value in the histogram's unit (milliseconds for a latency histogram).
+    /// Negative values are clamped to 0; NaN and infinities are ignored.
+    pub fn record_value(&mut self, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        let v = value.max(0.0);
+        self.count += 1;
+        let delta = v - self.mean;
+        self.mean += delta / self.count as f64;
+        self.m2 += delta * (v - self.mean);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        let ticks = (v * self.ticks_per_unit).round();
+        // `saturating_record` would clamp instead of resizing, so resize via `record` and clamp
+        // only a value beyond what any histogram can track (`as` saturates at u64::MAX).
+        if self.hist.record(ticks as u64).is_err() {
+            self.hist.saturating_record(ticks as u64);
+        }
+    }
+
+    /// Adds every value of `other` (same unit and resolution) to this histogram.
+    pub fn merge(&mut self, other: &Histogram) {
+        debug_assert_eq!(self.unit, other.unit);
+        if other.count == 0 {
+            return;
+        }
+        // Chan et al.'s parallel combination of Welford moments.
+        let n = self.count + other.count;
+        let delta = other.mean - self.mean;
+        let mean = self.mean + delta * other.count as f64 / n as f64;
+        let m2 =
+            self.m2 + other.m2 + delta * delta * self.count as f64 * other.count as f64 / n as f64;
+        self.count = n;
+        self.mean = mean;
+        self.m2 = m2;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        // Both auto-resize, so adding cannot run out of range.
+        let _ = self.hist.add(&other.hist);
+    }
+
+    /// Summary statistics in the histogram's unit; `None` when empty.
+    pub fn stats(&self) -> Option<Stats> {
+        if self.count == 0 {
+            return None;
+        }
+        let q = |quantile: f64| {
+            let v = self.hist.value_at_quantile(quantile) as f64 / self.ticks_per_unit;
+            v.clamp(self.min, self.max)
+        };
+        Some(Stats {
+            unit: self.unit.to_string(),
+            avg: self.mean,
+            min: self.min,
+            max: self.max,
+            p1: q(0.01),
+            p5: q(0.05),
+            p10: q(0.10),
+            p25: q(0.25),
+            p50: q(0.50),
+            p75: q(0.75),
+            p90: q(0.90),
+            p95: q(0.95),
+            p99: q(0.99),
+            std: (self.m2 / self.count as f64).max(0.0).sqrt(),
+            count: self.count,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_has_no_stats() {
+        assert!(Histogram::latency().stats().is_none());
+        assert!(Histogram::tokens().stats().is_none());
+    }
+
+    #[test]
+    fn latency_reports_ms_with_exact_moments() {
+        let mut h = Histogram::latency();
+        // 1.0005 ms is not representable at 1 µs ticks; avg/min/max must still be exact.
+        for ns in [1_000_500u64, 2_000_000, 3_000_000, 4_000_000] {
+            h.record_ns(ns);
+        }
+        let s = h.stats().unwrap();
+        assert_eq!(s.unit, "ms");
+        assert_eq!(s.count, 4);
+        assert!((s.avg - 2.500125).abs() < 1e-12, "{}", s.avg);
+        assert_eq!(s.min, 1.0005);
+        assert_eq!(s.max, 4.0);
+        let mean = 2.500125;
+        let var = [1.0005f64, 2.0, 3.0, 4.0]
+            .iter()
+            .map(|v| (v - mean) * (v - mean))
+            .sum::<f64>()
+            / 4.0;
+        assert!((s.std - var.sqrt()).abs() < 1e-12);
+        // nearest rank: p50 of 4 values is the 2nd, p99 the 4th; from 2048 ticks on buckets
+        // are 2 µs wide here, and hdrhistogram reports a bucket's upper edge
+        assert_eq!(s.p50, 2.0);
+        assert_eq!(s.p75, 3.001);
+        // p99 is clamped to the exact max
+        assert_eq!(s.p99, 4.0);
+        // p1 is the first value at 1 µs resolution (1000.5 µs rounds to 1001)
+        assert_eq!(s.p1, 1.001);
+    }
+
+    #[test]
+    fn percentiles_of_1_to_100() {
+        let mut h = Histogram::tokens();
+        for v in 1..=100 {
+            h.record_value(v as f64);
+        }
+        let s = h.stats().unwrap();
+        assert_eq!(s.unit, "tokens");
+        assert_eq!(
+            [s.p1, s.p5, s.p10, s.p25, s.p50, s.p75, s.p90, s.p95, s.p99],
+            [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0]
+        );
+        assert_eq!(s.avg, 50.5);
+        assert_eq!(s.percentile(95.0), Some(95.0));
+        assert_eq!(s.percentile(100.0), Some(100.0));
+        assert_eq!(s.percentile(42.0), None);
+    }
+
+    #[test]
+    fn large_values_quantized_within_a_tenth_of_a_percent() {
+        let mut h = Histogram::latency();
+        // 50 s and 61.2345 s: far above the exact range of 3 significant figures
+        h.record_ns(50_000_000_000);
+        h.record_ns(61_234_500_000);
+        let s = h.stats().unwrap();
+        assert!((s.p50 - 50_000.0).abs() / 50_000.0 < 1e-3, "{}", s.p50);
+        assert_eq!(s.p99, 61_234.5); // clamped to the exact max
+        assert_eq!(s.avg, 55_617.25);
+    }
+
+    #[test]
+    fn merge_equals_recording_everything_in_one() {
+        let mut a = Histogram::latency();
+        let mut b = Histogram::latency();
+        let mut all = Histogram::latency();
+        for (i, ns) in [5_000u64, 7_000_000, 12_345_000, 900, 3_333_333]
+            .iter()
+            .enumerate()
+        {
+            if i % 2 == 0 {
+                a.record_ns(*ns)
+            } else {
+                b.record_ns(*ns)
+            }
+            all.record_ns(*ns);
+        }
+        a.merge(&b);
+        let (sa, sall) = (a.stats().unwrap(), all.stats().unwrap());
+        assert!((sa.avg - sall.avg).abs() < 1e-9);
+        assert!((sa.std - sall.std).abs() < 1e-9);
+        assert_eq!(
+            (sa.min, sa.max, sa.p50, sa.count),
+            (sall.min, sall.max, sall.p50, 5)
+        );
+    }
+
+    #[test]
+    fn rates_keep_fractional_resolution() {
+        let mut h = Histogram::values(UNIT_TOKENS_PER_SEC, 1000.0);
+        h.record_value(45.25);
+        h.record_value(f64::NAN);
+        let s = h.stats().unwrap();
+        assert_eq!((s.count, s.p50, s.unit.as_str()), (1, 45.25, "tokens/sec"));
+    }
+}

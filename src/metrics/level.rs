@@ -1,0 +1,327 @@
+//! The per-level reducer: folds each [`RequestRecord`] into histograms as it arrives and, when
+//! the level ends, produces its [`LevelSummary`].
+//!
+//! Percentiles come from histograms, never from sorted sample vectors. The accumulator keeps
+//! one small span (worker, start, end, token interval) per request because the steady window
+//! can only be located once the level is over (it ends at the earliest of the workers' last
+//! requests).
+//!
+//! Steady-state definitions (all from the records, times since level start):
+//! - window start: the start of the `concurrency`-th request in start order (all slots filled);
+//! - window end: the earliest end among each worker's last request (a slot went idle for good);
+//! - tokens in the window: each successful request's output tokens, spread uniformly over its
+//!   production interval `[first_token, last_token]` (`[start, last_token]` when there is no
+//!   first token, e.g. non-streaming) and prorated by that interval's overlap with the window;
+//!   a zero-length interval counts whole if it lies in `[start, end)` of the window;
+//! - achieved concurrency: the time integral of requests in flight over the window divided by
+//!   its length. That integral is the sum of each request's `[start, end]` overlap with the
+//!   window, so it is computed in O(n) without sorting start/end events.
+//!
+//! The window is `None` when fewer than `concurrency` requests (or workers) ran or when it has
+//! no length.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::histogram::{
+    Histogram, Stats, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
+};
+use super::summary::{
+    ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
+    TokenSourceCounts,
+};
+use crate::engine::record::{ErrorKind, RequestRecord, TokenSource};
+
+/// What a request contributes to the steady-window computation.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start_ns: u64,
+    end_ns: u64,
+    /// Output tokens of a successful request and the interval they were produced in.
+    tokens: Option<(u32, u64, u64)>,
+}
+
+/// Folds one level's records into its summary.
+#[derive(Debug, Clone)]
+pub struct LevelAccumulator {
+    concurrency: u32,
+    planned_requests: u64,
+    ttft: Histogram,
+    itl: Histogram,
+    icl: Histogram,
+    e2e: Histogram,
+    osl: Histogram,
+    isl: Histogram,
+    per_user: Histogram,
+    slot_to_send: Histogram,
+    spans: Vec<Span>,
+    /// Per worker: (start, end) of its latest-started request, in ns.
+    last_by_worker: HashMap<u32, (u64, u64)>,
+    first_start_ns: u64,
+    last_end_ns: u64,
+    ok: u64,
+    errors: u64,
+    ok_output_tokens: u64,
+    ok_input_tokens: u64,
+    errors_by_kind: BTreeMap<ErrorKind, u64>,
+    error_groups: BTreeMap<(ErrorKind, Option<u16>), (u64, String)>,
+    sources: TokenSourceCounts,
+    reconnects: u64,
+}
+
+fn overlap(a: u64, b: u64, lo: u64, hi: u64) -> u64 {
+    b.min(hi).saturating_sub(a.max(lo))
+}
+
+impl LevelAccumulator {
+    /// An empty accumulator for a level of `concurrency` workers planned to send
+    /// `request_count` requests.
+    pub fn new(concurrency: u32, request_count: u64) -> Self {
+        LevelAccumulator {
+            concurrency,
+            planned_requests: request_count,
+            ttft: Histogram::latency(),
+            itl: Histogram::latency(),
+            icl: Histogram::latency(),
+            e2e: Histogram::latency(),
+            osl: Histogram::tokens(),
+            isl: Histogram::tokens(),
+            per_user: Histogram::values(UNIT_TOKENS_PER_SEC_PER_USER, 1000.0),
+            slot_to_send: Histogram::latency(),
+            spans: Vec::with_capacity(request_count.min(1 << 20) as usize),
+            last_by_worker: HashMap::new(),
+            first_start_ns: u64::MAX,
+            last_end_ns: 0,
+            ok: 0,
+            errors: 0,
+            ok_output_tokens: 0,
+            ok_input_tokens: 0,
+            errors_by_kind: BTreeMap::new(),
+            error_groups: BTreeMap::new(),
+            sources: TokenSourceCounts::default(),
+            reconnects: 0,
+        }
+    }
+
+    /// Requests folded so far (warmup excluded).
+    pub fn completed(&self) -> u64 {
+        self.spans.len() as u64
+    }
+
+    /// Folds one finished request. Warmup records are ignored.
+    pub fn add(&mut self, rec: &RequestRecord) {
+        if rec.warmup {
+            return;
+        }
+        let end_ns = rec.end_ns.max(rec.start_ns);
+        self.first_start_ns = self.first_start_ns.min(rec.start_ns);
+        self.last_end_ns = self.last_end_ns.max(end_ns);
+        self.slot_to_send
+            .record_ns(rec.start_ns.saturating_sub(rec.slot_free_ns));
+        if rec.reconnected {
+            self.reconnects += 1;
+        }
+        let last = self
+            .last_by_worker
+            .entry(rec.worker)
+            .or_insert((rec.start_ns, end_ns));
+        if rec.start_ns >= last.0 {
+            *last = (rec.start_ns, end_ns);
+        }
+
+        let mut span = Span {
+            start_ns: rec.start_ns,
+            end_ns,
+            tokens: None,
+        };
+        match &rec.error {
+            Some(err) => {
+                *self.errors_by_kind.entry(err.kind).or_insert(0) += 1;
+                if err.kind != ErrorKind::Cancelled {
+                    self.errors += 1;
+                }
+                let group = self
+                    .error_groups
+                    .entry((err.kind, err.status))
+                    .or_insert_with(|| (0, err.message.clone()));
+                group.0 += 1;
+            }
+            None => {
+                self.ok += 1;
+                self.add_success(rec, &mut span);
+            }
+        }
+        self.spans.push(span);
+    }
+
+    fn add_success(&mut self, rec: &RequestRecord, span: &mut Span) {
+        let ttft = rec.ttft_ns();
+        let e2e = rec
+            .e2e_ns()
+            .unwrap_or(rec.end_ns.saturating_sub(rec.start_ns));
+        if let Some(t) = ttft {
+            self.ttft.record_ns(t);
+        }
+        self.e2e.record_ns(e2e);
+        if let Some(itl) = rec.itl_ns() {
+            self.itl.record_value(itl / 1e6);
+        }
+        for gap in &rec.chunk_gaps_ns {
+            self.icl.record_ns(*gap);
+        }
+        self.isl.record_value(f64::from(rec.input_tokens));
+        self.ok_input_tokens += u64::from(rec.input_tokens);
+        if let Some(n) = rec.output_tokens {
+            self.osl.record_value(f64::from(n));
+            self.ok_output_tokens += u64::from(n);
+            match rec.output_tokens_source {
+                TokenSource::Server => self.sources.server += 1,
+                TokenSource::Client => self.sources.client += 1,
+            }
+            if let Some(t) = ttft {
+                let decode_ns = e2e.saturating_sub(t);
+                if decode_ns > 0 {
+                    self.per_user
+                        .record_value(f64::from(n) / (decode_ns as f64 / 1e9));
+                }
+            }
+            let a = rec.first_token_ns.unwrap_or(rec.start_ns);
+            let b = rec.last_token_ns.unwrap_or(rec.end_ns).max(a);
+            span.tokens = Some((n, a, b));
+        }
+    }
+
+    /// The all-slots-busy window in ns since level start, if the level filled every slot.
+    fn steady_window_ns(&self) -> Option<(u64, u64)> {
+        let n = self.concurrency as usize;
+        if n == 0 || self.spans.len() < n || self.last_by_worker.len() < n {
+            return None;
+        }
+        let mut starts: Vec<u64> = self.spans.iter().map(|s| s.start_ns).collect();
+        let (_, nth, _) = starts.select_nth_unstable(n - 1);
+        let start = *nth;
+        let end = self.last_by_worker.values().map(|(_, e)| *e).min()?;
+        (end > start).then_some((start, end))
+    }
+
+    /// Output tokens produced inside `[lo, hi)`, prorated (see the module docs).
+    fn tokens_in(&self, lo: u64, hi: u64) -> f64 {
+        self.spans
+            .iter()
+            .filter_map(|s| s.tokens)
+            .map(|(n, a, b)| {
+                if b > a {
+                    f64::from(n) * overlap(a, b, lo, hi) as f64 / (b - a) as f64
+                } else if (lo..hi).contains(&a) {
+                    f64::from(n)
+                } else {
+                    0.0
+                }
+            })
+            .sum()
+    }
+
+    /// Time-weighted mean number of requests in flight over `[lo, hi)`.
+    fn mean_in_flight(&self, lo: u64, hi: u64) -> Option<f64> {
+        if hi <= lo {
+            return None;
+        }
+        let busy: u128 = self
+            .spans
+            .iter()
+            .map(|s| u128::from(overlap(s.start_ns, s.end_ns, lo, hi)))
+            .sum();
+        Some(busy as f64 / (hi - lo) as f64)
+    }
+
+    /// Ends the level and summarizes it.
+    pub fn finish(self, meta: LevelMeta) -> LevelSummary {
+        let (first, last) = if self.spans.is_empty() {
+            (0, 0)
+        } else {
+            (self.first_start_ns, self.last_end_ns)
+        };
+        let duration_s = last.saturating_sub(first) as f64 / 1e9;
+        let per_sec = |x: f64| {
+            if duration_s > 0.0 {
+                x / duration_s
+            } else {
+                0.0
+            }
+        };
+        let window = self.steady_window_ns();
+        let steady_tps = window.map(|(lo, hi)| {
+            Scalar::new(
+                UNIT_TOKENS_PER_SEC,
+                self.tokens_in(lo, hi) / ((hi - lo) as f64 / 1e9),
+            )
+        });
+        let achieved = window.and_then(|(lo, hi)| self.mean_in_flight(lo, hi));
+        let attempted = self.ok + self.errors;
+        let error_summary = self
+            .error_groups
+            .iter()
+            .map(|((kind, code), (count, message))| ErrorSummaryEntry {
+                error_details: ErrorDetails {
+                    code: *code,
+                    kind: kind.as_str().to_string(),
+                    message: message.clone(),
+                },
+                count: *count,
+            })
+            .collect();
+        let stats = |h: &Histogram| -> Option<Stats> { h.stats() };
+        LevelSummary {
+            index: meta.index,
+            concurrency: self.concurrency,
+            planned_requests: self.planned_requests,
+            start_time: meta.started_at,
+            end_time: meta.ended_at,
+            partial: meta.partial,
+            time_to_first_token: stats(&self.ttft),
+            inter_token_latency: stats(&self.itl),
+            inter_chunk_latency: stats(&self.icl),
+            request_latency: stats(&self.e2e),
+            output_sequence_length: stats(&self.osl),
+            input_sequence_length: stats(&self.isl),
+            output_token_throughput_per_user: stats(&self.per_user),
+            output_token_throughput: Scalar::new(
+                UNIT_TOKENS_PER_SEC,
+                per_sec(self.ok_output_tokens as f64),
+            ),
+            output_token_throughput_steady: steady_tps,
+            request_throughput: Scalar::new("requests/sec", per_sec(self.ok as f64)),
+            request_count: Scalar::new("requests", self.ok as f64),
+            error_request_count: Scalar::new("requests", self.errors as f64),
+            benchmark_duration: Scalar::new("sec", duration_s),
+            total_osl: Scalar::new(UNIT_TOKENS, self.ok_output_tokens as f64),
+            total_isl: Scalar::new(UNIT_TOKENS, self.ok_input_tokens as f64),
+            goodput: None,
+            error_summary,
+            error_rate: if attempted > 0 {
+                self.errors as f64 / attempted as f64
+            } else {
+                0.0
+            },
+            cancelled_count: self
+                .errors_by_kind
+                .get(&ErrorKind::Cancelled)
+                .copied()
+                .unwrap_or(0),
+            errors_by_kind: self.errors_by_kind.clone(),
+            steady_window: window.map(|(lo, hi)| SteadyWindow {
+                start_s: lo as f64 / 1e9,
+                end_s: hi as f64 / 1e9,
+            }),
+            achieved_concurrency: achieved,
+            mean_in_flight: self.mean_in_flight(first, last),
+            slot_to_send: stats(&self.slot_to_send),
+            output_tokens_source: self.sources,
+            reconnect_count: self.reconnects,
+            client_lag: meta.lag,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "level_tests.rs"]
+mod tests;

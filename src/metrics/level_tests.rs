@@ -1,0 +1,259 @@
+//! Table tests for the level reducer: hand-made schedules with exact expected values.
+
+use super::*;
+use crate::engine::record::RequestError;
+
+const MS: u64 = 1_000_000;
+
+/// A successful streamed request: times in ms since level start.
+fn ok(index: u64, worker: u32, start: u64, first: u64, last: u64, tokens: u32) -> RequestRecord {
+    RequestRecord {
+        index,
+        worker,
+        slot_free_ns: start * MS,
+        start_ns: start * MS,
+        first_token_ns: Some(first * MS),
+        last_token_ns: Some(last * MS),
+        end_ns: last * MS,
+        input_tokens: 100,
+        output_tokens: Some(tokens),
+        output_tokens_source: TokenSource::Server,
+        content_chunks: tokens,
+        chunk_gaps_ns: vec![],
+        error: None,
+        reconnected: false,
+        server_first_sent_ns: None,
+        warmup: false,
+    }
+}
+
+fn failed(index: u64, worker: u32, start: u64, end: u64, kind: ErrorKind) -> RequestRecord {
+    RequestRecord {
+        first_token_ns: None,
+        last_token_ns: None,
+        end_ns: end * MS,
+        output_tokens: None,
+        error: Some(RequestError {
+            kind,
+            status: (kind == ErrorKind::HttpStatus).then_some(500),
+            message: format!("{kind} happened"),
+        }),
+        ..ok(index, worker, start, start, start, 0)
+    }
+}
+
+fn summarize(concurrency: u32, recs: &[RequestRecord]) -> LevelSummary {
+    let mut acc = LevelAccumulator::new(concurrency, recs.len() as u64);
+    for r in recs {
+        acc.add(r);
+    }
+    acc.finish(LevelMeta {
+        index: 3,
+        started_at: "2026-11-29T08:30:12Z".into(),
+        ended_at: "2026-11-29T08:30:14Z".into(),
+        partial: false,
+        lag: None,
+    })
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+/// Within hdrhistogram's quantization at 3 significant figures.
+fn near(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-3 * b.abs()
+}
+
+/// Two workers, fully busy; one HTTP 500. Level lasts 2 s, steady window [0, 1.5 s].
+fn two_busy_workers() -> Vec<RequestRecord> {
+    vec![
+        ok(0, 0, 0, 100, 1000, 11),
+        ok(1, 1, 0, 300, 1000, 11),
+        ok(2, 0, 1000, 1200, 2000, 11),
+        failed(3, 1, 1000, 1500, ErrorKind::HttpStatus),
+    ]
+}
+
+#[test]
+fn latency_stats_cover_successes_only() {
+    let s = summarize(2, &two_busy_workers());
+    let ttft = s.time_to_first_token.as_ref().unwrap();
+    assert_eq!((ttft.unit.as_str(), ttft.count), ("ms", 3));
+    assert!(close(ttft.avg, 200.0));
+    assert_eq!((ttft.min, ttft.max), (100.0, 300.0));
+    // percentiles are the upper edge of a 3-significant-figure bucket
+    assert!(near(ttft.p50, 200.0), "{}", ttft.p50);
+    let e2e = s.request_latency.as_ref().unwrap();
+    assert_eq!(
+        (e2e.count, e2e.min, e2e.max, e2e.avg),
+        (3, 1000.0, 1000.0, 1000.0)
+    );
+    // ITL = (e2e - ttft) / 10: 90, 70, 80 ms
+    let itl = s.inter_token_latency.as_ref().unwrap();
+    assert!(close(itl.avg, 80.0));
+    assert_eq!((itl.min, itl.max), (70.0, 90.0));
+    let osl = s.output_sequence_length.as_ref().unwrap();
+    assert_eq!((osl.unit.as_str(), osl.avg, osl.count), ("tokens", 11.0, 3));
+    assert_eq!(s.input_sequence_length.as_ref().unwrap().avg, 100.0);
+    // per user: 11 / 0.9 s, 11 / 0.7 s, 11 / 0.8 s
+    let pu = s.output_token_throughput_per_user.as_ref().unwrap();
+    assert_eq!(pu.unit, "tokens/sec/user");
+    assert!(close(pu.avg, (11.0 / 0.9 + 11.0 / 0.7 + 11.0 / 0.8) / 3.0));
+}
+
+#[test]
+fn throughput_counts_and_errors() {
+    let s = summarize(2, &two_busy_workers());
+    assert_eq!(s.benchmark_duration, Scalar::new("sec", 2.0));
+    assert_eq!(s.output_token_throughput, Scalar::new("tokens/sec", 16.5));
+    assert_eq!(s.request_throughput, Scalar::new("requests/sec", 1.5));
+    assert_eq!(s.request_count.avg, 3.0);
+    assert_eq!(s.error_request_count.avg, 1.0);
+    assert_eq!(s.error_rate, 0.25);
+    assert_eq!(s.errors_by_kind.get(&ErrorKind::HttpStatus), Some(&1));
+    assert_eq!(s.error_summary.len(), 1);
+    assert_eq!(s.error_summary[0].error_details.code, Some(500));
+    assert_eq!(s.error_summary[0].error_details.kind, "http_status");
+    assert_eq!(s.output_tokens_source.server, 3);
+    assert_eq!(s.total_osl, Scalar::new("tokens", 33.0));
+    assert_eq!(s.total_isl, Scalar::new("tokens", 300.0));
+    assert_eq!((s.index, s.concurrency, s.planned_requests), (3, 2, 4));
+}
+
+#[test]
+fn steady_window_of_two_busy_workers() {
+    let s = summarize(2, &two_busy_workers());
+    let w = s.steady_window.unwrap();
+    assert_eq!((w.start_s, w.end_s), (0.0, 1.5));
+    // busy time inside [0, 1.5 s]: 1 + 1 + 0.5 + 0.5 = 3 s over 1.5 s
+    assert_eq!(s.achieved_concurrency, Some(2.0));
+    // tokens: 11 + 11 + 11 * (300 / 800) = 26.125 over 1.5 s
+    let steady = s.output_token_throughput_steady.as_ref().unwrap();
+    assert!(close(steady.avg, 26.125 / 1.5));
+    // whole level: (1 + 1 + 1 + 0.5) s busy over 2 s
+    assert_eq!(s.mean_in_flight, Some(1.75));
+}
+
+#[test]
+fn staggered_schedule_with_a_send_gap() {
+    // w0: [0, 1000], [1000, 3000]; w1: [500, 2000], slot free at 2000 but sent at 2200, ends 2500.
+    let mut late = ok(3, 1, 2200, 2300, 2500, 5);
+    late.slot_free_ns = 2000 * MS;
+    let recs = vec![
+        ok(0, 0, 0, 100, 1000, 5),
+        ok(1, 1, 500, 600, 2000, 5),
+        ok(2, 0, 1000, 1100, 3000, 5),
+        late,
+    ];
+    let s = summarize(2, &recs);
+    let w = s.steady_window.unwrap();
+    assert_eq!((w.start_s, w.end_s), (0.5, 2.5));
+    // overlaps with [0.5, 2.5]: 0.5 + 1.5 + 1.5 + 0.3 = 3.8 s over 2 s
+    assert!(close(s.achieved_concurrency.unwrap(), 1.9));
+    // (1 + 1.5 + 2 + 0.3) s over 3 s
+    assert!(close(s.mean_in_flight.unwrap(), 1.6));
+    let sts = s.slot_to_send.as_ref().unwrap();
+    assert_eq!((sts.count, sts.max, sts.min), (4, 200.0, 0.0));
+    assert!(close(sts.avg, 50.0));
+}
+
+#[test]
+fn cancelled_is_reported_but_not_an_endpoint_error() {
+    let recs = vec![
+        ok(0, 0, 0, 10, 100, 4),
+        ok(1, 1, 0, 10, 100, 4),
+        failed(2, 0, 100, 150, ErrorKind::Timeout),
+        failed(3, 1, 100, 120, ErrorKind::Cancelled),
+    ];
+    let s = summarize(2, &recs);
+    assert!(close(s.error_rate, 1.0 / 3.0));
+    assert_eq!(s.error_request_count.avg, 1.0);
+    assert_eq!(s.cancelled_count, 1);
+    assert_eq!(s.errors_by_kind.get(&ErrorKind::Timeout), Some(&1));
+    assert_eq!(s.errors_by_kind.get(&ErrorKind::Cancelled), Some(&1));
+    assert_eq!(s.request_latency.as_ref().unwrap().count, 2);
+    assert_eq!(s.error_summary.len(), 2);
+}
+
+#[test]
+fn warmup_is_ignored_and_non_streaming_has_no_ttft() {
+    let mut warm = ok(0, 0, 0, 5, 50, 3);
+    warm.warmup = true;
+    let mut body = ok(1, 0, 100, 100, 600, 20);
+    body.first_token_ns = None;
+    body.output_tokens_source = TokenSource::Client;
+    let s = summarize(1, &[warm, body]);
+    assert!(s.time_to_first_token.is_none());
+    assert!(s.inter_token_latency.is_none());
+    assert!(s.output_token_throughput_per_user.is_none());
+    assert_eq!(s.request_latency.as_ref().unwrap().avg, 500.0);
+    assert_eq!(s.benchmark_duration.avg, 0.5);
+    assert_eq!(s.output_token_throughput.avg, 40.0);
+    assert_eq!(
+        s.output_tokens_source,
+        TokenSourceCounts {
+            server: 0,
+            client: 1
+        }
+    );
+    // one worker, one request: the window is the whole request; tokens spread over [start, last]
+    assert_eq!(s.achieved_concurrency, Some(1.0));
+    assert_eq!(s.output_token_throughput_steady.unwrap().avg, 40.0);
+}
+
+#[test]
+fn degenerate_levels() {
+    // fewer requests than slots: no steady window
+    let s = summarize(4, &[ok(0, 0, 0, 10, 100, 4), ok(1, 1, 0, 10, 100, 4)]);
+    assert!(s.steady_window.is_none());
+    assert!(s.achieved_concurrency.is_none());
+    assert!(s.output_token_throughput_steady.is_none());
+    // nothing at all
+    let e = summarize(4, &[]);
+    assert_eq!(e.benchmark_duration.avg, 0.0);
+    assert_eq!(e.output_token_throughput.avg, 0.0);
+    assert_eq!(e.error_rate, 0.0);
+    assert!(e.request_latency.is_none() && e.mean_in_flight.is_none());
+}
+
+#[test]
+fn inter_chunk_latency_takes_every_gap() {
+    let mut r = ok(0, 0, 0, 10, 40, 4);
+    r.chunk_gaps_ns = vec![10 * MS, 5 * MS, 15 * MS];
+    let s = summarize(1, &[r]);
+    let icl = s.inter_chunk_latency.unwrap();
+    assert_eq!((icl.count, icl.avg, icl.min, icl.max), (3, 10.0, 5.0, 15.0));
+}
+
+#[test]
+fn json_uses_aiperf_metric_objects() {
+    let s = summarize(2, &two_busy_workers());
+    let v = serde_json::to_value(&s).unwrap();
+    assert_eq!(v["time_to_first_token"]["unit"], "ms");
+    assert!(near(
+        v["time_to_first_token"]["p50"].as_f64().unwrap(),
+        200.0
+    ));
+    assert_eq!(v["output_token_throughput"]["unit"], "tokens/sec");
+    assert_eq!(v["request_count"]["unit"], "requests");
+    assert_eq!(v["request_count"]["avg"], 3.0);
+    assert_eq!(v["benchmark_duration"]["unit"], "sec");
+    assert_eq!(v["errors_by_kind"]["http_status"], 1);
+    assert_eq!(
+        v["error_summary"][0]["error_details"]["type"],
+        "http_status"
+    );
+    assert!(v.get("goodput").is_none());
+    let back: LevelSummary = serde_json::from_value(v).unwrap();
+    assert_eq!(back, s);
+}
+
+#[test]
+fn accessors() {
+    let s = summarize(2, &two_busy_workers());
+    assert!(near(s.ttft_p(50.0).unwrap(), 200.0));
+    assert_eq!(s.e2e_p99_ms(), Some(1000.0));
+    assert_eq!(s.output_tps(), 16.5);
+    assert_eq!((s.ok_count(), s.error_count()), (3, 1));
+}

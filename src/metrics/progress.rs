@@ -1,0 +1,162 @@
+//! The live view of a running level: [`LevelProgress`] is the snapshot a consumer (dashboard
+//! or headless printer) shows; [`LiveLevel`] folds engine events into it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::window::RollingRate;
+use crate::engine::record::{ErrorKind, RequestRecord};
+
+/// A snapshot of one running level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelProgress {
+    /// 0-based position of the level in the run.
+    pub index: u32,
+    /// Target concurrency.
+    pub concurrency: u32,
+    /// Requests finished (any outcome, warmup excluded).
+    pub done: u64,
+    /// Requests planned.
+    pub total: u64,
+    /// Requests sent and not yet finished.
+    pub in_flight: u64,
+    /// Successful requests.
+    pub ok: u64,
+    /// Failed requests by kind (including cancelled).
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    /// Output tokens of successful requests so far.
+    pub output_tokens: u64,
+    /// Output tokens/s over the rolling window.
+    pub output_tokens_per_sec: f64,
+    /// Output tokens/s per bucket of the rolling window, oldest first (for a sparkline).
+    pub output_tps_series: Vec<f64>,
+    /// Time since the level started (s).
+    pub elapsed_s: f64,
+}
+
+impl LevelProgress {
+    /// Failed requests of every kind, cancelled included.
+    pub fn errors(&self) -> u64 {
+        self.errors_by_kind.values().sum()
+    }
+}
+
+/// Folds sends and finished records of one level into a [`LevelProgress`]. Times are ns since
+/// level start.
+#[derive(Debug, Clone)]
+pub struct LiveLevel {
+    progress: LevelProgress,
+    tokens: RollingRate,
+}
+
+impl LiveLevel {
+    /// Live state for level `index` of `concurrency` workers and `total` requests; the token
+    /// rate is averaged over `buckets` buckets of width `bucket`.
+    pub fn new(index: u32, concurrency: u32, total: u64, bucket: Duration, buckets: usize) -> Self {
+        LiveLevel {
+            progress: LevelProgress {
+                index,
+                concurrency,
+                done: 0,
+                total,
+                in_flight: 0,
+                ok: 0,
+                errors_by_kind: BTreeMap::new(),
+                output_tokens: 0,
+                output_tokens_per_sec: 0.0,
+                output_tps_series: Vec::new(),
+                elapsed_s: 0.0,
+            },
+            tokens: RollingRate::new(bucket, buckets),
+        }
+    }
+
+    /// A (non-warmup) request was sent. Warmup requests should not be reported here, as their
+    /// records are ignored by [`LiveLevel::on_record`].
+    pub fn on_sent(&mut self) {
+        self.progress.in_flight += 1;
+    }
+
+    /// A request finished. Its tokens are spread over its streaming interval.
+    pub fn on_record(&mut self, rec: &RequestRecord) {
+        if rec.warmup {
+            return;
+        }
+        self.progress.in_flight = self.progress.in_flight.saturating_sub(1);
+        self.progress.done += 1;
+        match &rec.error {
+            Some(e) => *self.progress.errors_by_kind.entry(e.kind).or_insert(0) += 1,
+            None => {
+                self.progress.ok += 1;
+                if let Some(n) = rec.output_tokens {
+                    self.progress.output_tokens += u64::from(n);
+                    let from = rec.first_token_ns.unwrap_or(rec.start_ns);
+                    let to = rec.last_token_ns.unwrap_or(rec.end_ns);
+                    self.tokens.add_spread(from, to, f64::from(n));
+                }
+            }
+        }
+    }
+
+    /// The snapshot at `now_ns` (ns since level start).
+    pub fn snapshot(&self, now_ns: u64) -> LevelProgress {
+        let mut p = self.progress.clone();
+        p.output_tokens_per_sec = self.tokens.rate_per_sec(now_ns);
+        p.output_tps_series = self.tokens.series(now_ns);
+        p.elapsed_s = now_ns as f64 / 1e9;
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::record::{RequestError, TokenSource};
+
+    fn rec(start_s: u64, end_s: u64, tokens: u32, error: Option<ErrorKind>) -> RequestRecord {
+        RequestRecord {
+            index: 0,
+            worker: 0,
+            slot_free_ns: start_s * 1_000_000_000,
+            start_ns: start_s * 1_000_000_000,
+            first_token_ns: Some(start_s * 1_000_000_000),
+            last_token_ns: Some(end_s * 1_000_000_000),
+            end_ns: end_s * 1_000_000_000,
+            input_tokens: 10,
+            output_tokens: Some(tokens),
+            output_tokens_source: TokenSource::Server,
+            content_chunks: tokens,
+            chunk_gaps_ns: vec![],
+            error: error.map(|kind| RequestError {
+                kind,
+                status: None,
+                message: String::new(),
+            }),
+            reconnected: false,
+            server_first_sent_ns: None,
+            warmup: false,
+        }
+    }
+
+    #[test]
+    fn folds_sends_and_records() {
+        let mut live = LiveLevel::new(1, 2, 10, Duration::from_secs(1), 2);
+        live.on_sent();
+        live.on_sent();
+        live.on_sent();
+        live.on_record(&rec(0, 2, 40, None));
+        live.on_record(&rec(0, 1, 0, Some(ErrorKind::Timeout)));
+        let p = live.snapshot(2_000_000_000);
+        assert_eq!((p.index, p.concurrency, p.done, p.total), (1, 2, 2, 10));
+        assert_eq!(
+            (p.in_flight, p.ok, p.errors(), p.output_tokens),
+            (1, 1, 1, 40)
+        );
+        assert_eq!(p.output_tokens_per_sec, 20.0);
+        assert_eq!(p.output_tps_series, vec![20.0, 20.0]);
+        assert_eq!(p.elapsed_s, 2.0);
+        assert_eq!(p.errors_by_kind.get(&ErrorKind::Timeout), Some(&1));
+    }
+}

@@ -1,0 +1,253 @@
+//! What one finished level measured: [`LevelSummary`], serialized in the shape of an AIPerf
+//! export (`profile_export_aiperf.json`) so AIPerf readers find their metric objects, plus
+//! rightsize's own fields (concurrency, partial, errors by kind, achieved concurrency, ...).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::histogram::Stats;
+use crate::engine::record::ErrorKind;
+
+/// A single-valued AIPerf metric object: `{"unit": "tokens/sec", "avg": 2782.3}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scalar {
+    /// Unit of `avg`: `"tokens/sec"`, `"requests/sec"`, `"requests"`, `"sec"`.
+    pub unit: String,
+    /// The value.
+    pub avg: f64,
+}
+
+impl Scalar {
+    /// A scalar with its unit.
+    pub fn new(unit: &str, avg: f64) -> Self {
+        Scalar {
+            unit: unit.to_string(),
+            avg,
+        }
+    }
+}
+
+/// How late the client itself was, measured by the engine (a timer probe and the slot-to-send
+/// delay). Large values mean the numbers describe the client, not the endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientLag {
+    /// p99 of how late a periodic timer fired (ms).
+    pub timer_late_p99_ms: f64,
+    /// Worst timer lateness (ms).
+    pub timer_late_max_ms: f64,
+    /// p99 of the delay between a slot becoming free and the request being sent (ms).
+    pub slot_to_send_p99_ms: f64,
+    /// A human-readable warning when the lag is large enough to distort results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// What the caller knows about a level that the records do not say.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LevelMeta {
+    /// 0-based position of the level in the run.
+    pub index: u32,
+    /// Wall-clock start, RFC 3339.
+    pub started_at: String,
+    /// Wall-clock end, RFC 3339.
+    pub ended_at: String,
+    /// The level was interrupted before all its requests finished.
+    pub partial: bool,
+    /// Client lag measured by the engine, when it ran its probe.
+    pub lag: Option<ClientLag>,
+}
+
+/// The interval over which every concurrency slot was busy (seconds since level start).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SteadyWindow {
+    /// Start (s): when the `concurrency`-th request (in start order) was sent.
+    pub start_s: f64,
+    /// End (s): the earliest end among the workers' last requests.
+    pub end_s: f64,
+}
+
+impl SteadyWindow {
+    /// Length of the window (s).
+    pub fn duration_s(&self) -> f64 {
+        self.end_s - self.start_s
+    }
+}
+
+/// Where the output token counts of successful requests came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TokenSourceCounts {
+    /// Counted from the server's `usage.completion_tokens`.
+    pub server: u64,
+    /// Counted by the client's tokenizer.
+    pub client: u64,
+}
+
+/// What an AIPerf `error_summary` entry says about an error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetails {
+    /// HTTP status, when there was one.
+    #[serde(default)]
+    pub code: Option<u16>,
+    /// The error class (`ErrorKind` name).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The first message seen for this class and code.
+    pub message: String,
+}
+
+/// One AIPerf `error_summary` entry: errors grouped by kind and HTTP status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorSummaryEntry {
+    pub error_details: ErrorDetails,
+    pub count: u64,
+}
+
+/// The summary of one level. Latency stats are in ms, token stats in tokens; every metric
+/// object carries its unit. `None` metrics are left out of the JSON (AIPerf: "any may be
+/// absent"), e.g. TTFT when not streaming.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelSummary {
+    /// 0-based position of the level in the run.
+    pub index: u32,
+    /// Target concurrency (number of closed-loop workers).
+    pub concurrency: u32,
+    /// Requests the level was planned to send.
+    pub planned_requests: u64,
+    /// Wall-clock start and end, RFC 3339.
+    pub start_time: String,
+    pub end_time: String,
+    /// The level was interrupted; its numbers cover only what finished.
+    pub partial: bool,
+
+    // AIPerf metric objects (successful requests only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_token: Option<Stats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inter_token_latency: Option<Stats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inter_chunk_latency: Option<Stats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_latency: Option<Stats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_sequence_length: Option<Stats>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_sequence_length: Option<Stats>,
+    /// Per request: output tokens / (e2e - TTFT), tokens/sec/user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_token_throughput_per_user: Option<Stats>,
+    /// Output tokens of successful requests / `benchmark_duration` (tokens/sec).
+    pub output_token_throughput: Scalar,
+    /// Output tokens produced inside `steady_window` / its length (tokens/sec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_token_throughput_steady: Option<Scalar>,
+    /// Successful requests / `benchmark_duration` (requests/sec).
+    pub request_throughput: Scalar,
+    /// Successful requests (requests).
+    pub request_count: Scalar,
+    /// Failed requests, not counting `cancelled` (requests).
+    pub error_request_count: Scalar,
+    /// First request start to last request end (sec).
+    pub benchmark_duration: Scalar,
+    /// Output tokens of successful requests (tokens).
+    pub total_osl: Scalar,
+    /// Input tokens of successful requests (tokens).
+    pub total_isl: Scalar,
+    /// Requests meeting every SLA per second; filled by the SLA evaluation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Scalar>,
+    /// AIPerf-style error list, grouped by kind and HTTP status (includes cancelled).
+    #[serde(default)]
+    pub error_summary: Vec<ErrorSummaryEntry>,
+
+    // rightsize's own fields.
+    /// errors / (successes + errors), cancelled requests excluded from both; 0 when nothing
+    /// completed.
+    pub error_rate: f64,
+    /// Failed requests by kind, including `cancelled`.
+    #[serde(default)]
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
+    /// Requests stopped by cancellation (not endpoint errors).
+    #[serde(default)]
+    pub cancelled_count: u64,
+    /// The all-slots-busy window; `None` when the level never filled every slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_window: Option<SteadyWindow>,
+    /// Time-weighted mean number of requests in flight over `steady_window`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_concurrency: Option<f64>,
+    /// Time-weighted mean number of requests in flight over the whole level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_in_flight: Option<f64>,
+    /// Delay from a slot becoming free to its request being sent (ms), all requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_to_send: Option<Stats>,
+    /// Where output token counts came from (successful requests).
+    #[serde(default)]
+    pub output_tokens_source: TokenSourceCounts,
+    /// Requests retried once on a fresh connection.
+    #[serde(default)]
+    pub reconnect_count: u64,
+    /// Client lag measured by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_lag: Option<ClientLag>,
+}
+
+impl LevelSummary {
+    /// Successful requests.
+    pub fn ok_count(&self) -> u64 {
+        self.request_count.avg as u64
+    }
+
+    /// Failed requests, not counting cancelled.
+    pub fn error_count(&self) -> u64 {
+        self.error_request_count.avg as u64
+    }
+
+    /// Output tokens/sec over the whole level.
+    pub fn output_tps(&self) -> f64 {
+        self.output_token_throughput.avg
+    }
+
+    /// Steady-state output tokens/sec, falling back to the whole-level figure.
+    pub fn output_tps_steady_or_overall(&self) -> f64 {
+        self.output_token_throughput_steady
+            .as_ref()
+            .map_or(self.output_tps(), |s| s.avg)
+    }
+
+    /// Successful requests/sec.
+    pub fn requests_per_sec(&self) -> f64 {
+        self.request_throughput.avg
+    }
+
+    /// TTFT percentile `q` (percent, e.g. 95.0) in ms.
+    pub fn ttft_p(&self, q: f64) -> Option<f64> {
+        self.time_to_first_token.as_ref()?.percentile(q)
+    }
+
+    /// Inter-token latency (TPOT) percentile `q` in ms.
+    pub fn itl_p(&self, q: f64) -> Option<f64> {
+        self.inter_token_latency.as_ref()?.percentile(q)
+    }
+
+    /// End-to-end latency percentile `q` in ms.
+    pub fn e2e_p(&self, q: f64) -> Option<f64> {
+        self.request_latency.as_ref()?.percentile(q)
+    }
+
+    /// End-to-end p50 in ms.
+    pub fn e2e_p50_ms(&self) -> Option<f64> {
+        self.e2e_p(50.0)
+    }
+
+    /// End-to-end p99 in ms.
+    pub fn e2e_p99_ms(&self) -> Option<f64> {
+        self.e2e_p(99.0)
+    }
+
+    /// TTFT p95 in ms.
+    pub fn ttft_p95_ms(&self) -> Option<f64> {
+        self.ttft_p(95.0)
+    }
+}

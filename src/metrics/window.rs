@@ -1,0 +1,165 @@
+//! Rolling fixed-width time buckets for live rates (output tokens/s over the last few seconds)
+//! and the sparkline series a dashboard draws. Memory is constant: one ring of buckets.
+//!
+//! Times are nanoseconds counted from the start of what is measured (0 = level start), the
+//! same base as [`crate::engine::record::RequestRecord`].
+
+use std::time::Duration;
+
+/// A ring of `buckets` completed buckets plus the current one.
+#[derive(Debug, Clone)]
+pub struct RollingRate {
+    bucket_ns: u64,
+    buckets: u64,
+    /// `buckets + 1` slots; absolute bucket `k` lives in `ring[k % ring.len()]`.
+    ring: Vec<f64>,
+    /// The newest absolute bucket number the ring holds.
+    head: Option<u64>,
+}
+
+impl RollingRate {
+    /// A window of `buckets` buckets of width `bucket` (both at least 1 / 1 ns).
+    pub fn new(bucket: Duration, buckets: usize) -> Self {
+        let buckets = buckets.max(1) as u64;
+        RollingRate {
+            bucket_ns: (bucket.as_nanos() as u64).max(1),
+            buckets,
+            ring: vec![0.0; buckets as usize + 1],
+            head: None,
+        }
+    }
+
+    fn slot(&self, k: u64) -> usize {
+        (k % self.ring.len() as u64) as usize
+    }
+
+    /// The value of absolute bucket `k`, 0 when it is outside what the ring holds.
+    fn get(&self, k: u64) -> f64 {
+        match self.head {
+            Some(h) if k <= h && h - k <= self.buckets => self.ring[self.slot(k)],
+            _ => 0.0,
+        }
+    }
+
+    /// Adds `value` (e.g. tokens) at time `now_ns`. Values older than the window are dropped.
+    pub fn add(&mut self, now_ns: u64, value: f64) {
+        let k = now_ns / self.bucket_ns;
+        match self.head {
+            Some(h) if k <= h => {
+                if h - k > self.buckets {
+                    return;
+                }
+            }
+            Some(h) => {
+                let from = (h + 1).max(k.saturating_sub(self.buckets));
+                for j in from..=k {
+                    let s = self.slot(j);
+                    self.ring[s] = 0.0;
+                }
+                self.head = Some(k);
+            }
+            None => {
+                self.ring.iter_mut().for_each(|v| *v = 0.0);
+                self.head = Some(k);
+            }
+        }
+        let s = self.slot(k);
+        self.ring[s] += value;
+    }
+
+    /// Spreads `value` uniformly over `[from_ns, to_ns]` (e.g. a request's tokens over its
+    /// streaming interval), bucket by bucket. A zero-length interval adds at `to_ns`.
+    pub fn add_spread(&mut self, from_ns: u64, to_ns: u64, value: f64) {
+        if to_ns <= from_ns {
+            self.add(to_ns, value);
+            return;
+        }
+        let span = (to_ns - from_ns) as f64;
+        let mut t = from_ns;
+        while t < to_ns {
+            let bucket_end = (t / self.bucket_ns + 1) * self.bucket_ns;
+            let next = bucket_end.min(to_ns);
+            self.add(t, value * (next - t) as f64 / span);
+            t = next;
+        }
+    }
+
+    /// Rate per second over the last `buckets` completed buckets plus the current partial one
+    /// (never reaching before time 0); 0 at time 0.
+    pub fn rate_per_sec(&self, now_ns: u64) -> f64 {
+        let cur = now_ns / self.bucket_ns;
+        let lo = cur.saturating_sub(self.buckets);
+        let sum: f64 = (lo..=cur).map(|k| self.get(k)).sum();
+        let span_ns = now_ns - lo * self.bucket_ns;
+        if span_ns == 0 {
+            0.0
+        } else {
+            sum / (span_ns as f64 / 1e9)
+        }
+    }
+
+    /// Per-second rate of each of the last `buckets` completed buckets, oldest first (buckets
+    /// before time 0 are 0). The current partial bucket is left out so the line does not dip.
+    pub fn series(&self, now_ns: u64) -> Vec<f64> {
+        let cur = now_ns / self.bucket_ns;
+        let per_sec = 1e9 / self.bucket_ns as f64;
+        (1..=self.buckets)
+            .rev()
+            .map(|back| cur.checked_sub(back).map_or(0.0, |k| self.get(k) * per_sec))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn sample() -> RollingRate {
+        let mut r = RollingRate::new(Duration::from_secs(1), 3);
+        r.add(S / 2, 10.0);
+        r.add(S + S / 5, 20.0);
+        r.add(S + 4 * S / 5, 10.0);
+        r.add(2 * S + S / 2, 40.0);
+        r
+    }
+
+    #[test]
+    fn rates_and_series_table() {
+        let r = sample();
+        // (now, rate per sec, series)
+        let cases: [(u64, f64, [f64; 3]); 5] = [
+            (0, 0.0, [0.0, 0.0, 0.0]),
+            (2 * S + S / 2, 32.0, [0.0, 10.0, 30.0]),
+            (3 * S, 80.0 / 3.0, [10.0, 30.0, 40.0]),
+            (4 * S + S / 2, 70.0 / 3.5, [30.0, 40.0, 0.0]),
+            (10 * S, 0.0, [0.0, 0.0, 0.0]),
+        ];
+        for (now, rate, series) in cases {
+            assert!((r.rate_per_sec(now) - rate).abs() < 1e-9, "rate at {now}");
+            assert_eq!(r.series(now), series.to_vec(), "series at {now}");
+        }
+    }
+
+    #[test]
+    fn late_values_inside_the_window_count_and_old_ones_drop() {
+        let mut r = sample();
+        r.add(S / 5, 5.0); // bucket 0 still held (head is bucket 2)
+        assert_eq!(r.series(3 * S), vec![15.0, 30.0, 40.0]);
+        r.add(9 * S, 1.0); // advances far: everything older is cleared
+        r.add(S, 100.0); // too old: dropped
+        assert_eq!(r.series(10 * S), vec![0.0, 0.0, 1.0]);
+        assert_eq!(r.rate_per_sec(9 * S + S / 2), 1.0 / 3.5);
+    }
+
+    #[test]
+    fn spread_splits_by_bucket() {
+        let mut r = RollingRate::new(Duration::from_millis(500), 4);
+        // 30 tokens over [0.25 s, 1.75 s]: 5 + 10 + 10 + 5 per half second
+        r.add_spread(S / 4, 7 * S / 4, 30.0);
+        assert_eq!(r.series(2 * S), vec![10.0, 20.0, 20.0, 10.0]);
+        r.add_spread(3 * S, 3 * S, 2.0);
+        assert_eq!(r.series(7 * S / 2), vec![10.0, 0.0, 0.0, 4.0]);
+    }
+}

@@ -1,0 +1,324 @@
+//! The results folder of a run: one directory per run under the user's data directory.
+//!
+//! ```text
+//! <root>/<run_id>/
+//!   run.json                the run's echo (version, endpoint without secrets, workload, plan)
+//!   level-001-c0064.json    one LevelSummary per level, written atomically as the level ends
+//!   requests.jsonl          one RequestRecord per line, with its level
+//!   summary.json            knee, search result, planning numbers (absent if interrupted)
+//! ```
+//!
+//! Every JSON file is written to `<name>.tmp` in the same folder, fsynced and renamed, so a
+//! reader (or an interrupted run) sees either the old file, the whole new one, or none.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::engine::record::RequestRecord;
+use crate::metrics::LevelSummary;
+
+/// File name of the run's echo.
+pub const RUN_FILE: &str = "run.json";
+/// File name of the run's summary.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// File name of the per-request log.
+pub const REQUESTS_FILE: &str = "requests.jsonl";
+
+/// The platform data directory for runs (`.../rightsize/runs`), when the platform has one.
+pub fn default_root() -> Option<PathBuf> {
+    directories::ProjectDirs::from("dev", "rightsize", "rightsize")
+        .map(|d| d.data_dir().join("runs"))
+}
+
+/// File name of a level: `level-001-c0064.json` for the level at 0-based `index` 0 run at
+/// concurrency 64 (the number in the name is 1-based).
+pub fn level_file_name(index: u32, concurrency: u32) -> String {
+    format!("level-{:03}-c{:04}.json", u64::from(index) + 1, concurrency)
+}
+
+fn tmp_path(path: &Path) -> io::Result<PathBuf> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} has no file name", path.display()),
+        )
+    })?;
+    let mut tmp = name.to_os_string();
+    tmp.push(".tmp");
+    Ok(path.with_file_name(tmp))
+}
+
+/// Writes `value` as pretty JSON to `path` atomically: into `<name>.tmp` beside it, fsync,
+/// rename over `path`, then fsync the folder (best effort) so the rename is durable.
+pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> io::Result<()> {
+    let tmp = tmp_path(path)?;
+    let written = (|| {
+        let file = File::create(&tmp)?;
+        let mut out = BufWriter::new(file);
+        serde_json::to_writer_pretty(&mut out, value)?;
+        out.write_all(b"\n")?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+        return written;
+    }
+    if let Some(dir) = path.parent() {
+        // Directory fsync is not supported everywhere (e.g. Windows); the data is already safe
+        // in the file, so a failure here is not worth failing the run for.
+        if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        }) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+/// Reads a JSON file into `T`; the error names the file.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> io::Result<T> {
+    let file = File::open(path)?;
+    serde_json::from_reader(BufReader::new(file)).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        )
+    })
+}
+
+/// One run's folder.
+#[derive(Debug, Clone)]
+pub struct ResultsDir {
+    path: PathBuf,
+    run_id: String,
+}
+
+impl ResultsDir {
+    /// Creates `root/run_id/` (and `root` if needed). A run never writes into another run's
+    /// folder: if `run_id` is taken, `run_id-2`, `run_id-3`, ... are tried.
+    pub fn create(root: &Path, run_id: &str) -> io::Result<ResultsDir> {
+        fs::create_dir_all(root)?;
+        for n in 1..=99u32 {
+            let id = if n == 1 {
+                run_id.to_string()
+            } else {
+                format!("{run_id}-{n}")
+            };
+            let path = root.join(&id);
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(ResultsDir { path, run_id: id }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{}: run id {run_id} taken 99 times", root.display()),
+        ))
+    }
+
+    /// An existing run folder (for reading back).
+    pub fn open(path: &Path) -> io::Result<ResultsDir> {
+        if !path.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{} is not a run folder", path.display()),
+            ));
+        }
+        let run_id = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(ResultsDir {
+            path: path.to_path_buf(),
+            run_id,
+        })
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The run id (the folder's name).
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Writes the run's echo to `run.json`.
+    pub fn write_run<T: Serialize + ?Sized>(&self, echo: &T) -> io::Result<PathBuf> {
+        let path = self.path.join(RUN_FILE);
+        write_json_atomic(&path, echo)?;
+        Ok(path)
+    }
+
+    /// Writes a finished level to `level-NNN-cCCCC.json`.
+    pub fn write_level(&self, level: &LevelSummary) -> io::Result<PathBuf> {
+        let path = self
+            .path
+            .join(level_file_name(level.index, level.concurrency));
+        write_json_atomic(&path, level)?;
+        Ok(path)
+    }
+
+    /// Writes the run's summary to `summary.json`.
+    pub fn write_summary<T: Serialize + ?Sized>(&self, summary: &T) -> io::Result<PathBuf> {
+        let path = self.path.join(SUMMARY_FILE);
+        write_json_atomic(&path, summary)?;
+        Ok(path)
+    }
+
+    /// Opens `requests.jsonl` for appending.
+    pub fn request_log(&self) -> io::Result<RequestLog> {
+        RequestLog::open(&self.path.join(REQUESTS_FILE))
+    }
+
+    /// Every level of the run, sorted by index.
+    pub fn load_levels(&self) -> io::Result<Vec<LevelSummary>> {
+        load_levels(&self.path)
+    }
+
+    /// The run's summary, or `None` if the run did not write one (e.g. it was interrupted).
+    pub fn load_summary<T: DeserializeOwned>(&self) -> io::Result<Option<T>> {
+        let path = self.path.join(SUMMARY_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        read_json(&path).map(Some)
+    }
+}
+
+/// Loads every `level-*.json` in `dir`, sorted by level index. Works whether or not the run
+/// finished (`summary.json` is not needed); leftover `.tmp` files are ignored; a level file that
+/// does not parse is an error naming it.
+pub fn load_levels(dir: &Path) -> io::Result<Vec<LevelSummary>> {
+    let mut levels = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        let is_level = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("level-") && n.ends_with(".json"));
+        if is_level {
+            levels.push(read_json::<LevelSummary>(&path)?);
+        }
+    }
+    levels.sort_by_key(|l| l.index);
+    Ok(levels)
+}
+
+/// The run folders under `root`, oldest first (run ids sort by time). A missing root is empty.
+pub fn list_runs(root: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut runs = Vec::new();
+    match fs::read_dir(root) {
+        Ok(entries) => {
+            for entry in entries {
+                let path = entry?.path();
+                if path.is_dir() {
+                    runs.push(path);
+                }
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    runs.sort();
+    Ok(runs)
+}
+
+/// One line of `requests.jsonl`: the record with the level (0-based index) it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestLine {
+    pub level: u32,
+    #[serde(flatten)]
+    pub record: RequestRecord,
+}
+
+#[derive(Serialize)]
+struct RequestLineRef<'a> {
+    level: u32,
+    #[serde(flatten)]
+    record: &'a RequestRecord,
+}
+
+/// Appends request records to `requests.jsonl`, one JSON object per line, through a buffer.
+/// Call [`RequestLog::flush`] at the end of each level.
+#[derive(Debug)]
+pub struct RequestLog {
+    out: BufWriter<File>,
+}
+
+impl RequestLog {
+    /// Opens (creating if needed) `path` for appending.
+    pub fn open(path: &Path) -> io::Result<RequestLog> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(RequestLog {
+            out: BufWriter::with_capacity(64 * 1024, file),
+        })
+    }
+
+    /// Appends one record of level `level`.
+    pub fn append(&mut self, level: u32, record: &RequestRecord) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, &RequestLineRef { level, record })?;
+        self.out.write_all(b"\n")
+    }
+
+    /// Writes the buffer out and syncs the file's data to disk.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_data()
+    }
+}
+
+/// Reads every line of a `requests.jsonl`; the error names the file and line.
+pub fn load_requests(path: &Path) -> io::Result<Vec<RequestLine>> {
+    let reader = BufReader::new(File::open(path)?);
+    let mut lines = Vec::new();
+    for (n, line) in reader.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed = serde_json::from_str(&line).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}:{}: {e}", path.display(), n + 1),
+            )
+        })?;
+        lines.push(parsed);
+    }
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_file_names() {
+        assert_eq!(level_file_name(0, 64), "level-001-c0064.json");
+        assert_eq!(level_file_name(11, 1024), "level-012-c1024.json");
+        assert_eq!(level_file_name(0, 12345), "level-001-c12345.json");
+    }
+
+    #[test]
+    fn tmp_name_sits_beside_the_file() {
+        let p = tmp_path(Path::new("/a/b/level-001-c0064.json")).unwrap();
+        assert_eq!(p, Path::new("/a/b/level-001-c0064.json.tmp"));
+    }
+
+    #[test]
+    fn default_root_ends_in_runs() {
+        if let Some(root) = default_root() {
+            assert!(root.ends_with("runs"));
+        }
+    }
+}

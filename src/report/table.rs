@@ -1,0 +1,142 @@
+//! The final text table printed to stdout: one row per level, right-aligned columns, header
+//! underlined, `-` where a metric does not exist (no TTFT without streaming).
+
+use crate::metrics::LevelSummary;
+
+const HEADERS: [&str; 9] = [
+    "concurrency",
+    "req/s",
+    "out tok/s",
+    "ttft p50 ms",
+    "ttft p95 ms",
+    "itl p95 ms",
+    "e2e p50 ms",
+    "e2e p99 ms",
+    "errors",
+];
+
+/// A latency in ms with precision that suits its size: two decimals below 10 ms,
+/// one decimal below 1000 ms, whole milliseconds above.
+pub fn fmt_ms(ms: Option<f64>) -> String {
+    match ms {
+        None => "-".to_string(),
+        Some(v) if v < 10.0 => format!("{v:.2}"),
+        Some(v) if v < 1000.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.0}"),
+    }
+}
+
+fn fmt_errors(level: &LevelSummary) -> String {
+    let errors = level.error_count();
+    if errors == 0 {
+        "0".to_string()
+    } else {
+        format!("{errors} ({:.1}%)", level.error_rate * 100.0)
+    }
+}
+
+fn row(level: &LevelSummary) -> [String; 9] {
+    let partial = if level.partial { "*" } else { "" };
+    [
+        format!("{}{partial}", level.concurrency),
+        format!("{:.2}", level.requests_per_sec()),
+        format!("{:.1}", level.output_tps()),
+        fmt_ms(level.ttft_p(50.0)),
+        fmt_ms(level.ttft_p(95.0)),
+        fmt_ms(level.itl_p(95.0)),
+        fmt_ms(level.e2e_p50_ms()),
+        fmt_ms(level.e2e_p99_ms()),
+        fmt_errors(level),
+    ]
+}
+
+/// Renders the levels as a text table ending in a newline. Partial (interrupted) levels are
+/// marked `*` with a footnote.
+pub fn render_table(levels: &[LevelSummary]) -> String {
+    let rows: Vec<[String; 9]> = levels.iter().map(row).collect();
+    let mut widths = HEADERS.map(str::len);
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:>w$}"))
+            .collect();
+        padded.join("  ") + "\n"
+    };
+    let mut out = line(&HEADERS.map(String::from));
+    out += &line(&widths.map(|w| "-".repeat(w)));
+    for r in &rows {
+        out += &line(r);
+    }
+    if levels.iter().any(|l| l.partial) {
+        out += "* partial level: interrupted before all its requests finished\n";
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{LevelAccumulator, LevelMeta, Scalar, Stats};
+
+    fn ms(p50: f64, p95: f64, p99: f64) -> Option<Stats> {
+        Some(Stats {
+            unit: "ms".into(),
+            avg: p50,
+            min: p50,
+            max: p99,
+            p1: p50,
+            p5: p50,
+            p10: p50,
+            p25: p50,
+            p50,
+            p75: p95,
+            p90: p95,
+            p95,
+            p99,
+            std: 0.0,
+            count: 1,
+        })
+    }
+
+    fn level(concurrency: u32, rps: f64, tps: f64) -> LevelSummary {
+        let mut l = LevelAccumulator::new(concurrency, 1024).finish(LevelMeta::default());
+        l.request_throughput = Scalar::new("requests/sec", rps);
+        l.output_token_throughput = Scalar::new("tokens/sec", tps);
+        l
+    }
+
+    #[test]
+    fn two_levels_exact_text() {
+        let mut streamed = level(64, 12.3456, 2823.44);
+        streamed.time_to_first_token = ms(152.34, 1480.7, 2000.0);
+        streamed.inter_token_latency = ms(20.0, 22.456, 30.0);
+        streamed.request_latency = ms(8123.4, 11000.0, 12001.2);
+        let mut body = level(256, 40.5, 2782.3);
+        body.request_latency = ms(45000.4, 50000.0, 51234.9);
+        body.error_request_count = Scalar::new("requests", 3.0);
+        body.error_rate = 3.0 / 1024.0;
+        body.partial = true;
+        let want = "\
+concurrency  req/s  out tok/s  ttft p50 ms  ttft p95 ms  itl p95 ms  e2e p50 ms  e2e p99 ms    errors
+-----------  -----  ---------  -----------  -----------  ----------  ----------  ----------  --------
+         64  12.35     2823.4        152.3         1481        22.5        8123       12001         0
+       256*  40.50     2782.3            -            -           -       45000       51235  3 (0.3%)
+* partial level: interrupted before all its requests finished
+";
+        assert_eq!(render_table(&[streamed, body]), want);
+    }
+
+    #[test]
+    fn ms_precision() {
+        assert_eq!(fmt_ms(Some(1.2345)), "1.23");
+        assert_eq!(fmt_ms(Some(99.96)), "100.0");
+        assert_eq!(fmt_ms(Some(1234.5)), "1234");
+        assert_eq!(fmt_ms(None), "-");
+    }
+}
