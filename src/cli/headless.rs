@@ -65,7 +65,7 @@ pub async fn print_progress(mut rx: mpsc::Receiver<EngineEvent>) -> RunState {
             EngineEvent::LevelFinished(s) => Some(format!(
                 "{}  done: {}",
                 if tty { "\r\x1b[2K" } else { "" },
-                s.one_line()
+                level_line(s)
             )),
             EngineEvent::Warning(w) => Some(format!(
                 "{}warning: {w}",
@@ -83,6 +83,22 @@ pub async fn print_progress(mut rx: mpsc::Receiver<EngineEvent>) -> RunState {
     state
 }
 
+/// One line for a finished level: throughput, latency, errors, achieved concurrency.
+fn level_line(s: &crate::metrics::LevelSummary) -> String {
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0} ms"));
+    format!(
+        "{:.1} req/s, {:.0} out tok/s, TTFT p50 {}, e2e p99 {}, {} errors, achieved concurrency {}{}",
+        s.requests_per_sec(),
+        s.output_tps(),
+        ms(s.ttft_p(50.0)),
+        ms(s.e2e_p99_ms()),
+        s.error_count(),
+        s.achieved_concurrency
+            .map_or("-".to_string(), |c| format!("{c:.1}")),
+        if s.partial { " (partial)" } else { "" }
+    )
+}
+
 /// Prints the final table (or JSON) on stdout.
 pub fn print_final(state: &RunState, outcome: &RunOutcome, json: bool) -> std::io::Result<()> {
     let text = if json {
@@ -96,7 +112,7 @@ pub fn print_final(state: &RunState, outcome: &RunOutcome, json: bool) -> std::i
         });
         serde_json::to_string_pretty(&v).map_err(std::io::Error::other)? + "\n"
     } else {
-        crate::report::table::render(&state.levels)
+        crate::report::render_table(&state.levels)
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {

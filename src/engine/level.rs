@@ -8,12 +8,9 @@ use super::lag::{lag_warning, LagProbe};
 use super::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
-use crate::metrics::{
-    ClientLag, LevelAccumulator, LevelMeta, LevelProgress, LevelSummary, RollingRate,
-};
+use crate::metrics::{ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel};
 use crate::report::RequestLog;
 use crate::workload::{Prompt, WorkloadSpec};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,7 +80,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             request_count: plan.request_count as u64,
         })
         .await;
-    let started_at = crate::report::rfc3339_now();
+    let started_at = crate::report::rfc3339_utc(std::time::SystemTime::now());
     let probe = LagProbe::start();
     let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
     let inflight = Arc::new(AtomicU64::new(0));
@@ -99,21 +96,28 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     );
 
     let mut acc = LevelAccumulator::new(plan.concurrency, plan.request_count as u64);
-    let mut live = LiveCounts::new(plan);
+    let mut live = LiveLevel::new(
+        plan.index,
+        plan.concurrency,
+        plan.request_count as u64,
+        Duration::from_millis(500),
+        20,
+    );
     let mut tick = tokio::time::interval(PROGRESS_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             rec = rx.recv() => match rec {
                 Some(rec) => {
-                    live.add(&rec, level_start);
+                    live.on_record(&rec);
                     log.append(plan.index, &rec);
                     acc.add(&rec);
                 }
                 None => break,
             },
             _ = tick.tick() => {
-                let snapshot = live.snapshot(level_start, inflight.load(Ordering::Relaxed));
+                let mut snapshot = live.snapshot(now_ns().saturating_sub(level_start));
+                snapshot.in_flight = inflight.load(Ordering::Relaxed);
                 // a snapshot may be dropped when the consumer lags; the next one replaces it
                 let _ = events.try_send(EngineEvent::Progress(snapshot));
             }
@@ -125,13 +129,13 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     let mut summary = acc.finish(LevelMeta {
         index: plan.index,
         started_at,
-        ended_at: crate::report::rfc3339_now(),
+        ended_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
         partial,
         lag: None,
     });
-    let slot_p99 = summary.slot_to_send_p99_ms().unwrap_or(0.0);
+    let slot_p99 = summary.slot_to_send.as_ref().map_or(0.0, |s| s.p99);
     let typical = summary
-        .ttft_p50_ms()
+        .ttft_p(50.0)
         .or(summary.e2e_p50_ms())
         .unwrap_or(0.0);
     let warning = lag_warning(timer_p99, slot_p99, typical);
@@ -214,54 +218,5 @@ fn cancelled_outcome(start_ns: u64) -> ExchangeOutcome {
             message: "run stopped while the request was in flight".into(),
         }),
         ..Default::default()
-    }
-}
-
-/// Counters for progress snapshots, kept beside the accumulator so a snapshot is cheap.
-struct LiveCounts {
-    plan: LevelPlan,
-    done: u64,
-    ok: u64,
-    errors: BTreeMap<ErrorKind, u64>,
-    tokens: RollingRate,
-}
-
-impl LiveCounts {
-    fn new(plan: LevelPlan) -> Self {
-        LiveCounts {
-            plan,
-            done: 0,
-            ok: 0,
-            errors: BTreeMap::new(),
-            tokens: RollingRate::new(Duration::from_millis(500), 20),
-        }
-    }
-
-    fn add(&mut self, rec: &RequestRecord, level_start: u64) {
-        self.done += 1;
-        match &rec.error {
-            None => {
-                self.ok += 1;
-                let t = level_start + rec.end_ns;
-                self.tokens.add(t, rec.output_tokens.unwrap_or(0) as f64);
-            }
-            Some(e) => *self.errors.entry(e.kind).or_insert(0) += 1,
-        }
-    }
-
-    fn snapshot(&self, level_start: u64, inflight: u64) -> LevelProgress {
-        let now = now_ns();
-        LevelProgress {
-            index: self.plan.index,
-            concurrency: self.plan.concurrency,
-            done: self.done,
-            total: self.plan.request_count as u64,
-            in_flight: inflight,
-            ok: self.ok,
-            errors_by_kind: self.errors.clone(),
-            output_tokens_per_sec: self.tokens.rate_per_sec(now),
-            tokens_per_sec_series: self.tokens.series(now),
-            elapsed_s: now.saturating_sub(level_start) as f64 / 1e9,
-        }
     }
 }

@@ -8,7 +8,7 @@ use super::level::{run_level, LevelCtx, LevelPlan};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::metrics::LevelSummary;
-use crate::report::{RequestLog, ResultsDir};
+use crate::report::ResultsDir;
 use crate::workload::WorkloadSpec;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -111,7 +111,7 @@ pub async fn run(
     let server = preflight(&endpoint).await?;
     let model = endpoint.spec().model.clone();
 
-    let run_id = crate::report::new_run_id(&req.kind);
+    let run_id = crate::report::new_run_id(&req.kind, std::time::SystemTime::now());
     let dir = ResultsDir::create(&req.results_root, &run_id)?;
     let mut echo = RunEcho {
         tool: "rightsize",
@@ -127,7 +127,7 @@ pub async fn run(
         timeout_s: req.timeout.as_secs_f64(),
         config_sources: req.config_sources.clone(),
         open_file_limit: limits.map(|l| l.0),
-        started_at: crate::report::rfc3339_now(),
+        started_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
         ended_at: None,
         interrupted: false,
     };
@@ -142,7 +142,7 @@ pub async fn run(
         })
         .await;
 
-    let mut log = RequestLog::open(&dir)?;
+    let mut log = dir.request_log()?;
     let mut levels: Vec<LevelSummary> = Vec::new();
     while !cancel.is_cancelled() {
         let Some(concurrency) = planner.next(&levels) else {
@@ -181,7 +181,7 @@ pub async fn run(
         levels.push(summary);
     }
     let interrupted = cancel.is_cancelled();
-    echo.ended_at = Some(crate::report::rfc3339_now());
+    echo.ended_at = Some(crate::report::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
     dir.write_run(&echo)?;
     dir.write_summary(&serde_json::json!({
