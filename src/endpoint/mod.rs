@@ -3,6 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod client;
+pub mod openai;
+pub mod preflight;
+pub mod sse;
+
+pub use client::{api_base, Endpoint, EndpointError};
+pub use preflight::{preflight, PreflightError, ServerIdentity};
+
 /// Which OpenAI-compatible API to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
