@@ -645,6 +645,10 @@ pub(crate) fn error_chain(e: &reqwest::Error) -> String {
         }
         source = s.source();
     }
+    // hyper-util's "client error (Connect)" only repeats what the causes below it say.
+    if parts.len() > 1 && parts[0].starts_with("client error (") {
+        parts.remove(0);
+    }
     if parts.is_empty() {
         let top = if e.is_connect() {
             "connection failed"

@@ -110,6 +110,13 @@ async fn handle(
             if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 break i + 4;
             }
+            if buf.first() == Some(&0x16) {
+                // a TLS ClientHello: answer like a plain HTTP server does
+                let _ = stream
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+                return;
+            }
             let mut tmp = [0u8; 4096];
             match stream.read(&mut tmp).await {
                 Ok(0) | Err(_) => return,
