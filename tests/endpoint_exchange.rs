@@ -135,6 +135,22 @@ async fn stream_without_done_is_broken() {
 }
 
 #[tokio::test]
+async fn done_without_end_of_body_still_succeeds() {
+    // [DONE] came but the server keeps the body open: complete after a short grace
+    let server = serve_one(vec![
+        sse_head(),
+        content("Hello"),
+        done(),
+        Step::Sleep(10_000),
+    ])
+    .await;
+    let o = endpoint(&spec(&server.base())).send("x", 4).await;
+    assert_eq!(o.error, None);
+    let total = ms(o.start_ns, o.end_ns);
+    assert!((1000.0..1000.0 + SLACK_MS).contains(&total), "{total} ms");
+}
+
+#[tokio::test]
 async fn abrupt_close_mid_body_is_broken() {
     let server = serve_one(vec![
         sse_head(),

@@ -23,6 +23,8 @@ use crate::workload::tokenizer::approx_token_count;
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// Largest error body read for a message, in bytes.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+/// How long to wait for the end of the body after `[DONE]` before dropping the connection.
+const AFTER_DONE_GRACE: Duration = Duration::from_secs(1);
 /// Body bytes kept for the pre-flight diagnosis.
 const PROBE_HEAD_BYTES: usize = 2048;
 
@@ -488,7 +490,15 @@ async fn read_stream(
     let mut parser = StreamParser::new();
     let mut st = StreamState::default();
     loop {
-        match resp.chunk().await {
+        let next = if parser.saw_done() {
+            // Complete; wait briefly for the body's end so the connection can be reused.
+            tokio::time::timeout(AFTER_DONE_GRACE, resp.chunk())
+                .await
+                .unwrap_or(Ok(None))
+        } else {
+            resp.chunk().await
+        };
+        match next {
             Ok(Some(bytes)) => {
                 let t = now_ns();
                 keep_head(&mut probe, &bytes);

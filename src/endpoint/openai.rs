@@ -80,14 +80,25 @@ pub struct Usage {
     pub completion_tokens: Option<u32>,
 }
 
+/// Deserializes an optional string, borrowing it from the input when it has no escapes
+/// (serde copies an `Option<Cow<str>>` otherwise).
+fn opt_cow<'de: 'a, 'a, D>(d: D) -> Result<Option<Cow<'a, str>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+    Ok(Option::<Borrowed<'a>>::deserialize(d)?.map(|b| b.0))
+}
+
 /// `delta` (streaming chat) or `message` (non-streaming chat).
 #[derive(Debug, Deserialize)]
 struct Delta<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reasoning_content: Option<Cow<'a, str>>,
 }
 
@@ -97,9 +108,9 @@ struct Choice<'a> {
     delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
     message: Option<Delta<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     finish_reason: Option<Cow<'a, str>>,
 }
 
@@ -411,6 +422,12 @@ mod tests {
         for (name, input, want) in cases {
             assert_eq!(parse_chunk(input.as_bytes()), want, "{name}");
         }
+    }
+
+    #[test]
+    fn unescaped_text_is_borrowed_not_copied() {
+        let c = parse_chunk(br#"{"choices":[{"delta":{"content":"plain words"}}]}"#).unwrap();
+        assert!(matches!(c.content, Some(Cow::Borrowed("plain words"))));
     }
 
     #[test]
