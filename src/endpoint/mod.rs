@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 pub mod client;
 pub mod openai;
 pub mod preflight;
+mod response;
 pub mod sse;
+mod transport;
 
 pub use client::{api_base, Endpoint, EndpointError};
 pub use preflight::{preflight, PreflightError, ServerIdentity};

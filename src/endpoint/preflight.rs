@@ -4,9 +4,11 @@
 
 use serde::Serialize;
 
-use super::client::{classify, display_url, error_chain, Endpoint, Probe, Transport};
+use super::client::{display_url, Endpoint};
 use super::openai;
+use super::response::Probe;
 use super::sse::Framing;
+use super::transport::{classify, error_chain, Transport};
 use crate::engine::record::ErrorKind;
 
 /// Prompt of the pre-flight request.
