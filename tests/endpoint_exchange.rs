@@ -420,3 +420,43 @@ fn invalid_base_url_is_a_construction_error() {
         "invalid base URL 'ftp://h/v1': scheme 'ftp' is not http or https"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_each_get_a_connection_and_run_in_parallel() {
+    const N: usize = 32;
+    let server = serve_one(vec![
+        sse_head(),
+        Step::Sleep(200),
+        content("Hello"),
+        usage(1, 1),
+        done(),
+        end(),
+    ])
+    .await;
+    let ep = endpoint(&spec(&server.base()));
+    let t0 = rightsize::clock::now_ns();
+    let tasks: Vec<_> = (0..N)
+        .map(|_| {
+            let ep = ep.clone();
+            tokio::spawn(async move { ep.send("x", 4).await })
+        })
+        .collect();
+    for t in tasks {
+        let o = t.await.unwrap();
+        assert_eq!(o.error, None);
+        let ttft = ms(o.start_ns, o.first_token_ns.unwrap());
+        assert!(
+            (200.0..200.0 + 4.0 * SLACK_MS).contains(&ttft),
+            "ttft {ttft} ms"
+        );
+    }
+    let wall = ms(t0, rightsize::clock::now_ns());
+    assert!(
+        wall < 200.0 + 8.0 * SLACK_MS,
+        "requests were serialized: {wall} ms"
+    );
+    let mut conns: Vec<usize> = server.requests().iter().map(|r| r.conn).collect();
+    conns.sort_unstable();
+    conns.dedup();
+    assert_eq!(conns.len(), N);
+}
