@@ -3,6 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod client;
+pub mod openai;
+pub mod preflight;
+mod response;
+pub mod sse;
+mod transport;
+
+pub use client::{api_base, Endpoint, EndpointError};
+pub use preflight::{preflight, PreflightError, ServerIdentity};
+
 /// Which OpenAI-compatible API to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]

@@ -1,0 +1,355 @@
+//! The shared HTTP client and one request/response exchange with exact timing.
+//!
+//! One [`Endpoint`] (one `reqwest::Client`, one connection pool) is shared by every worker.
+//! Times are read with [`now_ns`] in the task that reads the bytes, once per network read, the
+//! moment the read completes; every event parsed from that read gets that time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::Url;
+
+use super::openai;
+use super::response::{read_error, read_stream, read_whole, Probe};
+use super::transport::{error_chain, fail_transport, is_stale_connection, Transport};
+use super::EndpointSpec;
+use crate::clock::now_ns;
+use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError};
+
+/// Why an [`Endpoint`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    /// The base URL does not parse or is not http(s).
+    #[error("invalid base URL '{url}': {reason}")]
+    InvalidUrl { url: String, reason: String },
+    /// `api_key_env` names a variable that is not set.
+    #[error("the API key variable {var} (api_key_env) is not set in the environment")]
+    MissingApiKey { var: String },
+    /// `api_key_env` names a variable that is empty.
+    #[error("the API key variable {var} (api_key_env) is empty")]
+    EmptyApiKey { var: String },
+    /// The key holds characters an HTTP header cannot carry.
+    #[error("the API key in {var} (api_key_env) has characters an HTTP header cannot carry")]
+    InvalidApiKey { var: String },
+    /// A custom header name or value is not valid HTTP.
+    #[error("invalid header '{name}': {reason}")]
+    InvalidHeader { name: String, reason: String },
+    /// The TLS / HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+}
+
+struct Inner {
+    spec: EndpointSpec,
+    client: reqwest::Client,
+    generate_url: Url,
+    models_url: Url,
+    request_timeout: Duration,
+}
+
+/// An endpoint ready to send requests: one shared HTTP client (cheap to clone).
+#[derive(Clone)]
+pub struct Endpoint {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Headers (and so the bearer token) are deliberately left out.
+        f.debug_struct("Endpoint")
+            .field("spec", &self.inner.spec)
+            .field("generate_url", &display_url(&self.inner.generate_url))
+            .field("request_timeout", &self.inner.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The API base: `base_url` without a trailing slash, with `/v1` appended when its path has
+/// no version segment (`v1`, `v2`, `v1beta`, ...).
+pub fn api_base(base_url: &str) -> Result<Url, EndpointError> {
+    let invalid = |reason: String| EndpointError::InvalidUrl {
+        url: base_url.to_string(),
+        reason,
+    };
+    let mut url = Url::parse(base_url.trim()).map_err(|e| invalid(e.to_string()))?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(invalid(format!(
+            "scheme '{}' is not http or https",
+            url.scheme()
+        )));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("no host".to_string()));
+    }
+    let path = url.path().trim_end_matches('/').to_string();
+    let versioned = path.split('/').any(|seg| {
+        let mut c = seg.chars();
+        c.next() == Some('v') && c.next().is_some_and(|d| d.is_ascii_digit())
+    });
+    let path = if versioned {
+        path
+    } else {
+        format!("{path}/v1")
+    };
+    url.set_path(&path);
+    Ok(url)
+}
+
+/// `base` with `/suffix` appended to its path (query kept).
+fn join(base: &Url, suffix: &str) -> Url {
+    let mut u = base.clone();
+    let path = format!("{}/{}", base.path().trim_end_matches('/'), suffix);
+    u.set_path(&path);
+    u
+}
+
+/// A URL for messages: no user name, password or query string (they may hold secrets).
+pub fn display_url(url: &Url) -> String {
+    let mut u = url.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_query(None);
+    u.set_fragment(None);
+    u.to_string()
+}
+
+impl Endpoint {
+    /// Builds the shared client. `pool_size` is the number of idle connections kept per host
+    /// (set it to the highest concurrency so no request waits for a connection);
+    /// `request_timeout` bounds each whole exchange, a stalled stream included. Reads the API
+    /// key variable (if any) once, here.
+    pub fn new(
+        spec: &EndpointSpec,
+        pool_size: usize,
+        request_timeout: Duration,
+    ) -> Result<Endpoint, EndpointError> {
+        let base = api_base(&spec.base_url)?;
+        let generate_url = join(
+            &base,
+            match spec.api {
+                super::Api::Chat => "chat/completions",
+                super::Api::Completions => "completions",
+            },
+        );
+        let models_url = join(&base, "models");
+
+        let mut headers = HeaderMap::new();
+        for (name, value) in &spec.headers {
+            let invalid = |reason: String| EndpointError::InvalidHeader {
+                name: name.clone(),
+                reason,
+            };
+            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|e| invalid(e.to_string()))?;
+            let v = HeaderValue::from_str(value).map_err(|e| invalid(e.to_string()))?;
+            headers.append(n, v);
+        }
+        if let Some(var) = &spec.api_key_env {
+            let key = match std::env::var(var) {
+                Ok(k) => super::Secret::new(k),
+                Err(_) => return Err(EndpointError::MissingApiKey { var: var.clone() }),
+            };
+            if key.expose().trim().is_empty() {
+                return Err(EndpointError::EmptyApiKey { var: var.clone() });
+            }
+            let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose().trim()))
+                .map_err(|_| EndpointError::InvalidApiKey { var: var.clone() })?;
+            v.set_sensitive(true);
+            headers.insert(reqwest::header::AUTHORIZATION, v);
+        }
+        if spec.sim_timing {
+            headers.insert("x-rightsize-sim-timing", HeaderValue::from_static("1"));
+        }
+
+        // HTTP/1.1 only: one connection per in-flight request, as a load test needs. Over
+        // HTTP/2 the server's stream limit would silently queue requests on one connection.
+        // No redirects: a redirected POST turns into a GET; show the status instead.
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .pool_max_idle_per_host(pool_size.max(1))
+            .tcp_nodelay(true)
+            .http1_only()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| EndpointError::Client(error_chain(&e)))?;
+        Ok(Endpoint {
+            inner: Arc::new(Inner {
+                spec: spec.clone(),
+                client,
+                generate_url,
+                models_url,
+                request_timeout,
+            }),
+        })
+    }
+
+    /// The endpoint's description.
+    pub fn spec(&self) -> &EndpointSpec {
+        &self.inner.spec
+    }
+
+    /// The URL requests are posted to (`.../chat/completions` or `.../completions`).
+    pub fn generate_url(&self) -> &Url {
+        &self.inner.generate_url
+    }
+
+    /// The `GET .../models` URL.
+    pub fn models_url(&self) -> &Url {
+        &self.inner.models_url
+    }
+
+    /// The per-request timeout.
+    pub fn request_timeout(&self) -> Duration {
+        self.inner.request_timeout
+    }
+
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.inner.client
+    }
+
+    /// Sends one request and reads the whole answer. Never panics; failures are in
+    /// [`ExchangeOutcome::error`].
+    pub async fn send(&self, prompt: &str, max_tokens: u32) -> ExchangeOutcome {
+        self.exchange(prompt, max_tokens, None).await
+    }
+
+    /// [`Endpoint::send`], also filling `probe` when given (pre-flight).
+    pub(crate) async fn exchange(
+        &self,
+        prompt: &str,
+        max_tokens: u32,
+        mut probe: Option<&mut Probe>,
+    ) -> ExchangeOutcome {
+        let inner = &*self.inner;
+        let body = Bytes::from(openai::request_body(&inner.spec, prompt, max_tokens));
+        let accept = if inner.spec.stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        let mut out = ExchangeOutcome::default();
+        let request = match inner
+            .client
+            .post(inner.generate_url.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, accept)
+            .body(body)
+            .build()
+        {
+            Ok(r) => r,
+            Err(e) => {
+                out.start_ns = now_ns();
+                fail_transport(&mut out, &e, probe.as_deref_mut());
+                out.end_ns = out.start_ns;
+                return out;
+            }
+        };
+        let retry = request.try_clone();
+        let deadline = tokio::time::Instant::now() + inner.request_timeout;
+        out.start_ns = now_ns();
+        let finished = tokio::time::timeout_at(
+            deadline,
+            self.run(request, retry, &mut out, probe.as_deref_mut()),
+        )
+        .await;
+        if finished.is_err() {
+            out.error = Some(RequestError {
+                kind: ErrorKind::Timeout,
+                status: None,
+                message: format!(
+                    "no complete response within {} ms",
+                    inner.request_timeout.as_millis()
+                ),
+            });
+            if let Some(p) = probe {
+                p.transport = Some(Transport::Timeout);
+            }
+        }
+        out.end_ns = now_ns();
+        out
+    }
+
+    async fn run(
+        &self,
+        request: reqwest::Request,
+        retry: Option<reqwest::Request>,
+        out: &mut ExchangeOutcome,
+        mut probe: Option<&mut Probe>,
+    ) {
+        let client = &self.inner.client;
+        let resp = match client.execute(request).await {
+            Ok(r) => r,
+            Err(e) => match retry {
+                Some(again) if is_stale_connection(&e) => {
+                    out.reconnected = true;
+                    match client.execute(again).await {
+                        Ok(r) => r,
+                        Err(e) => return fail_transport(out, &e, probe),
+                    }
+                }
+                _ => return fail_transport(out, &e, probe),
+            },
+        };
+        let status = resp.status();
+        if let Some(p) = probe.as_deref_mut() {
+            let header = |name| {
+                resp.headers()
+                    .get(name)
+                    .and_then(|v: &HeaderValue| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            p.status = Some(status.as_u16());
+            p.content_type = header(CONTENT_TYPE);
+            p.server_header = header(reqwest::header::SERVER);
+            p.location = header(reqwest::header::LOCATION);
+        }
+        if !status.is_success() {
+            read_error(resp, out, probe).await;
+        } else if self.inner.spec.stream {
+            read_stream(resp, out, probe).await;
+        } else {
+            read_whole(resp, out, probe).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_base_table() {
+        let cases = [
+            ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+            ("http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000/v1"),
+            ("http://127.0.0.1:8000", "http://127.0.0.1:8000/v1"),
+            ("http://127.0.0.1:8000/", "http://127.0.0.1:8000/v1"),
+            ("https://h.example/openai", "https://h.example/openai/v1"),
+            ("https://h.example/api/v1/", "https://h.example/api/v1"),
+            (
+                "https://h.example/v1beta/openai/",
+                "https://h.example/v1beta/openai",
+            ),
+            ("http://h:1/v1?x=1", "http://h:1/v1?x=1"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(api_base(input).unwrap().as_str(), want, "{input}");
+        }
+        for bad in ["ftp://h/v1", "not a url", "http://"] {
+            assert!(api_base(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn join_keeps_query() {
+        let base = api_base("http://h:1/v1?x=1").unwrap();
+        assert_eq!(join(&base, "models").as_str(), "http://h:1/v1/models?x=1");
+    }
+
+    #[test]
+    fn display_url_hides_credentials_and_query() {
+        let u = Url::parse("https://user:pw@h.example/v1/models?api_key=s3cret").unwrap();
+        assert_eq!(display_url(&u), "https://h.example/v1/models");
+    }
+}

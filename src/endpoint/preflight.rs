@@ -1,0 +1,397 @@
+//! The pre-flight check: before any load, ask the endpoint what it serves (`GET /models`, whose
+//! absence is fine) and send one small request the way the run will send them. Whatever is
+//! wrong comes back as one line that names the URL and says what to do.
+
+use serde::Serialize;
+
+use super::client::{display_url, Endpoint};
+use super::openai;
+use super::response::Probe;
+use super::sse::Framing;
+use super::transport::{classify, error_chain, Transport};
+use crate::engine::record::ErrorKind;
+
+/// Prompt of the pre-flight request.
+const PREFLIGHT_PROMPT: &str = "Say hello.";
+/// Output tokens asked for by the pre-flight request.
+const PREFLIGHT_MAX_TOKENS: u32 = 4;
+/// Characters of an unexpected body shown in a diagnosis.
+const SHOWN_BODY_CHARS: usize = 200;
+
+/// What the server says about itself (recorded with the run).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ServerIdentity {
+    /// Model ids from `GET /models` (empty when the server has no such route).
+    pub models: Vec<String>,
+    /// The `Server` response header, when sent.
+    pub server_header: Option<String>,
+    /// `owned_by` of the model in use (e.g. `vllm`), when `/models` says.
+    pub owned_by: Option<String>,
+}
+
+/// What the pre-flight check found wrong. Each message is one line naming the URL and the fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PreflightError {
+    #[error("connection refused at {url}: is the server running and listening on port {port}?")]
+    ConnectionRefused { url: String, port: u16 },
+    #[error("cannot resolve the host name '{host}' ({url}): check the host in the base URL")]
+    Dns { url: String, host: String },
+    #[error(
+        "TLS handshake with {url} failed ({detail}): check http:// versus https:// and the \
+         server's certificate"
+    )]
+    Tls { url: String, detail: String },
+    #[error("cannot connect to {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error(
+        "{url} did not answer within {timeout_ms} ms: the server may be overloaded or still \
+         loading the model; retry, or raise the request timeout"
+    )]
+    Timeout { url: String, timeout_ms: u64 },
+    #[error("{url} answered HTTP {status}: {}", key_hint(.key_var))]
+    Unauthorized {
+        url: String,
+        status: u16,
+        /// The name (never the value) of the API key variable.
+        key_var: Option<String>,
+    },
+    #[error("model '{model}' is not served at {url}: {}", offered(.available, .server_message))]
+    UnknownModel {
+        url: String,
+        model: String,
+        /// What `GET /models` lists (may be empty).
+        available: Vec<String>,
+        /// The server's own words, when it rejected the model.
+        server_message: Option<String>,
+    },
+    #[error(
+        "{url} answered HTTP 404: no OpenAI-compatible API there; check the base URL (it \
+         usually ends in /v1)"
+    )]
+    NotFound { url: String },
+    #[error("{url} redirects (HTTP {status}) to {location}: use that address as the base URL")]
+    Redirect {
+        url: String,
+        status: u16,
+        location: String,
+    },
+    #[error(
+        "{url} did not stream (content type '{content_type}', {data_events} data events): the \
+         server may not support streaming; try --no-stream"
+    )]
+    StreamingUnsupported {
+        url: String,
+        content_type: String,
+        data_events: u64,
+    },
+    #[error(
+        "{url} did not answer like an OpenAI-compatible API (HTTP {status}, content type \
+         '{content_type}'); it sent: {head}"
+    )]
+    NotOpenAi {
+        url: String,
+        status: u16,
+        content_type: String,
+        /// The first ~200 characters of the body.
+        head: String,
+    },
+    #[error("{url} answered HTTP {status}: {message}")]
+    HttpStatus {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{url} reported an error inside the stream: {message}")]
+    InStreamError { url: String, message: String },
+    #[error("{url}: the stream broke before it was complete ({detail}); check the server's logs")]
+    BrokenStream { url: String, detail: String },
+}
+
+fn key_hint(key_var: &Option<String>) -> String {
+    match key_var {
+        Some(var) => format!("the API key was rejected; check the environment variable {var}"),
+        None => "the server wants an API key; put it in an environment variable and name that \
+                 variable in the endpoint's api_key_env"
+            .to_string(),
+    }
+}
+
+fn offered(available: &[String], server_message: &Option<String>) -> String {
+    let said = server_message
+        .as_deref()
+        .map(|m| format!("the server says \"{m}\"; "))
+        .unwrap_or_default();
+    if available.is_empty() {
+        format!("{said}check the model name")
+    } else {
+        format!("{said}it offers: {}", available.join(", "))
+    }
+}
+
+/// A body shown in a message: lossy UTF-8, whitespace collapsed, cut to ~200 characters.
+fn show_body(head: &[u8]) -> String {
+    let text = String::from_utf8_lossy(head);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    openai::truncate_chars(&text, SHOWN_BODY_CHARS)
+}
+
+fn transport_error(
+    url: &reqwest::Url,
+    t: Transport,
+    detail: String,
+    timeout_ms: u64,
+) -> PreflightError {
+    let shown = display_url(url);
+    match t {
+        Transport::Refused => PreflightError::ConnectionRefused {
+            url: shown,
+            port: url.port_or_known_default().unwrap_or(0),
+        },
+        Transport::Dns => PreflightError::Dns {
+            url: shown,
+            host: url.host_str().unwrap_or_default().to_string(),
+        },
+        Transport::Tls => PreflightError::Tls { url: shown, detail },
+        Transport::Timeout => PreflightError::Timeout {
+            url: shown,
+            timeout_ms,
+        },
+        Transport::Other => PreflightError::Connect { url: shown, detail },
+    }
+}
+
+/// True for content types that carry a stream (SSE or JSON lines).
+fn streaming_content_type(ct: &str) -> bool {
+    let ct = ct.to_ascii_lowercase();
+    ["event-stream", "ndjson", "jsonl", "jsonlines", "json-seq"]
+        .iter()
+        .any(|m| ct.contains(m))
+}
+
+/// Checks that the endpoint is reachable, accepts the key, serves the model and answers (and
+/// streams, if asked) like an OpenAI-compatible API. Sends exactly one small generation request.
+pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> {
+    let timeout = ep.request_timeout();
+    let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+    let spec = ep.spec();
+    let mut id = ServerIdentity::default();
+
+    // 1. GET /models (optional route).
+    let models_url = ep.models_url();
+    let get = async {
+        let mut resp = ep
+            .client()
+            .get(models_url.clone())
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await?;
+        let mut body = Vec::new();
+        while let Some(b) = resp.chunk().await? {
+            body.extend_from_slice(&b);
+            if body.len() > 4 * 1024 * 1024 {
+                break;
+            }
+        }
+        Ok::<_, reqwest::Error>((resp, body))
+    };
+    match tokio::time::timeout(timeout, get).await {
+        Err(_) => {
+            return Err(PreflightError::Timeout {
+                url: display_url(models_url),
+                timeout_ms,
+            })
+        }
+        Ok(Err(e)) if e.status().is_none() && !e.is_body() && !e.is_decode() => {
+            return Err(transport_error(
+                models_url,
+                classify(&e),
+                error_chain(&e),
+                timeout_ms,
+            ));
+        }
+        // A body that broke off: leave the verdict to the generation request.
+        Ok(Err(_)) => {}
+        Ok(Ok((resp, body))) => {
+            let status = resp.status().as_u16();
+            id.server_header = resp
+                .headers()
+                .get(reqwest::header::SERVER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            if status == 401 || status == 403 {
+                return Err(PreflightError::Unauthorized {
+                    url: display_url(models_url),
+                    status,
+                    key_var: spec.api_key_env.clone(),
+                });
+            }
+            // Anything else that is not a model list (404, 405, an HTML page) just skips the
+            // model check: the generation request below decides.
+            if resp.status().is_success() {
+                if let Some(models) = openai::parse_models(&body) {
+                    id.owned_by = models
+                        .iter()
+                        .find(|m| m.id == spec.model)
+                        .and_then(|m| m.owned_by.clone());
+                    id.models = models.into_iter().map(|m| m.id).collect();
+                    if !id.models.is_empty() && !id.models.contains(&spec.model) {
+                        return Err(PreflightError::UnknownModel {
+                            url: display_url(models_url),
+                            model: spec.model.clone(),
+                            available: id.models,
+                            server_message: None,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    // 2. One small generation request, exactly as the run sends them.
+    let mut probe = Probe::default();
+    let out = ep
+        .exchange(PREFLIGHT_PROMPT, PREFLIGHT_MAX_TOKENS, Some(&mut probe))
+        .await;
+    if probe.server_header.is_some() {
+        id.server_header = probe.server_header.clone();
+    }
+    match diagnose(ep, &id, &out.error, &probe, timeout_ms) {
+        Some(e) => Err(e),
+        None => Ok(id),
+    }
+}
+
+/// The diagnosis of the generation request, or `None` when it went well.
+fn diagnose(
+    ep: &Endpoint,
+    id: &ServerIdentity,
+    error: &Option<crate::engine::record::RequestError>,
+    probe: &Probe,
+    timeout_ms: u64,
+) -> Option<PreflightError> {
+    let gen_url = ep.generate_url();
+    let url = display_url(gen_url);
+    let spec = ep.spec();
+    let status = probe.status.unwrap_or(0);
+    let content_type = probe.content_type.clone().unwrap_or_default();
+    let not_openai = || PreflightError::NotOpenAi {
+        url: url.clone(),
+        status,
+        content_type: content_type.clone(),
+        head: show_body(&probe.head),
+    };
+    let looks_html = content_type.to_ascii_lowercase().contains("html")
+        || probe.head.trim_ascii_start().first() == Some(&b'<');
+
+    if let Some(err) = error {
+        match err.kind {
+            ErrorKind::Connect => {
+                let t = probe.transport.unwrap_or(Transport::Other);
+                let detail = probe.transport_detail.clone().unwrap_or_default();
+                return Some(transport_error(gen_url, t, detail, timeout_ms));
+            }
+            ErrorKind::Timeout => {
+                return Some(PreflightError::Timeout { url, timeout_ms });
+            }
+            ErrorKind::HttpStatus => return Some(http_status(ep, id, err, probe, looks_html)),
+            _ => {}
+        }
+    }
+    // A 2xx answer from here on.
+    if looks_html {
+        return Some(not_openai());
+    }
+    if spec.stream {
+        let streamed = probe.data_events > 0
+            && (probe.framing == Some(Framing::Sse) || streaming_content_type(&content_type));
+        if !streamed {
+            return Some(PreflightError::StreamingUnsupported {
+                url,
+                content_type,
+                data_events: probe.data_events,
+            });
+        }
+    }
+    if let Some(err) = error {
+        return Some(match err.kind {
+            ErrorKind::InStreamError => PreflightError::InStreamError {
+                url,
+                message: err.message.clone(),
+            },
+            ErrorKind::BrokenStream => PreflightError::BrokenStream {
+                url,
+                detail: err.message.clone(),
+            },
+            _ => not_openai(),
+        });
+    }
+    if probe.openai_chunks == 0 {
+        return Some(not_openai());
+    }
+    None
+}
+
+/// The diagnosis of a non-2xx answer to the generation request.
+fn http_status(
+    ep: &Endpoint,
+    id: &ServerIdentity,
+    err: &crate::engine::record::RequestError,
+    probe: &Probe,
+    looks_html: bool,
+) -> PreflightError {
+    let url = display_url(ep.generate_url());
+    let status = err.status.unwrap_or(0);
+    let server_message = openai::error_message(&probe.head);
+    if status == 401 || status == 403 {
+        return PreflightError::Unauthorized {
+            url,
+            status,
+            key_var: ep.spec().api_key_env.clone(),
+        };
+    }
+    if (300..400).contains(&status) {
+        return PreflightError::Redirect {
+            url,
+            status,
+            location: probe.location.clone().unwrap_or_else(|| "?".to_string()),
+        };
+    }
+    if let Some(m) = &server_message {
+        let lower = m.to_ascii_lowercase();
+        let about_model = lower.contains("model")
+            && [
+                "not exist",
+                "does not",
+                "not found",
+                "unknown",
+                "invalid",
+                "no such",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+        if matches!(status, 400 | 404 | 422) && about_model {
+            return PreflightError::UnknownModel {
+                url,
+                model: ep.spec().model.clone(),
+                available: id.models.clone(),
+                server_message: Some(m.clone()),
+            };
+        }
+    }
+    if status == 404 && server_message.is_none() {
+        return PreflightError::NotFound { url };
+    }
+    if looks_html && server_message.is_none() {
+        return PreflightError::NotOpenAi {
+            url,
+            status,
+            content_type: probe.content_type.clone().unwrap_or_default(),
+            head: show_body(&probe.head),
+        };
+    }
+    PreflightError::HttpStatus {
+        url,
+        status,
+        message: err.message.clone(),
+    }
+}

@@ -1,0 +1,320 @@
+//! Reading a response body, streamed or whole, with one clock read per network read: the
+//! moment `chunk()` returns bytes, [`now_ns`] is read in this task and every event parsed from
+//! those bytes gets that time. Waiting for bytes is an `await`, never a poll loop.
+
+use std::time::Duration;
+
+use super::openai::{self, ChunkError, Usage};
+use super::sse::{Event, Framing, StreamParser};
+use super::transport::{error_chain, Transport};
+use crate::clock::now_ns;
+use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
+use crate::workload::tokenizer::approx_token_count;
+
+/// Largest response body read (non-streaming answers and error bodies), in bytes.
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// Largest error body read for a message, in bytes.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+/// How long to wait for the end of the body after `[DONE]` before dropping the connection.
+const AFTER_DONE_GRACE: Duration = Duration::from_secs(1);
+/// Body bytes kept for the pre-flight diagnosis.
+const PROBE_HEAD_BYTES: usize = 2048;
+
+/// What the pre-flight check needs beyond an [`ExchangeOutcome`].
+#[derive(Debug, Default)]
+pub(crate) struct Probe {
+    pub status: Option<u16>,
+    pub content_type: Option<String>,
+    pub server_header: Option<String>,
+    /// The first bytes of the body.
+    pub head: Vec<u8>,
+    /// Data events (SSE events or JSON lines) received.
+    pub data_events: u64,
+    /// Chunks with `choices` or `usage`.
+    pub openai_chunks: u64,
+    pub transport: Option<Transport>,
+    /// Error text of the transport failure (no URL, no headers).
+    pub transport_detail: Option<String>,
+    pub location: Option<String>,
+    /// How the streamed body was framed.
+    pub framing: Option<Framing>,
+}
+
+/// Reads a non-2xx answer: `HttpStatus` with the body's `error.message`, or the status and
+/// the start of the body.
+pub(crate) async fn read_error(
+    mut resp: reqwest::Response,
+    out: &mut ExchangeOutcome,
+    probe: Option<&mut Probe>,
+) {
+    let status = resp.status();
+    let body = read_limited(&mut resp, MAX_ERROR_BODY_BYTES).await;
+    if let Some(p) = probe {
+        p.head = body.iter().take(PROBE_HEAD_BYTES).copied().collect();
+    }
+    let message = openai::error_message(&body).unwrap_or_else(|| {
+        let reason = status.canonical_reason().unwrap_or("error");
+        let text = String::from_utf8_lossy(&body);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.is_empty() {
+            format!("HTTP {} {reason}", status.as_u16())
+        } else {
+            format!(
+                "HTTP {} {reason}: {}",
+                status.as_u16(),
+                openai::truncate_chars(&text, 120)
+            )
+        }
+    });
+    out.error = Some(RequestError {
+        kind: ErrorKind::HttpStatus,
+        status: Some(status.as_u16()),
+        message,
+    });
+}
+
+/// Reads up to `limit` body bytes, ignoring read errors (used for error bodies).
+async fn read_limited(resp: &mut reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(b)) = resp.chunk().await {
+        let room = limit.saturating_sub(body.len());
+        body.extend_from_slice(&b[..b.len().min(room)]);
+        if body.len() >= limit {
+            break;
+        }
+    }
+    body
+}
+
+fn keep_head(probe: &mut Option<&mut Probe>, bytes: &[u8]) {
+    if let Some(p) = probe.as_deref_mut() {
+        let room = PROBE_HEAD_BYTES.saturating_sub(p.head.len());
+        p.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+/// Per-stream state while events are parsed.
+#[derive(Default)]
+struct StreamState {
+    content: String,
+    reasoning: String,
+    usage: Option<Usage>,
+    finished: bool,
+    openai_chunks: u64,
+    /// Events now come from the end of the body (an unterminated last line).
+    at_end: bool,
+}
+
+impl StreamState {
+    fn on_event(&mut self, out: &mut ExchangeOutcome, event: Event<'_>, t: u64) {
+        if out.error.is_some() {
+            return;
+        }
+        let Event::Data(data) = event else {
+            return;
+        };
+        match openai::parse_chunk(data) {
+            Ok(c) => {
+                self.openai_chunks += u64::from(c.openai_shaped);
+                self.finished |= c.finished;
+                if c.usage.is_some() {
+                    self.usage = c.usage;
+                }
+                if c.has_text() {
+                    out.first_token_ns.get_or_insert(t);
+                    out.last_token_ns = Some(t);
+                    out.content_chunk_ns.push(t);
+                    if let Some(s) = c.sim_sent_ns {
+                        out.server_first_sent_ns.get_or_insert(s);
+                        out.server_last_sent_ns = Some(s);
+                    }
+                    if let Some(text) = &c.content {
+                        self.content.push_str(text);
+                    }
+                    if let Some(text) = &c.reasoning {
+                        self.reasoning.push_str(text);
+                    }
+                }
+            }
+            Err(ChunkError::InStream(message)) => {
+                out.error = Some(RequestError {
+                    kind: ErrorKind::InStreamError,
+                    status: None,
+                    message,
+                })
+            }
+            Err(ChunkError::BadPayload(m)) if self.at_end => {
+                out.error = Some(RequestError {
+                    kind: ErrorKind::BrokenStream,
+                    status: None,
+                    message: format!("the stream ended inside a chunk ({m})"),
+                })
+            }
+            Err(ChunkError::BadPayload(m)) => {
+                out.error = Some(RequestError {
+                    kind: ErrorKind::BadPayload,
+                    status: None,
+                    message: format!("a chunk is not valid JSON: {m}"),
+                })
+            }
+        }
+    }
+
+    /// Output and input token counts into `out`.
+    fn count_tokens(&self, out: &mut ExchangeOutcome) {
+        out.server_input_tokens = self.usage.and_then(|u| u.prompt_tokens);
+        match self.usage.and_then(|u| u.completion_tokens) {
+            Some(n) => {
+                out.output_tokens = Some(n);
+                out.output_tokens_source = TokenSource::Server;
+            }
+            None => {
+                out.output_tokens =
+                    Some(approx_token_count(&self.content) + approx_token_count(&self.reasoning));
+                out.output_tokens_source = TokenSource::Client;
+            }
+        }
+    }
+}
+
+pub(crate) async fn read_stream(
+    mut resp: reqwest::Response,
+    out: &mut ExchangeOutcome,
+    mut probe: Option<&mut Probe>,
+) {
+    let mut parser = StreamParser::new();
+    let mut st = StreamState::default();
+    loop {
+        let next = if parser.saw_done() {
+            // Complete; wait briefly for the body's end so the connection can be reused.
+            tokio::time::timeout(AFTER_DONE_GRACE, resp.chunk())
+                .await
+                .unwrap_or(Ok(None))
+        } else {
+            resp.chunk().await
+        };
+        match next {
+            Ok(Some(bytes)) => {
+                let t = now_ns();
+                keep_head(&mut probe, &bytes);
+                parser.feed(&bytes, &mut |ev| st.on_event(out, ev, t));
+                if out.error.is_some() {
+                    break;
+                }
+            }
+            Ok(None) => {
+                let t = now_ns();
+                st.at_end = true;
+                parser.finish(&mut |ev| st.on_event(out, ev, t));
+                if out.error.is_none() {
+                    let complete = parser.saw_done()
+                        || (parser.framing() == Framing::JsonLines && st.finished);
+                    if !complete {
+                        out.error = Some(RequestError {
+                            kind: ErrorKind::BrokenStream,
+                            status: None,
+                            message: "the stream ended without [DONE]".to_string(),
+                        });
+                    }
+                }
+                break;
+            }
+            Err(e) => {
+                out.error = Some(RequestError {
+                    kind: ErrorKind::BrokenStream,
+                    status: None,
+                    message: format!("reading the stream failed: {}", error_chain(&e)),
+                });
+                break;
+            }
+        }
+    }
+    st.count_tokens(out);
+    if let Some(p) = probe {
+        p.data_events = parser.data_events();
+        p.openai_chunks = st.openai_chunks;
+        p.framing = Some(parser.framing());
+    }
+}
+
+pub(crate) async fn read_whole(
+    mut resp: reqwest::Response,
+    out: &mut ExchangeOutcome,
+    mut probe: Option<&mut Probe>,
+) {
+    let mut body: Vec<u8> = Vec::new();
+    let mut t = now_ns();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(bytes)) => {
+                t = now_ns();
+                keep_head(&mut probe, &bytes);
+                if body.len() + bytes.len() > MAX_BODY_BYTES {
+                    out.error = Some(RequestError {
+                        kind: ErrorKind::BadPayload,
+                        status: None,
+                        message: format!("the response body exceeds {MAX_BODY_BYTES} bytes"),
+                    });
+                    return;
+                }
+                body.extend_from_slice(&bytes);
+            }
+            Ok(None) => {
+                if body.is_empty() {
+                    t = now_ns();
+                }
+                break;
+            }
+            Err(e) => {
+                out.error = Some(RequestError {
+                    kind: ErrorKind::BrokenStream,
+                    status: None,
+                    message: format!("reading the body failed: {}", error_chain(&e)),
+                });
+                return;
+            }
+        }
+    }
+    let mut st = StreamState::default();
+    match openai::parse_chunk(&body) {
+        Ok(c) if !c.openai_shaped => {
+            out.error = Some(RequestError {
+                kind: ErrorKind::BadPayload,
+                status: None,
+                message: "the response has no choices".to_string(),
+            });
+        }
+        Ok(c) => {
+            st.openai_chunks = 1;
+            st.usage = c.usage;
+            out.first_token_ns = Some(t);
+            out.last_token_ns = Some(t);
+            out.server_first_sent_ns = c.sim_sent_ns;
+            out.server_last_sent_ns = c.sim_sent_ns;
+            if c.has_text() {
+                out.content_chunk_ns.push(t);
+            }
+            st.content = c.content.map(|s| s.into_owned()).unwrap_or_default();
+            st.reasoning = c.reasoning.map(|s| s.into_owned()).unwrap_or_default();
+            st.count_tokens(out);
+        }
+        Err(ChunkError::InStream(message)) => {
+            out.error = Some(RequestError {
+                kind: ErrorKind::InStreamError,
+                status: None,
+                message,
+            });
+        }
+        Err(ChunkError::BadPayload(m)) => {
+            out.error = Some(RequestError {
+                kind: ErrorKind::BadPayload,
+                status: None,
+                message: format!("the response is not valid JSON: {m}"),
+            });
+        }
+    }
+    if let Some(p) = probe {
+        p.data_events = u64::from(!body.is_empty());
+        p.openai_chunks = st.openai_chunks;
+    }
+}
