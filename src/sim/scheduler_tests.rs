@@ -171,3 +171,61 @@ fn abandoned_sequences_free_their_slot() {
     assert!(s.is_idle());
     assert_eq!(m.snapshot(10_000).requests_aborted, 1);
 }
+
+/// Closed-loop clients against the pure model with the default costs: (output tok/s, mean
+/// end-to-end latency in s), both in model time.
+fn closed_loop(concurrency: usize, requests: usize, prompt: u32, out: u32) -> (f64, f64) {
+    use super::engine::StepCost;
+    let cfg = super::config::SimConfig::default();
+    let (mut s, _m) = new_sched(SchedulerLimits {
+        max_num_seqs: cfg.max_num_seqs,
+        max_num_batched_tokens: cfg.max_num_batched_tokens,
+        kv_cache_tokens: cfg.kv_cache_tokens,
+        block_size: cfg.block_size,
+        prefix_cache_blocks: cfg.prefix_cache_blocks,
+    });
+    let cost = StepCost {
+        base_ms: cfg.decode_base_ms,
+        per_seq_ms: cfg.decode_per_seq_ms,
+        prefill_per_token_ms: cfg.prefill_per_token_ms,
+    };
+    let mut now_ms = 0.0;
+    let mut started = 0usize;
+    let mut live: Vec<(UnboundedReceiver<TokenEvent>, f64)> = Vec::new();
+    let (mut tokens, mut latency_sum, mut done) = (0u64, 0.0, 0usize);
+    while done < requests {
+        while live.len() < concurrency && started < requests {
+            started += 1;
+            let (n, rx) = seq(started as u64, prompt, out, vec![]); // no shared prefix
+            s.add(n);
+            live.push((rx, now_ms));
+        }
+        let plan = s.schedule();
+        now_ms += cost.step_ms(plan);
+        s.finish_step(0);
+        live.retain_mut(|(rx, t0)| {
+            let evs = drain(rx);
+            tokens += evs.len() as u64;
+            if evs.last() == Some(&true) {
+                done += 1;
+                latency_sum += now_ms - *t0;
+                false
+            } else {
+                true
+            }
+        });
+    }
+    (tokens as f64 / (now_ms / 1e3), latency_sum / done as f64 / 1e3)
+}
+
+#[test]
+fn default_model_gives_the_documented_throughput_and_knee() {
+    let (t16, l16) = closed_loop(16, 64, 1024, 256);
+    let (t256, l256) = closed_loop(256, 768, 1024, 256);
+    let (t512, l512) = closed_loop(512, 1536, 1024, 256);
+    eprintln!("16: {t16:.0} tok/s {l16:.1} s; 256: {t256:.0} tok/s {l256:.1} s; 512: {t512:.0} tok/s {l512:.1} s");
+    assert!((1100.0..1300.0).contains(&t16), "{t16}");
+    assert!((3900.0..4400.0).contains(&t256), "{t256}");
+    assert!((t512 / t256 - 1.0).abs() < 0.05, "flat past the slots: {t256} vs {t512}");
+    assert!(l512 > 1.7 * l256, "latency keeps rising: {l256} vs {l512}");
+}
