@@ -15,7 +15,12 @@ fn fast() -> SimConfig {
 
 fn chunks(r: &RawResponse) -> Vec<Value> {
     let data = r.sse_data();
-    assert_eq!(data.last().map(String::as_str), Some("[DONE]"), "{}", r.text());
+    assert_eq!(
+        data.last().map(String::as_str),
+        Some("[DONE]"),
+        "{}",
+        r.text()
+    );
     data[..data.len() - 1]
         .iter()
         .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
@@ -31,7 +36,10 @@ async fn streaming_chat_has_role_first_exact_length_then_usage_and_done() {
     assert!(r.complete);
     assert_eq!(r.header("content-type"), Some("text/event-stream"));
     let c = chunks(&r);
-    assert_eq!(c[0]["choices"][0]["delta"], json!({"role": "assistant", "content": ""}));
+    assert_eq!(
+        c[0]["choices"][0]["delta"],
+        json!({"role": "assistant", "content": ""})
+    );
     let content: Vec<&Value> = c[1..c.len() - 1].iter().collect();
     assert_eq!(content.len(), 37);
     let text: String = content
@@ -93,17 +101,30 @@ async fn non_streaming_bodies_carry_text_and_usage_and_text_repeats_with_the_see
     let text = a["choices"][0]["message"]["content"].as_str().unwrap();
     assert_eq!(approx_token_count(text), 12);
     assert_eq!(a["usage"]["completion_tokens"], 12);
-    assert_eq!(text, b["choices"][0]["message"]["content"].as_str().unwrap());
-    let c = post(sim.addr, "/v1/completions", &json!({"prompt": "x y z", "max_tokens": 3, "ignore_eos": true}))
-        .await
-        .json();
+    assert_eq!(
+        text,
+        b["choices"][0]["message"]["content"].as_str().unwrap()
+    );
+    let c = post(
+        sim.addr,
+        "/v1/completions",
+        &json!({"prompt": "x y z", "max_tokens": 3, "ignore_eos": true}),
+    )
+    .await
+    .json();
     assert_eq!(c["usage"]["prompt_tokens"], 3);
-    assert_eq!(approx_token_count(c["choices"][0]["text"].as_str().unwrap()), 3);
+    assert_eq!(
+        approx_token_count(c["choices"][0]["text"].as_str().unwrap()),
+        3
+    );
     sim.shutdown();
     // another seed, another text
     let other = start(SimConfig { seed: 99, ..fast() }).await;
     let d = post(other.addr, "/v1/chat/completions", &body).await.json();
-    assert_ne!(text, d["choices"][0]["message"]["content"].as_str().unwrap());
+    assert_ne!(
+        text,
+        d["choices"][0]["message"]["content"].as_str().unwrap()
+    );
 }
 
 #[tokio::test]
@@ -142,8 +163,12 @@ async fn timing_header_stamps_every_chunk_between_send_and_receive() {
 #[tokio::test]
 async fn errors_are_openai_json() {
     let sim = start(fast()).await;
-    let r = post(sim.addr, "/v1/chat/completions", &json!({"model": "gpt-9",
-        "messages": [{"role": "user", "content": "hi"}]}))
+    let r = post(
+        sim.addr,
+        "/v1/chat/completions",
+        &json!({"model": "gpt-9",
+        "messages": [{"role": "user", "content": "hi"}]}),
+    )
     .await;
     assert_eq!(r.status, 404);
     assert_eq!(
@@ -151,15 +176,35 @@ async fn errors_are_openai_json() {
         json!({"error": {"message": "The model `gpt-9` does not exist.",
             "type": "NotFoundError", "param": null, "code": 404}})
     );
-    let r = request(sim.addr, "POST", "/v1/chat/completions", &[], "{\"messages\": [", Duration::from_secs(5)).await;
+    let r = request(
+        sim.addr,
+        "POST",
+        "/v1/chat/completions",
+        &[],
+        "{\"messages\": [",
+        Duration::from_secs(5),
+    )
+    .await;
     assert_eq!(r.status, 400);
     let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(msg.contains("EOF while parsing"), "{msg}");
-    let r = post(sim.addr, "/v1/chat/completions", &json!({"model": "sim-moe-30b-a3b"})).await;
+    let r = post(
+        sim.addr,
+        "/v1/chat/completions",
+        &json!({"model": "sim-moe-30b-a3b"}),
+    )
+    .await;
     assert_eq!(r.status, 400);
-    assert!(r.text().contains("missing field `messages`"), "{}", r.text());
+    assert!(
+        r.text().contains("missing field `messages`"),
+        "{}",
+        r.text()
+    );
     let r = get(sim.addr, "/v1/nope").await;
-    assert_eq!((r.status, r.json()["error"]["code"].clone()), (404, json!(404)));
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].clone()),
+        (404, json!(404))
+    );
     let r = get(sim.addr, "/v1/chat/completions").await;
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("POST"));
@@ -169,7 +214,11 @@ async fn errors_are_openai_json() {
 
 #[tokio::test]
 async fn models_and_health() {
-    let sim = start(SimConfig { model: "my-model".into(), ..fast() }).await;
+    let sim = start(SimConfig {
+        model: "my-model".into(),
+        ..fast()
+    })
+    .await;
     assert!(sim.base_url.starts_with("http://127.0.0.1:") && sim.base_url.ends_with("/v1"));
     let m = get(sim.addr, "/v1/models").await.json();
     assert_eq!(m["object"], "list");

@@ -143,6 +143,8 @@ enum Then {
     More,
     End,
     Stall,
+    /// Yield once so hyper flushes what was sent, then fail the body.
+    FlushThenError,
     Error,
 }
 
@@ -229,7 +231,7 @@ impl StreamState {
             }
             StreamFault::Reset => {
                 self.rx = None;
-                self.then = Then::Error;
+                self.then = Then::FlushThenError;
                 true
             }
             StreamFault::Stall => {
@@ -244,6 +246,11 @@ impl StreamState {
         match self.then {
             Then::End => return Poll::Ready(None),
             Then::Stall => return Poll::Pending, // until the client goes away and we are dropped
+            Then::FlushThenError => {
+                self.then = Then::Error;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
             Then::Error => return Poll::Ready(Some(Err(io::Error::other("simulated reset")))),
             Then::More => {}
         }
@@ -286,7 +293,10 @@ impl StreamState {
             Then::More => Poll::Pending,
             Then::End => Poll::Ready(None),
             Then::Stall => Poll::Pending,
-            Then::Error => Poll::Ready(Some(Err(io::Error::other("simulated reset")))),
+            Then::FlushThenError | Then::Error => {
+                self.then = Then::Error;
+                Poll::Ready(Some(Err(io::Error::other("simulated reset"))))
+            }
         }
     }
 }

@@ -215,7 +215,10 @@ fn closed_loop(concurrency: usize, requests: usize, prompt: u32, out: u32) -> (f
             }
         });
     }
-    (tokens as f64 / (now_ms / 1e3), latency_sum / done as f64 / 1e3)
+    (
+        tokens as f64 / (now_ms / 1e3),
+        latency_sum / done as f64 / 1e3,
+    )
 }
 
 #[test]
@@ -226,6 +229,9 @@ fn default_model_gives_the_documented_throughput_and_knee() {
     eprintln!("16: {t16:.0} tok/s {l16:.1} s; 256: {t256:.0} tok/s {l256:.1} s; 512: {t512:.0} tok/s {l512:.1} s");
     assert!((1100.0..1300.0).contains(&t16), "{t16}");
     assert!((3900.0..4400.0).contains(&t256), "{t256}");
-    assert!((t512 / t256 - 1.0).abs() < 0.05, "flat past the slots: {t256} vs {t512}");
+    assert!(
+        (t512 / t256 - 1.0).abs() < 0.05,
+        "flat past the slots: {t256} vs {t512}"
+    );
     assert!(l512 > 1.7 * l256, "latency keeps rising: {l256} vs {l512}");
 }

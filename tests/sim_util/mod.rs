@@ -112,7 +112,8 @@ fn parse(raw: &[u8], mut out: RawResponse) -> RawResponse {
         .unwrap_or(0);
     for l in lines {
         if let Some((k, v)) = l.split_once(':') {
-            out.headers.push((k.trim().to_string(), v.trim().to_string()));
+            out.headers
+                .push((k.trim().to_string(), v.trim().to_string()));
         }
     }
     let rest = &raw[end + 4..];
@@ -121,10 +122,7 @@ fn parse(raw: &[u8], mut out: RawResponse) -> RawResponse {
         .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
     {
         let mut i = 0;
-        loop {
-            let Some(nl) = rest[i..].windows(2).position(|w| w == b"\r\n") else {
-                break;
-            };
+        while let Some(nl) = rest[i..].windows(2).position(|w| w == b"\r\n") {
             let size_line = String::from_utf8_lossy(&rest[i..i + nl]).into_owned();
             let Ok(size) = usize::from_str_radix(size_line.trim(), 16) else {
                 break;
