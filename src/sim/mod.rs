@@ -1,1 +1,138 @@
-//! sim
+//! `rightsize sim`: a simulated OpenAI-compatible inference endpoint with a continuous-batching
+//! model in the shape of vLLM's scheduler, for first use, demos and tests.
+//!
+//! Layout: `config`/`args` (parameters and flags), `api` (request parsing), `http` (routing and
+//! the completion handler), `body` (streamed response bodies), `engine` (the scheduler thread
+//! and step timing), `scheduler` (the batching model), `prefix_cache`, `text` (seeded output),
+//! `faults`, `metrics` (counters and Prometheus text). See `docs/simulator.md`.
+
+mod api;
+mod args;
+mod body;
+mod config;
+mod engine;
+mod faults;
+mod http;
+mod metrics;
+mod prefix_cache;
+mod scheduler;
+#[cfg(test)]
+mod scheduler_tests;
+mod text;
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub use args::SimArgs;
+pub use config::{FaultConfig, FaultSpec, SimConfig};
+pub use http::TIMING_HEADER;
+pub use metrics::SimStats;
+
+use engine::Command;
+use metrics::SharedMetrics;
+
+/// A running simulator. Dropping it (or [`SimServer::shutdown`]) stops it.
+pub struct SimServer {
+    /// Base URL of the OpenAI API, e.g. `http://127.0.0.1:PORT/v1`.
+    pub base_url: String,
+    /// The served model name.
+    pub model: String,
+    /// The bound address.
+    pub addr: SocketAddr,
+    kv_cache_tokens: u64,
+    metrics: Arc<SharedMetrics>,
+    stop_accept: Option<oneshot::Sender<()>>,
+    sched_tx: Sender<Command>,
+    sched_thread: Option<JoinHandle<()>>,
+}
+
+/// Binds 127.0.0.1:`cfg.port` (0 = the OS picks), starts the scheduler thread and spawns the
+/// accept loop on the current tokio runtime; returns as soon as the server accepts connections.
+pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
+    cfg.validate()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let listener = TcpListener::bind(("127.0.0.1", cfg.port)).await?;
+    let addr = listener.local_addr()?;
+    let metrics = Arc::new(SharedMetrics::default());
+    let (sched_tx, sched_thread) = engine::spawn(&cfg, Arc::clone(&metrics))?;
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let model = cfg.model.clone();
+    let kv_cache_tokens = cfg.kv_cache_tokens;
+    let state = Arc::new(http::AppState {
+        model_json: serde_json::Value::String(cfg.model.clone()).to_string(),
+        cfg,
+        metrics: Arc::clone(&metrics),
+        sched_tx: sched_tx.clone(),
+        started_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    });
+    tokio::spawn(http::accept_loop(listener, state, stop_rx));
+    Ok(SimServer {
+        base_url: format!("http://{addr}/v1"),
+        model,
+        addr,
+        kv_cache_tokens,
+        metrics,
+        stop_accept: Some(stop_tx),
+        sched_tx,
+        sched_thread: Some(sched_thread),
+    })
+}
+
+impl SimServer {
+    /// Stops accepting connections and stops the scheduler thread (waiting for it to end its
+    /// current step). Open streams end with an error.
+    pub fn shutdown(mut self) {
+        self.stop();
+        if let Some(t) = self.sched_thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    /// A snapshot of the model's state and totals.
+    pub fn stats(&self) -> SimStats {
+        self.metrics.snapshot(self.kv_cache_tokens)
+    }
+
+    fn stop(&mut self) {
+        if let Some(s) = self.stop_accept.take() {
+            let _ = s.send(());
+        }
+        let _ = self.sched_tx.send(Command::Shutdown);
+    }
+}
+
+impl Drop for SimServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// `rightsize sim`: starts the server, prints the base URL as the first line on stdout, and
+/// serves until Ctrl-C.
+pub async fn serve_forever(cfg: SimConfig) -> anyhow::Result<()> {
+    let port = cfg.port;
+    let server = start(cfg)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start the simulator on 127.0.0.1:{port}: {e}"))?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", server.base_url)?;
+        out.flush()?;
+    }
+    eprintln!(
+        "rightsize sim: serving model `{}` at {} (Ctrl-C to stop)",
+        server.model, server.base_url
+    );
+    tokio::signal::ctrl_c().await?;
+    server.shutdown();
+    Ok(())
+}

@@ -1,0 +1,260 @@
+//! The OpenAI request shapes the simulator accepts, their validation, and OpenAI-style JSON
+//! errors.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::workload::tokenizer::approx_token_count;
+
+/// Which completion API a request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `POST /v1/chat/completions`
+    Chat,
+    /// `POST /v1/completions`
+    Completion,
+}
+
+/// An error answered as `{"error": {"message", "type", "param", "code"}}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    /// HTTP status code.
+    pub status: u16,
+    /// OpenAI error type, e.g. `NotFoundError`.
+    pub kind: &'static str,
+    /// Human-readable message.
+    pub message: String,
+}
+
+impl ApiError {
+    /// A 400 `BadRequestError`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self {
+            status: 400,
+            kind: "BadRequestError",
+            message: message.into(),
+        }
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> String {
+        serde_json::json!({
+            "error": {
+                "message": self.message,
+                "type": self.kind,
+                "param": null,
+                "code": self.status,
+            }
+        })
+        .to_string()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChatMessage {
+    #[serde(default)]
+    content: Value,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChatRequest {
+    model: Option<String>,
+    messages: Vec<ChatMessage>,
+    max_tokens: Option<u64>,
+    max_completion_tokens: Option<u64>,
+    min_tokens: Option<u64>,
+    ignore_eos: Option<bool>,
+    stream: Option<bool>,
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CompletionRequest {
+    model: Option<String>,
+    prompt: Value,
+    max_tokens: Option<u64>,
+    min_tokens: Option<u64>,
+    ignore_eos: Option<bool>,
+    stream: Option<bool>,
+    stream_options: Option<StreamOptions>,
+}
+
+/// A validated completion request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionParams {
+    /// Which API it came in on.
+    pub endpoint: Endpoint,
+    /// The prompt text (chat: message contents joined by newlines).
+    pub prompt: String,
+    /// Prompt length by the shared approximate tokenizer, in tokens.
+    pub prompt_tokens: u32,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// Fewest tokens to generate before a natural stop.
+    pub min_tokens: u32,
+    /// Generate exactly `max_tokens`.
+    pub ignore_eos: bool,
+    /// Answer as server-sent events.
+    pub stream: bool,
+    /// Send a usage chunk before `[DONE]` (streaming).
+    pub include_usage: bool,
+}
+
+fn content_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => out.push_str(s),
+        Value::Array(parts) => {
+            for p in parts {
+                if let Some(t) = p.get("text").and_then(Value::as_str) {
+                    out.push_str(t);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Parses and validates a request body for `endpoint` served as `model`, with prompt plus
+/// output limited to `max_model_len` tokens and to the KV cache (`kv_cache_tokens`).
+pub fn parse_request(
+    endpoint: Endpoint,
+    body: &[u8],
+    model: &str,
+    max_model_len: u32,
+    kv_cache_tokens: u64,
+) -> Result<CompletionParams, ApiError> {
+    let invalid =
+        |e: serde_json::Error| ApiError::bad_request(format!("Invalid request body: {e}"));
+    let (req_model, prompt, max_tokens, min_tokens, ignore_eos, stream, opts) = match endpoint {
+        Endpoint::Chat => {
+            let r: ChatRequest = serde_json::from_slice(body).map_err(invalid)?;
+            let mut prompt = String::new();
+            for (i, m) in r.messages.iter().enumerate() {
+                if i > 0 {
+                    prompt.push('\n');
+                }
+                content_text(&m.content, &mut prompt);
+            }
+            let max = r.max_completion_tokens.or(r.max_tokens);
+            let o = (r.ignore_eos, r.stream, r.stream_options);
+            (r.model, prompt, max, r.min_tokens, o.0, o.1, o.2)
+        }
+        Endpoint::Completion => {
+            let r: CompletionRequest = serde_json::from_slice(body).map_err(invalid)?;
+            let prompt = match &r.prompt {
+                Value::String(s) => s.clone(),
+                Value::Array(a) if a.len() == 1 && a[0].is_string() => {
+                    a[0].as_str().unwrap_or_default().to_string()
+                }
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "`prompt` must be a string (or an array of exactly one string)",
+                    ))
+                }
+            };
+            let o = (r.ignore_eos, r.stream, r.stream_options);
+            (r.model, prompt, r.max_tokens, r.min_tokens, o.0, o.1, o.2)
+        }
+    };
+    if let Some(m) = req_model {
+        if m != model {
+            return Err(ApiError {
+                status: 404,
+                kind: "NotFoundError",
+                message: format!("The model `{m}` does not exist."),
+            });
+        }
+    }
+    let prompt_tokens = approx_token_count(&prompt);
+    if prompt_tokens == 0 {
+        return Err(ApiError::bad_request("The prompt is empty."));
+    }
+    if prompt_tokens >= max_model_len {
+        return Err(ApiError::bad_request(format!(
+            "The prompt is {prompt_tokens} tokens, more than this model's maximum context \
+             length of {max_model_len} tokens."
+        )));
+    }
+    let room = max_model_len - prompt_tokens;
+    let max_tokens = match max_tokens {
+        None => room,
+        Some(0) => return Err(ApiError::bad_request("`max_tokens` must be at least 1.")),
+        Some(n) if n > room as u64 => {
+            return Err(ApiError::bad_request(format!(
+                "`max_tokens` is {n}, but the prompt ({prompt_tokens} tokens) leaves room for \
+                 at most {room} in the context of {max_model_len} tokens."
+            )))
+        }
+        Some(n) => n as u32,
+    };
+    let min_tokens = min_tokens.unwrap_or(0);
+    if min_tokens > max_tokens as u64 {
+        return Err(ApiError::bad_request(format!(
+            "`min_tokens` ({min_tokens}) must be at most `max_tokens` ({max_tokens})."
+        )));
+    }
+    if prompt_tokens as u64 + max_tokens as u64 > kv_cache_tokens {
+        return Err(ApiError::bad_request(format!(
+            "prompt ({prompt_tokens}) + max_tokens ({max_tokens}) exceeds the KV cache of \
+             {kv_cache_tokens} tokens."
+        )));
+    }
+    Ok(CompletionParams {
+        endpoint,
+        prompt,
+        prompt_tokens,
+        max_tokens,
+        min_tokens: min_tokens as u32,
+        ignore_eos: ignore_eos.unwrap_or(false),
+        stream: stream.unwrap_or(false),
+        include_usage: opts.is_some_and(|o| o.include_usage),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chat_request_parses_with_limits() {
+        let body = br#"{"model":"m","messages":[{"role":"user","content":"a b c"},
+            {"role":"user","content":[{"type":"text","text":"dddd"}]}],
+            "max_completion_tokens":5,"stream":true,"stream_options":{"include_usage":true}}"#;
+        let p = parse_request(Endpoint::Chat, body, "m", 100, 1000).unwrap();
+        assert_eq!((p.prompt_tokens, p.max_tokens, p.stream), (4, 5, true));
+        assert!(p.include_usage && !p.ignore_eos);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = parse_request(Endpoint::Chat, b"{oops", "m", 100, 1000).unwrap_err();
+        assert_eq!(e.status, 400);
+        assert!(e.message.contains("key must be a string"), "{}", e.message);
+        let e = parse_request(
+            Endpoint::Completion,
+            br#"{"model":"x","prompt":"a"}"#,
+            "m",
+            9,
+            99,
+        )
+        .unwrap_err();
+        assert_eq!((e.status, e.kind), (404, "NotFoundError"));
+        let e = parse_request(
+            Endpoint::Completion,
+            br#"{"prompt":"a","max_tokens":99}"#,
+            "m",
+            9,
+            99,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("max_tokens"));
+        let body: Value = serde_json::from_str(&e.body()).unwrap();
+        assert_eq!(body["error"]["code"], 400);
+    }
+}

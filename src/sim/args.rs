@@ -1,0 +1,145 @@
+//! `rightsize sim` flags (clap), turned into a validated [`SimConfig`].
+
+use super::config::{FaultConfig, FaultSpec, SimConfig};
+
+/// Serve a simulated OpenAI-compatible LLM endpoint with a continuous-batching model.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SimArgs {
+    /// TCP port on 127.0.0.1 (0 = let the OS pick a free port).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Served model name (listed by /v1/models; requests naming another model get 404).
+    #[arg(long, default_value = "sim-moe-30b-a3b")]
+    pub model: String,
+    /// Seed for output text, natural output lengths, noise and probabilistic faults.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Run the model F times faster than real time (all model durations divided by F).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub time_scale: f64,
+    /// Multiplicative step-time noise: a slow factor (lognormal, sigma F, resampled every ~2 s
+    /// of model time) times a small per-step jitter. 0 = deterministic timing.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub noise: f64,
+    /// Batch slots: the most sequences running at once.
+    #[arg(long, default_value_t = 256)]
+    pub max_num_seqs: u32,
+    /// Token budget per step: each decoding sequence takes one, prefill chunks take the rest.
+    #[arg(long, default_value_t = 8192)]
+    pub max_num_batched_tokens: u32,
+    /// KV-cache capacity in tokens; when it runs out the newest running sequence is preempted.
+    #[arg(long, default_value_t = 400_000)]
+    pub kv_cache_tokens: u64,
+    /// Longest waiting queue; further requests get HTTP 503. Default: unbounded.
+    #[arg(long, value_name = "N")]
+    pub max_waiting: Option<u64>,
+    /// Fixed time of one step, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    pub decode_base_ms: f64,
+    /// Extra step time per running sequence, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 0.12)]
+    pub decode_per_seq_ms: f64,
+    /// Extra step time per prefilled (uncached) input token, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 0.02)]
+    pub prefill_per_token_ms: f64,
+    /// Prefix-cache block size in tokens (only whole blocks are cached).
+    #[arg(long, default_value_t = 16)]
+    pub block_size: u32,
+    /// Prefix-cache capacity in blocks, least recently used evicted first (0 disables it).
+    #[arg(long, default_value_t = 25_000)]
+    pub prefix_cache_blocks: u64,
+    /// Longest prompt + output a request may ask for, in tokens.
+    #[arg(long, default_value_t = 32_768)]
+    pub max_model_len: u32,
+    /// Mean natural output length in tokens when `ignore_eos` is off (exponential, clamped to
+    /// [min_tokens, max_tokens]).
+    #[arg(long, value_name = "TOKENS", default_value_t = 256.0)]
+    pub natural_output_mean: f64,
+    /// Answer HTTP 500: a probability (0-1) or `every:N` (request numbers divisible by N).
+    #[arg(long, value_name = "P|every:N", default_value = "off")]
+    pub fault_http500: FaultSpec,
+    /// Answer HTTP 429 with `Retry-After: 1`: a probability or `every:N`.
+    #[arg(long, value_name = "P|every:N", default_value = "off")]
+    pub fault_http429: FaultSpec,
+    /// Reset the connection after a few content chunks: a probability or `every:N`.
+    #[arg(long, value_name = "P|every:N", default_value = "off")]
+    pub fault_reset: FaultSpec,
+    /// Stop sending after a few content chunks, keeping the connection open: a probability or
+    /// `every:N`.
+    #[arg(long, value_name = "P|every:N", default_value = "off")]
+    pub fault_stall: FaultSpec,
+    /// Send one malformed SSE event mid-stream (truncated JSON for non-streaming): a
+    /// probability or `every:N`.
+    #[arg(long, value_name = "P|every:N", default_value = "off")]
+    pub fault_malformed: FaultSpec,
+    /// Send an error object inside a 200 stream, then `data: [DONE]`: a probability or
+    /// `every:N`.
+    #[arg(long, value_name = "P|every:N", default_value = "off")]
+    pub fault_in_stream_error: FaultSpec,
+}
+
+impl SimArgs {
+    /// The validated configuration; the error message names the offending flag.
+    pub fn into_config(self) -> Result<SimConfig, String> {
+        let cfg = SimConfig {
+            port: self.port,
+            model: self.model,
+            seed: self.seed,
+            time_scale: self.time_scale,
+            noise: self.noise,
+            max_num_seqs: self.max_num_seqs,
+            max_num_batched_tokens: self.max_num_batched_tokens,
+            kv_cache_tokens: self.kv_cache_tokens,
+            max_waiting: self.max_waiting,
+            decode_base_ms: self.decode_base_ms,
+            decode_per_seq_ms: self.decode_per_seq_ms,
+            prefill_per_token_ms: self.prefill_per_token_ms,
+            block_size: self.block_size,
+            prefix_cache_blocks: self.prefix_cache_blocks,
+            max_model_len: self.max_model_len,
+            natural_output_mean: self.natural_output_mean,
+            faults: FaultConfig {
+                http500: self.fault_http500,
+                http429: self.fault_http429,
+                reset: self.fault_reset,
+                stall: self.fault_stall,
+                malformed: self.fault_malformed,
+                in_stream_error: self.fault_in_stream_error,
+            },
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    #[test]
+    fn defaults_match_sim_config_default() {
+        let cli = Cli::parse_from(["x"]);
+        assert_eq!(cli.sim.into_config(), Ok(SimConfig::default()));
+    }
+
+    #[test]
+    fn flags_parse_and_bad_values_name_the_flag() {
+        let cli = Cli::parse_from(["x", "--port", "0", "--fault-reset", "every:3"]);
+        let cfg = cli.sim.into_config().unwrap();
+        assert_eq!(cfg.faults.reset, FaultSpec::Every(3));
+        let cli = Cli::parse_from(["x", "--max-num-seqs", "0"]);
+        assert!(cli
+            .sim
+            .into_config()
+            .unwrap_err()
+            .contains("--max-num-seqs"));
+        assert!(Cli::try_parse_from(["x", "--fault-stall", "2"]).is_err());
+    }
+}

@@ -1,0 +1,400 @@
+//! Response bodies as hand-written `hyper::body::Body`s. Streaming chunks are formatted inside
+//! `poll_frame`, when hyper pulls them, so the optional `sim_sent_ns` stamp is read as late as
+//! possible; all tokens that are ready go out as several SSE events in one frame.
+
+use std::fmt::Write as _;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::api::Endpoint;
+use super::faults::StreamFault;
+use super::scheduler::TokenEvent;
+use super::text::token_word;
+use crate::clock::now_ns;
+
+/// Largest frame assembled from ready tokens before handing it to hyper, in bytes.
+const MAX_FRAME_BYTES: usize = 32 * 1024;
+
+/// What every response of one completion request shares.
+#[derive(Debug)]
+pub struct Completion {
+    /// `chat.completion` or `text_completion` shapes.
+    pub endpoint: Endpoint,
+    /// Response id, e.g. `chatcmpl-sim-7`.
+    pub id: String,
+    /// Unix time of the request, in seconds.
+    pub created: u64,
+    /// Model name as a JSON string literal (quoted, escaped).
+    pub model_json: String,
+    /// Add `sim_sent_ns` to every chunk / the body.
+    pub timing: bool,
+    /// Prompt length, in tokens.
+    pub prompt_tokens: u32,
+    /// The request's `max_tokens` (finish reason `length` when reached).
+    pub max_tokens: u32,
+    /// Seed of the output words.
+    pub text_seed: u64,
+    /// Streaming only: send a usage chunk before `[DONE]`.
+    pub include_usage: bool,
+    /// The fault to inject, if any.
+    pub fault: Option<StreamFault>,
+    /// Content chunks before the fault strikes.
+    pub fault_after: u32,
+}
+
+impl Completion {
+    fn object(&self, stream: bool) -> &'static str {
+        match (self.endpoint, stream) {
+            (Endpoint::Chat, true) => "chat.completion.chunk",
+            (Endpoint::Chat, false) => "chat.completion",
+            (Endpoint::Completion, _) => "text_completion",
+        }
+    }
+
+    fn head(&self, out: &mut String, stream: bool) {
+        let _ = write!(
+            out,
+            "{{\"id\":\"{}\",\"object\":\"{}\",\"created\":{},\"model\":{},\"choices\":",
+            self.id,
+            self.object(stream),
+            self.created,
+            self.model_json
+        );
+    }
+
+    fn tail(&self, out: &mut String) {
+        if self.timing {
+            let _ = write!(out, ",\"sim_sent_ns\":{}", now_ns());
+        }
+        out.push('}');
+    }
+
+    fn finish_reason(&self, generated: u32) -> &'static str {
+        if generated >= self.max_tokens {
+            "\"length\""
+        } else {
+            "\"stop\""
+        }
+    }
+
+    fn usage(&self, out: &mut String, completion_tokens: u32) {
+        let _ = write!(
+            out,
+            "\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{}}}",
+            self.prompt_tokens,
+            self.prompt_tokens + completion_tokens,
+            completion_tokens
+        );
+    }
+}
+
+/// The in-stream error object the `in-stream-error` fault sends.
+const IN_STREAM_ERROR: &str = "{\"error\":{\"message\":\"simulated in-stream error\",\
+\"type\":\"InternalServerError\",\"param\":null,\"code\":500}}";
+
+/// Every response body the simulator sends.
+pub enum SimBody {
+    /// A complete body known up front.
+    Full(Option<Bytes>),
+    /// Server-sent events, one content chunk per token.
+    Stream(Box<StreamState>),
+    /// One JSON object once the last token is generated.
+    Whole(Box<WholeState>),
+}
+
+impl SimBody {
+    /// A body of these bytes.
+    pub fn full(bytes: impl Into<Bytes>) -> Self {
+        SimBody::Full(Some(bytes.into()))
+    }
+
+    /// A streaming body fed by `rx`.
+    pub fn stream(c: Completion, rx: UnboundedReceiver<TokenEvent>) -> Self {
+        SimBody::Stream(Box::new(StreamState {
+            c,
+            rx: Some(rx),
+            sent: 0,
+            role_sent: false,
+            fault_done: false,
+            then: Then::More,
+        }))
+    }
+
+    /// A non-streaming body fed by `rx`.
+    pub fn whole(c: Completion, rx: UnboundedReceiver<TokenEvent>) -> Self {
+        let stall = c.fault == Some(StreamFault::Stall);
+        SimBody::Whole(Box::new(WholeState {
+            c,
+            rx: if stall { None } else { Some(rx) },
+            generated: 0,
+            done: false,
+        }))
+    }
+}
+
+/// What a streaming body does after the frame it is returning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Then {
+    More,
+    End,
+    Stall,
+    /// Yield once so hyper flushes what was sent, then fail the body.
+    FlushThenError,
+    Error,
+}
+
+/// State of a streaming response.
+pub struct StreamState {
+    c: Completion,
+    rx: Option<UnboundedReceiver<TokenEvent>>,
+    sent: u32,
+    role_sent: bool,
+    fault_done: bool,
+    then: Then,
+}
+
+impl StreamState {
+    fn event_start(out: &mut String) {
+        out.push_str("data: ");
+    }
+
+    fn token_chunk(&mut self, out: &mut String, last: bool) {
+        let c = &self.c;
+        if c.endpoint == Endpoint::Chat && !self.role_sent {
+            self.role_sent = true;
+            Self::event_start(out);
+            c.head(out, true);
+            out.push_str("[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]");
+            c.tail(out);
+            out.push_str("\n\n");
+        }
+        let word = token_word(c.text_seed, self.sent);
+        self.sent += 1;
+        let finish = if last {
+            c.finish_reason(self.sent)
+        } else {
+            "null"
+        };
+        Self::event_start(out);
+        c.head(out, true);
+        match c.endpoint {
+            Endpoint::Chat => {
+                let _ = write!(out, "[{{\"index\":0,\"delta\":{{\"content\":\" {word}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}]");
+            }
+            Endpoint::Completion => {
+                let _ = write!(out, "[{{\"index\":0,\"text\":\" {word}\",\"logprobs\":null,\"finish_reason\":{finish}}}]");
+            }
+        }
+        c.tail(out);
+        out.push_str("\n\n");
+    }
+
+    fn end(&mut self, out: &mut String) {
+        if self.c.include_usage {
+            Self::event_start(out);
+            self.c.head(out, true);
+            out.push_str("[],");
+            self.c.usage(out, self.sent);
+            self.c.tail(out);
+            out.push_str("\n\n");
+        }
+        out.push_str("data: [DONE]\n\n");
+        self.then = Then::End;
+    }
+
+    /// Applies the fault if it is due; returns true when the stream stops taking tokens.
+    fn maybe_fault(&mut self, out: &mut String) -> bool {
+        let Some(fault) = self.c.fault else {
+            return false;
+        };
+        if self.fault_done || self.sent < self.c.fault_after {
+            return false;
+        }
+        self.fault_done = true;
+        match fault {
+            StreamFault::Malformed => {
+                out.push_str("data: {\"id\": \"x\", \"choices\": [\n\n");
+                false
+            }
+            StreamFault::InStreamError => {
+                out.push_str("data: ");
+                out.push_str(IN_STREAM_ERROR);
+                out.push_str("\n\ndata: [DONE]\n\n");
+                self.rx = None;
+                self.then = Then::End;
+                true
+            }
+            StreamFault::Reset => {
+                self.rx = None;
+                self.then = Then::FlushThenError;
+                true
+            }
+            StreamFault::Stall => {
+                self.rx = None;
+                self.then = Then::Stall;
+                true
+            }
+        }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        match self.then {
+            Then::End => return Poll::Ready(None),
+            Then::Stall => return Poll::Pending, // until the client goes away and we are dropped
+            Then::FlushThenError => {
+                self.then = Then::Error;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Then::Error => return Poll::Ready(Some(Err(io::Error::other("simulated reset")))),
+            Then::More => {}
+        }
+        let mut out = String::new();
+        loop {
+            if self.maybe_fault(&mut out) {
+                break;
+            }
+            let Some(rx) = self.rx.as_mut() else {
+                self.then = Then::Error;
+                break;
+            };
+            match rx.poll_recv(cx) {
+                Poll::Ready(Some(ev)) => {
+                    self.token_chunk(&mut out, ev.last);
+                    if ev.last {
+                        if !self.maybe_fault(&mut out) {
+                            self.end(&mut out);
+                        }
+                        self.rx = None;
+                        break;
+                    }
+                    if out.len() >= MAX_FRAME_BYTES {
+                        break;
+                    }
+                }
+                // the scheduler dropped the sequence (shutdown): break the stream
+                Poll::Ready(None) => {
+                    self.rx = None;
+                    self.then = Then::Error;
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if !out.is_empty() {
+            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
+        }
+        match self.then {
+            Then::More => Poll::Pending,
+            Then::End => Poll::Ready(None),
+            Then::Stall => Poll::Pending,
+            Then::FlushThenError | Then::Error => {
+                self.then = Then::Error;
+                Poll::Ready(Some(Err(io::Error::other("simulated reset"))))
+            }
+        }
+    }
+}
+
+/// State of a non-streaming response.
+pub struct WholeState {
+    c: Completion,
+    rx: Option<UnboundedReceiver<TokenEvent>>,
+    generated: u32,
+    done: bool,
+}
+
+impl WholeState {
+    fn render(&self) -> String {
+        let c = &self.c;
+        let mut out = String::with_capacity(256 + 5 * self.generated as usize);
+        c.head(&mut out, false);
+        let mut text = String::with_capacity(5 * self.generated as usize);
+        for i in 0..self.generated {
+            text.push(' ');
+            text.push_str(token_word(c.text_seed, i));
+        }
+        let finish = c.finish_reason(self.generated);
+        match c.endpoint {
+            Endpoint::Chat => {
+                let _ = write!(out, "[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}],");
+            }
+            Endpoint::Completion => {
+                let _ = write!(out, "[{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}],");
+            }
+        }
+        c.usage(&mut out, self.generated);
+        c.tail(&mut out);
+        out
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let Some(rx) = self.rx.as_mut() else {
+            return Poll::Pending; // stalled: never answer
+        };
+        loop {
+            match rx.poll_recv(cx) {
+                Poll::Ready(Some(ev)) => {
+                    self.generated += 1;
+                    if ev.last {
+                        break;
+                    }
+                }
+                Poll::Ready(None) => {
+                    return Poll::Ready(Some(Err(io::Error::other("sequence aborted"))))
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        self.rx = None;
+        self.done = true;
+        let body = match self.c.fault {
+            Some(StreamFault::Reset) => {
+                return Poll::Ready(Some(Err(io::Error::other("simulated reset"))))
+            }
+            Some(StreamFault::Malformed) => {
+                let full = self.render();
+                full[..full.len() / 2].to_string()
+            }
+            Some(StreamFault::InStreamError) => IN_STREAM_ERROR.to_string(),
+            _ => self.render(),
+        };
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(body)))))
+    }
+}
+
+impl Body for SimBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        match self.get_mut() {
+            SimBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            SimBody::Stream(s) => s.poll(cx),
+            SimBody::Whole(w) => w.poll(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, SimBody::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            SimBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            SimBody::Full(None) => SizeHint::with_exact(0),
+            _ => SizeHint::default(),
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! The simulator's configuration: every model, fault and server parameter, with the defaults
+//! of one 80 GB GPU serving a 30B-total / 3B-active MoE model in FP8 (see `docs/simulator.md`).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// When a fault hits a request: never, with a probability, or on every Nth request.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum FaultSpec {
+    /// The fault never fires.
+    #[default]
+    Off,
+    /// Each request is hit independently with this probability (0-1), seeded by `--seed`.
+    Probability(f64),
+    /// Requests whose number (1, 2, 3... in arrival order) is divisible by N are hit.
+    Every(u64),
+}
+
+impl FaultSpec {
+    /// Whether request number `n` (1-based) is hit; `salt` keeps different faults independent.
+    pub fn hits(&self, n: u64, seed: u64, salt: u64) -> bool {
+        match *self {
+            FaultSpec::Off => false,
+            FaultSpec::Every(every) => every > 0 && n % every == 0,
+            FaultSpec::Probability(p) => {
+                let h = crate::rng::mix64(seed ^ crate::rng::mix64(salt ^ n.rotate_left(17)));
+                ((h >> 11) as f64 / (1u64 << 53) as f64) < p
+            }
+        }
+    }
+}
+
+impl FromStr for FaultSpec {
+    type Err = String;
+
+    /// Parses `P` (a probability in 0-1), `every:N` (N >= 1), or `off`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("off") {
+            return Ok(FaultSpec::Off);
+        }
+        if let Some(n) = s.strip_prefix("every:") {
+            return match n.trim().parse::<u64>() {
+                Ok(0) | Err(_) => Err(format!("`{s}`: every:N needs a whole number N >= 1")),
+                Ok(n) => Ok(FaultSpec::Every(n)),
+            };
+        }
+        match s.parse::<f64>() {
+            Ok(p) if (0.0..=1.0).contains(&p) => Ok(if p == 0.0 {
+                FaultSpec::Off
+            } else {
+                FaultSpec::Probability(p)
+            }),
+            _ => Err(format!(
+                "`{s}`: expected a probability between 0 and 1, `every:N` or `off`"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for FaultSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FaultSpec::Off => write!(f, "off"),
+            FaultSpec::Probability(p) => write!(f, "{p}"),
+            FaultSpec::Every(n) => write!(f, "every:{n}"),
+        }
+    }
+}
+
+/// The faults the simulator can inject, one [`FaultSpec`] each. HTTP-status faults are checked
+/// first and such requests never reach the scheduler; then at most one stream fault applies,
+/// in the order the fields are listed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FaultConfig {
+    /// Answer HTTP 500 with an OpenAI-style JSON error.
+    pub http500: FaultSpec,
+    /// Answer HTTP 429 with `Retry-After: 1` and a JSON error.
+    pub http429: FaultSpec,
+    /// Reset the connection mid-stream (after a few content chunks).
+    pub reset: FaultSpec,
+    /// Stop sending mid-stream without closing the connection.
+    pub stall: FaultSpec,
+    /// Send one malformed SSE event mid-stream, then continue normally.
+    pub malformed: FaultSpec,
+    /// Send an error object inside the 200 stream, then `data: [DONE]`.
+    pub in_stream_error: FaultSpec,
+}
+
+/// Everything the simulator needs: server, model and fault parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// TCP port on 127.0.0.1; 0 lets the OS pick a free one.
+    pub port: u16,
+    /// The served model name (what `/v1/models` lists and requests must name).
+    pub model: String,
+    /// Seed for output text, natural output lengths, noise and probabilistic faults.
+    pub seed: u64,
+    /// Run the model this many times faster than real time (all model durations divided by it).
+    pub time_scale: f64,
+    /// Sigma of the multiplicative step-time noise (0 = none).
+    pub noise: f64,
+    /// Batch slots: the most sequences running at once.
+    pub max_num_seqs: u32,
+    /// Token budget of one step (decode tokens first, prefill chunks take the rest).
+    pub max_num_batched_tokens: u32,
+    /// KV-cache capacity, in tokens.
+    pub kv_cache_tokens: u64,
+    /// Longest waiting queue before new requests get HTTP 503; `None` = unbounded.
+    pub max_waiting: Option<u64>,
+    /// Fixed time of one step, in model milliseconds.
+    pub decode_base_ms: f64,
+    /// Extra step time per running sequence, in model milliseconds.
+    pub decode_per_seq_ms: f64,
+    /// Extra step time per prefilled (uncached) input token, in model milliseconds.
+    pub prefill_per_token_ms: f64,
+    /// Prefix-cache block size, in tokens.
+    pub block_size: u32,
+    /// Prefix-cache capacity, in blocks (0 disables the prefix cache).
+    pub prefix_cache_blocks: u64,
+    /// Longest prompt + output a request may ask for, in tokens.
+    pub max_model_len: u32,
+    /// Mean natural output length when `ignore_eos` is off, in tokens (exponentially
+    /// distributed, then clamped to `[min_tokens, max_tokens]`).
+    pub natural_output_mean: f64,
+    /// Fault injection.
+    pub faults: FaultConfig,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            port: 8000,
+            model: "sim-moe-30b-a3b".to_string(),
+            seed: 0,
+            time_scale: 1.0,
+            noise: 0.0,
+            max_num_seqs: 256,
+            max_num_batched_tokens: 8192,
+            kv_cache_tokens: 400_000,
+            max_waiting: None,
+            decode_base_ms: 10.0,
+            decode_per_seq_ms: 0.12,
+            prefill_per_token_ms: 0.02,
+            block_size: 16,
+            prefix_cache_blocks: 25_000,
+            max_model_len: 32_768,
+            natural_output_mean: 256.0,
+            faults: FaultConfig::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    /// The default model on a free port, running `time_scale` times faster than real time:
+    /// the usual starting point for tests.
+    pub fn fast(time_scale: f64) -> Self {
+        Self {
+            port: 0,
+            time_scale,
+            ..Self::default()
+        }
+    }
+
+    /// Checks every parameter; the message names the offending flag.
+    pub fn validate(&self) -> Result<(), String> {
+        fn finite_nonneg(v: f64, flag: &str) -> Result<(), String> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("--{flag} must be a finite number >= 0, got {v}"))
+            }
+        }
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            return Err(format!(
+                "--time-scale must be a finite number > 0, got {}",
+                self.time_scale
+            ));
+        }
+        finite_nonneg(self.noise, "noise")?;
+        finite_nonneg(self.decode_base_ms, "decode-base-ms")?;
+        finite_nonneg(self.decode_per_seq_ms, "decode-per-seq-ms")?;
+        finite_nonneg(self.prefill_per_token_ms, "prefill-per-token-ms")?;
+        if !(self.natural_output_mean.is_finite() && self.natural_output_mean >= 1.0) {
+            return Err(format!(
+                "--natural-output-mean must be a finite number >= 1, got {}",
+                self.natural_output_mean
+            ));
+        }
+        let positive: [(&str, u64); 5] = [
+            ("max-num-seqs", self.max_num_seqs as u64),
+            ("max-num-batched-tokens", self.max_num_batched_tokens as u64),
+            ("kv-cache-tokens", self.kv_cache_tokens),
+            ("block-size", self.block_size as u64),
+            ("max-model-len", self.max_model_len as u64),
+        ];
+        for (flag, v) in positive {
+            if v == 0 {
+                return Err(format!("--{flag} must be at least 1"));
+            }
+        }
+        if self.model.trim().is_empty() {
+            return Err("--model must not be empty".to_string());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_spec_parses_and_hits() {
+        assert_eq!("every:2".parse::<FaultSpec>(), Ok(FaultSpec::Every(2)));
+        assert_eq!("0".parse::<FaultSpec>(), Ok(FaultSpec::Off));
+        assert_eq!(
+            "0.25".parse::<FaultSpec>(),
+            Ok(FaultSpec::Probability(0.25))
+        );
+        assert!("every:0".parse::<FaultSpec>().is_err());
+        assert!("1.5".parse::<FaultSpec>().is_err());
+        let every = FaultSpec::Every(2);
+        let hit: Vec<u64> = (1..=6).filter(|n| every.hits(*n, 0, 0)).collect();
+        assert_eq!(hit, vec![2, 4, 6]);
+        let p = FaultSpec::Probability(0.3);
+        let count = (1..=10_000).filter(|n| p.hits(*n, 5, 1)).count();
+        assert!((2700..3300).contains(&count), "{count}");
+    }
+
+    #[test]
+    fn defaults_validate() {
+        assert_eq!(SimConfig::default().validate(), Ok(()));
+        let bad = SimConfig {
+            time_scale: 0.0,
+            ..SimConfig::default()
+        };
+        assert!(bad.validate().unwrap_err().contains("--time-scale"));
+    }
+}

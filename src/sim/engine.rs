@@ -1,0 +1,190 @@
+//! The scheduler's own OS thread: takes requests from a channel, runs steps, and sleeps each
+//! step's modelled duration (divided by the time scale, times the noise) to absolute deadlines,
+//! so the average step rate is right even when single sleeps are coarse.
+
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::config::SimConfig;
+use super::metrics::SharedMetrics;
+use super::scheduler::{NewSeq, Scheduler, SchedulerLimits, StepPlan};
+use crate::clock::now_ns;
+use crate::rng::SplitMix64;
+
+/// How far (real ns) the step loop may fall behind its deadlines before it stops catching up:
+/// past this the model simply runs slower than nominal instead of bursting.
+const MAX_LAG_NS: u64 = 50_000_000;
+
+/// Messages to the scheduler thread.
+#[derive(Debug)]
+pub enum Command {
+    /// A new request for the waiting queue.
+    Submit(NewSeq),
+    /// Stop the thread.
+    Shutdown,
+}
+
+/// The modelled cost of steps, in model milliseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct StepCost {
+    /// Fixed cost per step.
+    pub base_ms: f64,
+    /// Cost per running sequence.
+    pub per_seq_ms: f64,
+    /// Cost per prefilled token.
+    pub prefill_per_token_ms: f64,
+}
+
+impl StepCost {
+    /// Model duration of a step, in milliseconds.
+    pub fn step_ms(&self, plan: StepPlan) -> f64 {
+        self.base_ms
+            + self.per_seq_ms * plan.batch as f64
+            + self.prefill_per_token_ms * plan.prefill_tokens as f64
+    }
+}
+
+/// Multiplicative step-time noise: a slow factor resampled every 2 s of model time
+/// (lognormal, median 1, sigma `sigma`) times a per-step jitter (lognormal, sigma `sigma / 4`).
+#[derive(Debug)]
+pub struct Noise {
+    sigma: f64,
+    rng: SplitMix64,
+    slow: f64,
+    next_resample_ms: f64,
+}
+
+impl Noise {
+    /// Resample period of the slow factor, in model milliseconds.
+    pub const PERIOD_MS: f64 = 2000.0;
+
+    /// Noise of strength `sigma` (0 = none), repeatable with `seed`.
+    pub fn new(sigma: f64, seed: u64) -> Self {
+        Self {
+            sigma,
+            rng: SplitMix64::new(seed ^ 0x4e4f_4953_4500_0000),
+            slow: 1.0,
+            next_resample_ms: 0.0,
+        }
+    }
+
+    /// The factor for a step starting at `model_now_ms`.
+    pub fn factor(&mut self, model_now_ms: f64) -> f64 {
+        if self.sigma == 0.0 {
+            return 1.0;
+        }
+        if model_now_ms >= self.next_resample_ms {
+            self.slow = (self.sigma * self.rng.normal()).exp();
+            self.next_resample_ms = model_now_ms + Self::PERIOD_MS;
+        }
+        let jitter = (0.25 * self.sigma * self.rng.normal()).exp();
+        (self.slow * jitter).clamp(0.1, 10.0)
+    }
+}
+
+/// Starts the scheduler thread for `cfg`; it runs until [`Command::Shutdown`].
+pub fn spawn(
+    cfg: &SimConfig,
+    metrics: Arc<SharedMetrics>,
+) -> std::io::Result<(Sender<Command>, JoinHandle<()>)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let limits = SchedulerLimits {
+        max_num_seqs: cfg.max_num_seqs,
+        max_num_batched_tokens: cfg.max_num_batched_tokens,
+        kv_cache_tokens: cfg.kv_cache_tokens,
+        block_size: cfg.block_size,
+        prefix_cache_blocks: cfg.prefix_cache_blocks,
+    };
+    let cost = StepCost {
+        base_ms: cfg.decode_base_ms,
+        per_seq_ms: cfg.decode_per_seq_ms,
+        prefill_per_token_ms: cfg.prefill_per_token_ms,
+    };
+    let noise = Noise::new(cfg.noise, cfg.seed);
+    let time_scale = cfg.time_scale;
+    let handle = std::thread::Builder::new()
+        .name("sim-scheduler".to_string())
+        .spawn(move || run(rx, Scheduler::new(limits, metrics), cost, noise, time_scale))?;
+    Ok((tx, handle))
+}
+
+fn run(
+    rx: Receiver<Command>,
+    mut sched: Scheduler,
+    cost: StepCost,
+    mut noise: Noise,
+    time_scale: f64,
+) {
+    let start = now_ns();
+    let mut deadline = start;
+    loop {
+        if sched.is_idle() {
+            match rx.recv() {
+                Ok(Command::Submit(seq)) => sched.add(seq),
+                Ok(Command::Shutdown) | Err(_) => return,
+            }
+            deadline = now_ns();
+        }
+        loop {
+            match rx.try_recv() {
+                Ok(Command::Submit(seq)) => sched.add(seq),
+                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => return,
+                Err(TryRecvError::Empty) => break,
+            }
+        }
+        let plan = sched.schedule();
+        let model_now_ms = (deadline.saturating_sub(start)) as f64 / 1e6 * time_scale;
+        let real_ns = cost.step_ms(plan) * noise.factor(model_now_ms) * 1e6 / time_scale;
+        deadline += real_ns as u64;
+        let now = now_ns();
+        if deadline > now {
+            std::thread::sleep(Duration::from_nanos(deadline - now));
+        } else if now - deadline > MAX_LAG_NS {
+            deadline = now - MAX_LAG_NS;
+        }
+        sched.finish_step(now_ns());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_off_is_exactly_one_and_on_varies_slowly() {
+        let mut off = Noise::new(0.0, 1);
+        assert_eq!(off.factor(0.0), 1.0);
+        let mut on = Noise::new(0.3, 1);
+        let periods: Vec<f64> = (0..200)
+            .map(|p| {
+                let t = p as f64 * Noise::PERIOD_MS;
+                (0..20).map(|k| on.factor(t + k as f64)).sum::<f64>() / 20.0
+            })
+            .collect();
+        let mean_log = periods.iter().map(|f| f.ln()).sum::<f64>() / 200.0;
+        let sd = (periods
+            .iter()
+            .map(|f| (f.ln() - mean_log).powi(2))
+            .sum::<f64>()
+            / 200.0)
+            .sqrt();
+        assert!(mean_log.abs() < 0.08, "{mean_log}");
+        assert!((0.2..0.4).contains(&sd), "{sd}");
+    }
+
+    #[test]
+    fn step_cost_matches_the_formula() {
+        let c = StepCost {
+            base_ms: 10.0,
+            per_seq_ms: 0.12,
+            prefill_per_token_ms: 0.02,
+        };
+        let ms = c.step_ms(StepPlan {
+            batch: 100,
+            prefill_tokens: 1000,
+        });
+        assert!((ms - 42.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,301 @@
+//! The HTTP side: accept loop, routing, and the completion handler that turns a request into
+//! a sequence for the scheduler thread and a response body fed by it.
+
+use std::convert::Infallible;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use super::api::{parse_request, ApiError, Endpoint};
+use super::body::{Completion, SimBody};
+use super::config::SimConfig;
+use super::engine::Command;
+use super::faults::{pick, StatusFault, FAULT_AFTER_CHUNKS};
+use super::metrics::SharedMetrics;
+use super::prefix_cache::block_hashes;
+use super::scheduler::NewSeq;
+use super::text::{natural_length, prompt_hash, text_seed};
+use crate::clock::now_ns;
+
+/// Largest accepted request body, in bytes.
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// The request header that asks for `sim_sent_ns` stamps.
+pub const TIMING_HEADER: &str = "x-rightsize-sim-timing";
+
+/// What every request handler shares.
+pub struct AppState {
+    /// The configuration served.
+    pub cfg: SimConfig,
+    /// The model name as a JSON string literal.
+    pub model_json: String,
+    /// Counters shared with the scheduler thread.
+    pub metrics: Arc<SharedMetrics>,
+    /// The scheduler thread's inbox.
+    pub sched_tx: Sender<Command>,
+    /// Unix time the server started, in seconds (the `created` of `/v1/models`).
+    pub started_unix: u64,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn response(status: u16, content_type: &'static str, body: SimBody) -> Response<SimBody> {
+    let mut r = Response::new(body);
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+fn json(status: u16, body: String) -> Response<SimBody> {
+    response(status, "application/json", SimBody::full(body))
+}
+
+fn error(e: ApiError) -> Response<SimBody> {
+    json(e.status, e.body())
+}
+
+fn simple_error(status: u16, kind: &'static str, message: impl Into<String>) -> Response<SimBody> {
+    error(ApiError {
+        status,
+        kind,
+        message: message.into(),
+    })
+}
+
+/// Serves connections from `listener` until `stop` fires.
+pub async fn accept_loop(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut stop => break,
+            r = listener.accept() => r,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // e.g. out of file descriptors: back off instead of spinning
+                tracing::warn!("sim: accept failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let state = Arc::clone(&state);
+        tokio::spawn(async move {
+            let svc = service_fn(move |req| {
+                let state = Arc::clone(&state);
+                async move { Ok::<_, Infallible>(handle(&state, req).await) }
+            });
+            if let Err(e) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), svc)
+                .await
+            {
+                tracing::debug!("sim: connection ended: {e}");
+            }
+        });
+    }
+}
+
+/// Routes one request.
+pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBody> {
+    let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    let allowed = match path.as_str() {
+        "/health" | "/v1/models" | "/metrics" => Method::GET,
+        "/v1/chat/completions" | "/v1/completions" => Method::POST,
+        _ => {
+            return simple_error(
+                404,
+                "NotFoundError",
+                format!("No route for {method} {path}"),
+            )
+        }
+    };
+    if method != allowed {
+        let mut r = simple_error(
+            405,
+            "MethodNotAllowed",
+            format!("{method} is not allowed on {path}; use {allowed}"),
+        );
+        if let Ok(v) = HeaderValue::from_str(allowed.as_str()) {
+            r.headers_mut().insert(ALLOW, v);
+        }
+        return r;
+    }
+    match path.as_str() {
+        "/health" => response(200, "text/plain", SimBody::full("")),
+        "/metrics" => response(
+            200,
+            "text/plain; version=0.0.4; charset=utf-8",
+            SimBody::full(
+                state
+                    .metrics
+                    .render_prometheus(&state.cfg.model, state.cfg.kv_cache_tokens),
+            ),
+        ),
+        "/v1/models" => json(200, models_body(state)),
+        "/v1/chat/completions" => complete(state, Endpoint::Chat, req).await,
+        _ => complete(state, Endpoint::Completion, req).await,
+    }
+}
+
+fn models_body(state: &AppState) -> String {
+    serde_json::json!({
+        "object": "list",
+        "data": [{
+            "id": state.cfg.model,
+            "object": "model",
+            "created": state.started_unix,
+            "owned_by": "rightsize-sim",
+            "root": state.cfg.model,
+            "parent": null,
+            "max_model_len": state.cfg.max_model_len,
+        }]
+    })
+    .to_string()
+}
+
+async fn complete(
+    state: &AppState,
+    endpoint: Endpoint,
+    req: Request<Incoming>,
+) -> Response<SimBody> {
+    let arrival_ns = now_ns();
+    let timing = req
+        .headers()
+        .get(TIMING_HEADER)
+        .is_some_and(|v| v.as_bytes() == b"1");
+    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return error(ApiError::bad_request(format!(
+                "Could not read the body: {e}"
+            )))
+        }
+    };
+    let cfg = &state.cfg;
+    let params = match parse_request(
+        endpoint,
+        &body,
+        &cfg.model,
+        cfg.max_model_len,
+        cfg.kv_cache_tokens,
+    ) {
+        Ok(p) => p,
+        Err(e) => return error(e),
+    };
+    let metrics = &state.metrics;
+    let n = metrics.requests.fetch_add(1, Relaxed) + 1;
+    let (status_fault, stream_fault) = pick(&cfg.faults, cfg.seed, n);
+    match status_fault {
+        Some(StatusFault::Http500) => {
+            return simple_error(
+                500,
+                "InternalServerError",
+                "simulated internal server error",
+            )
+        }
+        Some(StatusFault::Http429) => {
+            let mut r = simple_error(
+                429,
+                "RateLimitError",
+                "simulated rate limit; retry after 1 s",
+            );
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            return r;
+        }
+        None => {}
+    }
+    let max_waiting = cfg.max_waiting.unwrap_or(u64::MAX);
+    if metrics
+        .pending
+        .fetch_update(Relaxed, Relaxed, |p| (p < max_waiting).then_some(p + 1))
+        .is_err()
+    {
+        return simple_error(
+            503,
+            "ServiceUnavailableError",
+            format!("The waiting queue is full ({max_waiting} requests); try again later."),
+        );
+    }
+    let hash = prompt_hash(&params.prompt);
+    let seed = text_seed(cfg.seed, hash);
+    let output_len = if params.ignore_eos {
+        params.max_tokens
+    } else {
+        natural_length(
+            seed,
+            cfg.natural_output_mean,
+            params.min_tokens.max(1),
+            params.max_tokens,
+        )
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let seq = NewSeq {
+        id: n,
+        prompt_tokens: params.prompt_tokens,
+        block_hashes: if cfg.prefix_cache_blocks > 0 {
+            block_hashes(&params.prompt, cfg.block_size)
+        } else {
+            Vec::new()
+        },
+        output_len,
+        arrival_ns,
+        tx,
+    };
+    if state.sched_tx.send(Command::Submit(seq)).is_err() {
+        metrics.pending.fetch_sub(1, Relaxed);
+        return simple_error(
+            503,
+            "ServiceUnavailableError",
+            "The simulator is shutting down.",
+        );
+    }
+    let completion = Completion {
+        endpoint,
+        id: match endpoint {
+            Endpoint::Chat => format!("chatcmpl-sim-{n}"),
+            Endpoint::Completion => format!("cmpl-sim-{n}"),
+        },
+        created: unix_now(),
+        model_json: state.model_json.clone(),
+        timing,
+        prompt_tokens: params.prompt_tokens,
+        max_tokens: params.max_tokens,
+        text_seed: seed,
+        include_usage: params.include_usage,
+        fault: stream_fault,
+        fault_after: FAULT_AFTER_CHUNKS.min(output_len.saturating_sub(1)),
+    };
+    if params.stream {
+        let mut r = response(200, "text/event-stream", SimBody::stream(completion, rx));
+        r.headers_mut()
+            .insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        r
+    } else {
+        response(200, "application/json", SimBody::whole(completion, rx))
+    }
+}

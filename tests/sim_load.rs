@@ -1,0 +1,234 @@
+//! The simulator under load over loopback: throughput saturates at the batch-slot limit while
+//! latency keeps rising, and `/metrics` parses as Prometheus text with gauges that move.
+
+mod sim_util;
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rightsize::sim::SimConfig;
+use sim_util::*;
+
+/// Closed-loop streaming clients: (output tokens per model second, median e2e latency in model
+/// seconds).
+async fn level(
+    addr: SocketAddr,
+    concurrency: usize,
+    requests: usize,
+    time_scale: f64,
+) -> (f64, f64) {
+    let next = Arc::new(AtomicUsize::new(0));
+    let t0 = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let next = Arc::clone(&next);
+        workers.push(tokio::spawn(async move {
+            let mut out = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= requests {
+                    return out;
+                }
+                let body = chat_body(&prompt(64, 1000 + i as u64), 32, true);
+                let start = Instant::now();
+                let r = post(addr, "/v1/chat/completions", &body).await;
+                let latency = start.elapsed().as_secs_f64();
+                let tokens = r.sse_data().len() - 3; // role, usage, [DONE]
+                out.push((latency, tokens));
+            }
+        }));
+    }
+    let mut lat = Vec::new();
+    let mut tokens = 0;
+    for w in workers {
+        for (l, t) in w.await.unwrap() {
+            lat.push(l);
+            tokens += t;
+        }
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(tokens, 32 * requests);
+    lat.sort_by(f64::total_cmp);
+    (
+        tokens as f64 / (wall * time_scale),
+        lat[lat.len() / 2] * time_scale,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn throughput_saturates_at_the_slot_limit_while_latency_keeps_rising() {
+    let scale = 10.0;
+    let sim = start(SimConfig {
+        max_num_seqs: 16,
+        ..SimConfig::fast(scale)
+    })
+    .await;
+    let mut points = Vec::new();
+    for c in [4usize, 16, 32, 64] {
+        let (tput, p50) = level(sim.addr, c, (c * 3).max(48), scale).await;
+        eprintln!("concurrency {c:3}: {tput:7.0} tok/s (model), p50 e2e {p50:.2} s (model)");
+        points.push((tput, p50));
+    }
+    sim.shutdown();
+    let (t4, t16, t32, t64) = (points[0].0, points[1].0, points[2].0, points[3].0);
+    let (l16, l32, l64) = (points[1].1, points[2].1, points[3].1);
+    // saturated model: 16 tokens per step of 10 + 0.12 * 16 ms, plus 16 prefills of 64
+    // tokens per 32 steps: 512 tokens / 401 ms = 1276 tok/s. At exactly 16 clients a slot
+    // idles while each client turns around between requests, so 16 sits a little below.
+    assert!(t16 > 2.0 * t4, "scales below the slot limit: {t4} -> {t16}");
+    assert!(
+        (1050.0..1400.0).contains(&t64),
+        "saturated at the model's rate: {t64}"
+    );
+    assert!(t64 < 1.15 * t32, "flat past the slot limit: {points:?}");
+    assert!(
+        l32 > 1.3 * l16 && l64 > 1.6 * l32,
+        "latency keeps rising: {points:?}"
+    );
+}
+
+/// One sample line: metric name, labels, value.
+type Sample = (String, HashMap<String, String>, f64);
+
+/// A small Prometheus text-format parser: checks HELP/TYPE lines and returns the samples.
+fn parse_prometheus(text: &str) -> Vec<Sample> {
+    let mut typed: HashMap<String, String> = HashMap::new();
+    let mut helped = HashSet::new();
+    let mut samples = Vec::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let (name, help) = rest.split_once(' ').expect("HELP name text");
+            assert!(!help.is_empty());
+            helped.insert(name.to_string());
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("TYPE name kind");
+            assert!(["counter", "gauge", "histogram"].contains(&kind), "{line}");
+            typed.insert(name.to_string(), kind.to_string());
+            continue;
+        }
+        assert!(!line.starts_with('#'), "{line}");
+        let (series, value) = line.rsplit_once(' ').expect("sample value");
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("value in {line}"));
+        let (name, labels) = match series.split_once('{') {
+            Some((n, l)) => (n, l.strip_suffix('}').expect("closing brace")),
+            None => (series, ""),
+        };
+        let labels: HashMap<String, String> = labels
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=').expect("label k=v");
+                let v = v
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .expect("quoted");
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        let family = ["_total", "_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s).filter(|f| typed.contains_key(*f)))
+            .unwrap_or(name);
+        assert!(
+            typed.contains_key(family) && helped.contains(family),
+            "no HELP/TYPE for {name}"
+        );
+        samples.push((name.to_string(), labels, value));
+    }
+    samples
+}
+
+fn value(samples: &[Sample], name: &str) -> f64 {
+    let s = samples
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .unwrap_or_else(|| panic!("{name} missing"));
+    assert_eq!(s.1.get("engine").map(String::as_str), Some("0"));
+    assert_eq!(
+        s.1.get("model_name").map(String::as_str),
+        Some("sim-moe-30b-a3b")
+    );
+    s.2
+}
+
+async fn scrape(addr: SocketAddr) -> Vec<Sample> {
+    let r = get(addr, "/metrics").await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    parse_prometheus(&r.text())
+}
+
+#[tokio::test]
+async fn metrics_parse_and_gauges_move_under_load() {
+    let sim = start(SimConfig {
+        max_num_seqs: 4,
+        ..SimConfig::fast(5.0)
+    })
+    .await;
+    let addr = sim.addr;
+    let idle = scrape(addr).await;
+    assert_eq!(value(&idle, "vllm:num_requests_running"), 0.0);
+    let mut load = Vec::new();
+    for i in 0..12 {
+        load.push(tokio::spawn(async move {
+            post(
+                addr,
+                "/v1/chat/completions",
+                &chat_body(&prompt(40, i), 50, true),
+            )
+            .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let busy = scrape(addr).await;
+    assert_eq!(value(&busy, "vllm:num_requests_running"), 4.0);
+    assert_eq!(value(&busy, "vllm:num_requests_waiting"), 8.0);
+    let kv = value(&busy, "vllm:kv_cache_usage_perc");
+    assert!(kv > 0.0 && kv < 1.0);
+    assert_eq!(sim.stats().running, 4);
+    for l in load {
+        assert_eq!(l.await.unwrap().status, 200);
+    }
+    // a prompt that starts with an earlier one skips its cached whole blocks
+    let first = prompt(64, 0xabc);
+    post(
+        addr,
+        "/v1/completions",
+        &serde_json::json!({"prompt": first, "max_tokens": 1}),
+    )
+    .await;
+    let longer = format!("{first} and more");
+    post(
+        addr,
+        "/v1/completions",
+        &serde_json::json!({"prompt": longer, "max_tokens": 1}),
+    )
+    .await;
+    let after = scrape(addr).await;
+    assert_eq!(value(&after, "vllm:num_requests_running"), 0.0);
+    assert_eq!(value(&after, "vllm:num_requests_waiting"), 0.0);
+    assert_eq!(value(&after, "vllm:generation_tokens_total"), 602.0);
+    assert_eq!(
+        value(&after, "vllm:prompt_tokens_total"),
+        12.0 * 40.0 + 64.0 + 66.0
+    );
+    assert_eq!(value(&after, "vllm:prefix_cache_hits_total"), 64.0);
+    assert!(value(&after, "vllm:prefix_cache_queries_total") >= 12.0 * 40.0 + 64.0 + 66.0);
+    assert_eq!(value(&after, "vllm:num_preemptions_total"), 0.0);
+    assert_eq!(
+        value(&after, "vllm:time_to_first_token_seconds_count"),
+        14.0
+    );
+    let inf = after
+        .iter()
+        .find(|(n, l, _)| n.ends_with("_bucket") && l.get("le").map(String::as_str) == Some("+Inf"))
+        .expect("+Inf bucket");
+    assert_eq!(inf.2, 14.0);
+    assert!(value(&after, "vllm:time_to_first_token_seconds_sum") > 0.0);
+    sim.shutdown();
+}
