@@ -76,7 +76,7 @@ fn table_goes_to_stdout_and_progress_to_stderr() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let table = stdout(&o);
     let header = table.lines().next().unwrap();
-    for col in ["concurrency", "req/s", "out tok/s", "TTFT p50", "e2e p99", "errors"] {
+    for col in ["concurrency", "req/s", "out tok/s", "ttft p50", "itl p95", "e2e p99", "errors"] {
         assert!(header.contains(col), "{header}");
     }
     assert_eq!(table.lines().filter(|l| l.trim_start().starts_with('4')).count(), 1);
@@ -134,11 +134,11 @@ fn ctrl_c_keeps_finished_levels_and_marks_the_cut_one_partial() {
             "-e",
             "sim",
             "--sim-time-scale",
-            "20",
+            "5",
             "--input-tokens",
             "64",
             "--output-tokens",
-            "64",
+            "256",
             "-c",
             "4,8,16",
             "-n",

@@ -6,7 +6,7 @@ use super::exit::{BadInput, EXIT_INTERRUPTED};
 use super::headless;
 use crate::config::file::load_layered;
 use crate::config::resolve::{resolve_sweep, EndpointTarget, SweepOverrides};
-use crate::config::values::{parse_concurrency_list, parse_positive};
+use crate::config::values::{parse_concurrency, parse_positive};
 use crate::engine::{self, RunRequest, SweepPlanner};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "NAME")]
     pub plan: Option<String>,
     /// Concurrency levels, comma-separated, run one after another
-    #[arg(short, long, value_name = "LIST", value_parser = parse_concurrency_list)]
+    #[arg(short, long, value_name = "LIST", value_delimiter = ',', allow_negative_numbers = true,
+          value_parser = parse_concurrency)]
     pub concurrency: Option<Vec<u32>>,
     /// Requests per level
     #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
@@ -119,6 +120,7 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
         EndpointTarget::Simulator { time_scale, spec } => {
             let server = crate::sim::start(crate::sim::SimConfig {
                 time_scale: *time_scale,
+                port: 0,
                 ..crate::sim::SimConfig::default()
             })
             .await?;

@@ -95,15 +95,21 @@ pub fn check_fraction(v: f64) -> Result<f64, String> {
 pub fn parse_concurrency_list(s: &str) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let v: i64 = part
-            .parse()
-            .map_err(|_| format!("`{part}` is not a whole number"))?;
-        out.push(check_positive(v).map_err(|e| format!("concurrency {e}"))?);
+        out.push(parse_concurrency(part)?);
     }
     if out.is_empty() {
         return Err("give at least one concurrency level, e.g. 16,64,256".into());
     }
     Ok(out)
+}
+
+/// clap value parser for one concurrency level.
+pub fn parse_concurrency(s: &str) -> Result<u32, String> {
+    let v: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    check_positive(v).map_err(|e| format!("concurrency {e}"))
 }
 
 /// clap value parser for counts that must be at least 1.

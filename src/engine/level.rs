@@ -52,6 +52,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         events,
         log,
     } = ctx;
+    // a failing request log must not stop the measurement: the first error becomes a warning
+    let mut log_error: Option<std::io::Error> = None;
     if plan.warmup > 0 && !cancel.is_cancelled() {
         let prompts = Arc::new(
             (0..plan.warmup as u64)
@@ -64,7 +66,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         spawn_workers(endpoint, plan.concurrency, prompts, start, cancel, &inflight, tx);
         while let Some(mut rec) = rx.recv().await {
             rec.warmup = true;
-            log.append(plan.index, &rec);
+            log_error = log_error.or(log.append(plan.index, &rec).err());
         }
     }
 
@@ -110,7 +112,9 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             rec = rx.recv() => match rec {
                 Some(rec) => {
                     live.on_record(&rec);
-                    log.append(plan.index, &rec);
+                    if log_error.is_none() {
+                        log_error = log.append(plan.index, &rec).err();
+                    }
                     acc.add(&rec);
                 }
                 None => break,
@@ -124,7 +128,14 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         }
     }
     let (timer_p99, timer_max) = probe.stop().await;
-    log.flush();
+    log_error = log_error.or(log.flush().err());
+    if let Some(e) = log_error {
+        let _ = events
+            .send(EngineEvent::Warning(format!(
+                "requests.jsonl: cannot write per-request records: {e}"
+            )))
+            .await;
+    }
     let partial = cancel.is_cancelled();
     let mut summary = acc.finish(LevelMeta {
         index: plan.index,
