@@ -53,6 +53,7 @@ fn record(index: u64, worker: u32, start_ms: u64, error: Option<ErrorKind>) -> R
         }),
         reconnected: index == 2,
         server_first_sent_ns: None,
+        server_last_sent_ns: None,
         warmup: false,
     }
 }

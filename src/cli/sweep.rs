@@ -118,12 +118,7 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
     let (endpoint, sim) = match &spec.endpoint {
         EndpointTarget::Remote(s) => (s.clone(), None),
         EndpointTarget::Simulator { time_scale, spec } => {
-            let server = crate::sim::start(crate::sim::SimConfig {
-                time_scale: *time_scale,
-                port: 0,
-                ..crate::sim::SimConfig::default()
-            })
-            .await?;
+            let server = crate::sim::start(crate::sim::SimConfig::fast(*time_scale)).await?;
             let mut s = spec.clone();
             s.base_url = server.base_url.clone();
             if s.model.is_empty() {

@@ -143,6 +143,8 @@ pub struct RequestRecord {
     /// Simulator ground truth (ns since level start), when the endpoint provided it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_first_sent_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_last_sent_ns: Option<u64>,
     /// Request was warmup (not counted in the level's statistics).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub warmup: bool,
@@ -180,6 +182,7 @@ impl RequestRecord {
             error: o.error,
             reconnected: o.reconnected,
             server_first_sent_ns: o.server_first_sent_ns.map(rel),
+            server_last_sent_ns: o.server_last_sent_ns.map(rel),
             warmup: false,
         }
     }

@@ -136,6 +136,7 @@ mod tests {
             }),
             reconnected: false,
             server_first_sent_ns: None,
+            server_last_sent_ns: None,
             warmup: false,
         }
     }

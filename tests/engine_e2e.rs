@@ -1,0 +1,177 @@
+//! The engine against the in-process simulator: faults land in their own error class, timing
+//! matches the simulator's ground truth, and concurrency is held.
+
+use rightsize::endpoint::{Api, EndpointSpec};
+use rightsize::engine::record::ErrorKind;
+use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest, SweepPlanner};
+use rightsize::sim::{FaultSpec, SimConfig};
+use rightsize::workload::WorkloadSpec;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+mod common;
+
+fn workload(input: u32, output: u32, stream: bool) -> WorkloadSpec {
+    WorkloadSpec {
+        name: "test".into(),
+        input_tokens: input,
+        input_tokens_stddev: 0,
+        output_tokens: output,
+        output_tokens_stddev: 0,
+        stream,
+        shared_prefix_tokens: 0,
+        shared_prefix_share: 0.0,
+        seed: 1,
+        tokenizer: "approx-4c".into(),
+    }
+}
+
+struct Sweep {
+    levels: Vec<u32>,
+    requests: u32,
+    workload: WorkloadSpec,
+    timeout: Duration,
+    sim_timing: bool,
+}
+
+async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
+    let server = rightsize::sim::start(sim).await.expect("sim starts");
+    let spec = EndpointSpec {
+        name: "sim".into(),
+        base_url: server.base_url.clone(),
+        model: server.model.clone(),
+        api: Api::Chat,
+        stream: s.workload.stream,
+        exact_output_length: true,
+        headers: vec![],
+        api_key_env: None,
+        sim_timing: s.sim_timing,
+    };
+    let req = RunRequest {
+        kind: "sweep".into(),
+        endpoint: spec,
+        workload: s.workload,
+        request_count: s.requests,
+        warmup: 0,
+        timeout: s.timeout,
+        results_root: common::tmpdir("engine"),
+        in_process_sim: true,
+        config_sources: vec![],
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let out = run(
+        req,
+        Box::new(SweepPlanner { levels: s.levels }),
+        tx,
+        CancellationToken::new(),
+    )
+    .await
+    .expect("run completes");
+    drain.await.unwrap();
+    server.shutdown();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_errors_and_exact_counts_with_faults_off() {
+    let out = sweep(
+        SimConfig::fast(50.0),
+        Sweep {
+            levels: vec![1, 4, 16],
+            requests: 32,
+            workload: workload(128, 24, true),
+            timeout: Duration::from_secs(30),
+            sim_timing: false,
+        },
+    )
+    .await;
+    assert_eq!(out.levels.len(), 3);
+    for l in &out.levels {
+        assert_eq!(l.ok_count(), 32);
+        assert_eq!(l.error_count(), 0);
+        assert_eq!(l.output_sequence_length.as_ref().unwrap().avg, 24.0);
+        assert_eq!(l.output_tokens_source.server, 32);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_fault_lands_in_its_own_error_class() {
+    let cases: [(&str, ErrorKind, Option<u16>); 6] = [
+        ("http500", ErrorKind::HttpStatus, Some(500)),
+        ("http429", ErrorKind::HttpStatus, Some(429)),
+        ("reset", ErrorKind::BrokenStream, None),
+        ("stall", ErrorKind::Timeout, None),
+        ("malformed", ErrorKind::BadPayload, None),
+        ("in_stream_error", ErrorKind::InStreamError, None),
+    ];
+    for (fault, kind, _status) in cases {
+        let mut sim = SimConfig::fast(50.0);
+        let every = FaultSpec::Every(4);
+        match fault {
+            "http500" => sim.faults.http500 = every,
+            "http429" => sim.faults.http429 = every,
+            "reset" => sim.faults.reset = every,
+            "stall" => sim.faults.stall = every,
+            "malformed" => sim.faults.malformed = every,
+            _ => sim.faults.in_stream_error = every,
+        }
+        let out = sweep(
+            sim,
+            Sweep {
+                levels: vec![2],
+                requests: 16,
+                workload: workload(32, 16, true),
+                timeout: Duration::from_millis(800),
+                sim_timing: false,
+            },
+        )
+        .await;
+        let l = &out.levels[0];
+        // the pre-flight request is request 1 at the simulator: of the 16 measured ones
+        // (numbers 2..=17), 4, 8, 12 and 16 are hit
+        assert_eq!(l.errors_by_kind.get(&kind), Some(&4), "{fault}: {:?}", l.errors_by_kind);
+        assert_eq!(l.errors_by_kind.len(), 1, "{fault}: {:?}", l.errors_by_kind);
+        assert_eq!(l.ok_count(), 12, "{fault}");
+        assert!(!l.partial);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
+    // real time: a 20 ms decode step, so TTFT is one step (plus prefill) and ITL is 20 ms
+    let mut sim = SimConfig::fast(1.0);
+    sim.decode_base_ms = 20.0;
+    sim.decode_per_seq_ms = 0.0;
+    sim.prefill_per_token_ms = 0.05;
+    let out = sweep(
+        sim,
+        Sweep {
+            levels: vec![1],
+            requests: 6,
+            workload: workload(200, 12, true),
+            timeout: Duration::from_secs(10),
+            sim_timing: true,
+        },
+    )
+    .await;
+    let recs = rightsize::report::load_requests(&out.dir.join("requests.jsonl")).unwrap();
+    assert_eq!(recs.len(), 6);
+    for line in &recs {
+        let r = &line.record;
+        assert!(r.ok(), "{:?}", r.error);
+        let ttft = r.ttft_ns().unwrap() as f64 / 1e6;
+        let sim_ttft = (r.server_first_sent_ns.unwrap() - r.start_ns) as f64 / 1e6;
+        let tol = (0.05 * sim_ttft).max(2.0);
+        assert!((ttft - sim_ttft).abs() <= tol, "ttft {ttft} vs sim {sim_ttft}");
+        // the model's own TTFT: one step of 20 ms decode + 200 x 0.05 ms prefill = 30 ms,
+        // plus up to one step of waiting for the step boundary
+        assert!((29.0..=62.0).contains(&ttft), "ttft {ttft}");
+        let itl = r.itl_ns().unwrap() / 1e6;
+        let sim_itl = (r.server_last_sent_ns.unwrap() - r.server_first_sent_ns.unwrap()) as f64
+            / 1e6
+            / 11.0;
+        assert!((itl - sim_itl).abs() <= (0.05 * sim_itl).max(2.0), "itl {itl} vs {sim_itl}");
+        assert!((itl - 20.0).abs() <= 1.0, "itl {itl} vs the model's 20 ms");
+    }
+}
