@@ -1,1 +1,278 @@
-fn main() {}
+//! Client benchmark: the engine against the simulator running as a separate process on the
+//! same machine, with decode made free so the simulator sends tokens as fast as it can.
+//!
+//! Modes (`cargo bench --bench client_events -- MODE`):
+//! - `events` (default): at concurrency 1, 256 and 1024, the token events/s and requests/s the
+//!   client reaches, its CPU time per token event, and the TTFT error (client receive time of
+//!   the first token minus the simulator's send time of it).
+//! - `hold`: achieved concurrency against target at 64, 256, 1024 and 4096 streams, with the
+//!   default model (slots raised so every stream runs) at a time scale.
+//! - `idle`: CPU seconds the client uses at concurrency 1 against a slow simulator.
+
+use rightsize::endpoint::{Api, EndpointSpec};
+use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest, SweepPlanner};
+use rightsize::metrics::Histogram;
+use rightsize::workload::WorkloadSpec;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+struct SimProcess {
+    child: Child,
+    base_url: String,
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_sim(args: &[&str]) -> SimProcess {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rightsize"))
+        .args(["sim", "--port", "0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start rightsize sim");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("sim stdout"))
+        .read_line(&mut line)
+        .expect("sim prints its URL");
+    SimProcess {
+        child,
+        base_url: line.trim().to_string(),
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn workload(input: u32, output: u32) -> WorkloadSpec {
+    WorkloadSpec {
+        name: "bench".into(),
+        input_tokens: input,
+        input_tokens_stddev: 0,
+        output_tokens: output,
+        output_tokens_stddev: 0,
+        stream: true,
+        shared_prefix_tokens: 0,
+        shared_prefix_share: 0.0,
+        seed: 7,
+        tokenizer: "approx-4c".into(),
+    }
+}
+
+async fn one_level(
+    sim: &SimProcess,
+    concurrency: u32,
+    requests: u32,
+    w: WorkloadSpec,
+    sim_timing: bool,
+) -> (RunOutcome, f64) {
+    let spec = EndpointSpec {
+        name: "sim".into(),
+        base_url: sim.base_url.clone(),
+        model: "sim-moe-30b-a3b".into(),
+        api: Api::Chat,
+        stream: true,
+        exact_output_length: true,
+        headers: vec![],
+        api_key_env: None,
+        sim_timing,
+    };
+    let root = std::env::temp_dir().join(format!("rightsize-bench-{}", std::process::id()));
+    let req = RunRequest {
+        kind: "bench".into(),
+        endpoint: spec,
+        workload: w,
+        request_count: requests,
+        warmup: 0,
+        timeout: Duration::from_secs(120),
+        results_root: root,
+        in_process_sim: false,
+        config_sources: vec![],
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
+    let drain = tokio::spawn(async move {
+        while let Some(ev) = rx.recv().await {
+            if let EngineEvent::Warning(w) = ev {
+                eprintln!("  warning: {w}");
+            }
+        }
+    });
+    let cpu0 = cpu_seconds();
+    let out = run(
+        req,
+        Box::new(SweepPlanner {
+            levels: vec![concurrency],
+        }),
+        tx,
+        CancellationToken::new(),
+    )
+    .await
+    .expect("bench run");
+    let cpu = cpu_seconds() - cpu0;
+    let _ = drain.await;
+    (out, cpu)
+}
+
+/// Prints one row: throughput, CPU per event and TTFT error of a finished level.
+fn event_row(concurrency: u32, out: &RunOutcome, cpu: f64) {
+    let l = &out.levels[0];
+    let recs = rightsize::report::load_requests(&out.dir.join("requests.jsonl")).expect("records");
+    let mut err = Histogram::latency();
+    let mut events = 0u64;
+    for r in recs.iter().map(|l| &l.record) {
+        events += r.content_chunks as u64;
+        if let (Some(got), Some(sent)) = (r.first_token_ns, r.server_first_sent_ns) {
+            err.record_ns(got.saturating_sub(sent));
+        }
+    }
+    let e = err.stats().expect("ttft errors");
+    println!(
+        "{:>11} {:>9} {:>13.0} {:>10.0} {:>14.2} {:>15.3} {:>15.3} {:>14.3} {:>7}",
+        concurrency,
+        recs.len(),
+        events as f64 / l.benchmark_duration.avg,
+        l.requests_per_sec(),
+        cpu / events as f64 * 1e6,
+        e.p50,
+        e.p99,
+        e.max,
+        l.error_count()
+    );
+    let _ = std::fs::remove_dir_all(&out.dir);
+}
+
+fn event_header() {
+    println!(
+        "{:>11} {:>9} {:>13} {:>10} {:>14} {:>15} {:>15} {:>14} {:>7}",
+        "concurrency",
+        "requests",
+        "token ev/s",
+        "req/s",
+        "cpu us/event",
+        "ttft err p50 ms",
+        "ttft err p99 ms",
+        "ttft err max ms",
+        "errors"
+    );
+}
+
+/// Aggregate token-event rate of the paced runs: half the client's 200,000/s goal.
+const PACED_EVENTS_PER_SEC: f64 = 100_000.0;
+
+async fn events() {
+    println!("decode free: the simulator sends as fast as it can; the client is saturated");
+    let sim = start_sim(&[
+        "--decode-base-ms",
+        "0",
+        "--decode-per-seq-ms",
+        "0",
+        "--prefill-per-token-ms",
+        "0",
+        "--max-num-seqs",
+        "4096",
+        "--kv-cache-tokens",
+        "100000000",
+    ]);
+    event_header();
+    for (concurrency, requests) in [(1, 400), (256, 2048), (1024, 4096)] {
+        let (out, cpu) = one_level(&sim, concurrency, requests, workload(64, 256), true).await;
+        event_row(concurrency, &out, cpu);
+    }
+    drop(sim);
+    println!(
+        "\npaced: one decode step emits a token on every stream, steps timed for {} token events/s in all",
+        PACED_EVENTS_PER_SEC
+    );
+    event_header();
+    for (concurrency, requests) in [(1u32, 200u32), (256, 1024), (1024, 2048)] {
+        let step_ms = format!("{}", concurrency as f64 / PACED_EVENTS_PER_SEC * 1e3);
+        let sim = start_sim(&[
+            "--decode-base-ms",
+            &step_ms,
+            "--decode-per-seq-ms",
+            "0",
+            "--prefill-per-token-ms",
+            "0",
+            "--max-num-seqs",
+            "4096",
+            "--kv-cache-tokens",
+            "100000000",
+        ]);
+        let (out, cpu) = one_level(&sim, concurrency, requests, workload(64, 128), true).await;
+        event_row(concurrency, &out, cpu);
+    }
+}
+
+async fn hold() {
+    // the default model at 10x, with slots and KV raised so every stream is admitted
+    let sim = start_sim(&[
+        "--time-scale",
+        "10",
+        "--max-num-seqs",
+        "8192",
+        "--kv-cache-tokens",
+        "100000000",
+    ]);
+    println!(
+        "{:>11} {:>9} {:>9} {:>8} {:>7}",
+        "concurrency", "requests", "achieved", "ratio", "errors"
+    );
+    for concurrency in [64u32, 256, 1024, 4096] {
+        let (out, _) = one_level(&sim, concurrency, concurrency * 3, workload(128, 64), false).await;
+        let l = &out.levels[0];
+        let a = l.achieved_concurrency.unwrap_or(0.0);
+        println!(
+            "{:>11} {:>9} {:>9.1} {:>7.2}% {:>7}",
+            concurrency,
+            concurrency * 3,
+            a,
+            100.0 * a / concurrency as f64,
+            l.error_count()
+        );
+        let _ = std::fs::remove_dir_all(&out.dir);
+    }
+}
+
+async fn idle() {
+    // 200 ms per token in real time: the client waits almost all the time
+    let sim = start_sim(&["--decode-base-ms", "200", "--decode-per-seq-ms", "0"]);
+    let (out, cpu) = one_level(&sim, 1, 5, workload(64, 10), false).await;
+    let l = &out.levels[0];
+    println!(
+        "concurrency 1, 5 requests x 10 tokens over {:.1} s: client CPU {:.3} s ({:.2} % of one core)",
+        l.benchmark_duration.avg,
+        cpu,
+        100.0 * cpu / l.benchmark_duration.avg
+    );
+    let _ = std::fs::remove_dir_all(&out.dir);
+}
+
+fn main() {
+    let mode = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_else(|| "events".into());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        match mode.as_str() {
+            "hold" => hold().await,
+            "idle" => idle().await,
+            _ => events().await,
+        }
+    });
+}
