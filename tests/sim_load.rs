@@ -167,7 +167,7 @@ async fn scrape(addr: SocketAddr) -> Vec<Sample> {
 async fn metrics_parse_and_gauges_move_under_load() {
     let sim = start(SimConfig {
         max_num_seqs: 4,
-        ..SimConfig::fast(5.0)
+        ..SimConfig::fast(2.0)
     })
     .await;
     let addr = sim.addr;
@@ -184,8 +184,13 @@ async fn metrics_parse_and_gauges_move_under_load() {
             .await
         }));
     }
-    tokio::time::sleep(Duration::from_millis(60)).await;
-    let busy = scrape(addr).await;
+    // wait until all twelve arrived: four run, eight wait (each batch lasts ~0.25 s)
+    let t = Instant::now();
+    let mut busy = scrape(addr).await;
+    while value(&busy, "vllm:num_requests_waiting") < 8.0 && t.elapsed() < Duration::from_secs(2) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        busy = scrape(addr).await;
+    }
     assert_eq!(value(&busy, "vllm:num_requests_running"), 4.0);
     assert_eq!(value(&busy, "vllm:num_requests_waiting"), 8.0);
     let kv = value(&busy, "vllm:kv_cache_usage_perc");
