@@ -237,3 +237,44 @@ async fn metrics_parse_and_gauges_move_under_load() {
     assert!(value(&after, "vllm:time_to_first_token_seconds_sum") > 0.0);
     sim.shutdown();
 }
+
+/// Real durations of `n` sequential 100-token requests.
+async fn durations(cfg: SimConfig, n: usize) -> Vec<f64> {
+    let sim = start(cfg).await;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let body = serde_json::json!({"prompt": prompt(8, i as u64), "max_tokens": 100,
+            "ignore_eos": true});
+        let t = Instant::now();
+        let r = post(sim.addr, "/v1/completions", &body).await;
+        assert_eq!(r.status, 200);
+        out.push(t.elapsed().as_secs_f64());
+    }
+    sim.shutdown();
+    out
+}
+
+fn spread(d: &[f64]) -> f64 {
+    let max = d.iter().cloned().fold(f64::MIN, f64::max);
+    let min = d.iter().cloned().fold(f64::MAX, f64::min);
+    max / min
+}
+
+#[tokio::test]
+async fn noise_makes_measurements_at_different_times_differ() {
+    // each request is ~1 s of model time; the slow factor changes every 2 s of model time
+    let calm = durations(SimConfig::fast(50.0), 20).await;
+    let noisy = durations(
+        SimConfig {
+            noise: 0.5,
+            seed: 3,
+            ..SimConfig::fast(50.0)
+        },
+        20,
+    )
+    .await;
+    let (calm, noisy) = (spread(&calm), spread(&noisy));
+    eprintln!("max/min duration: noise 0: {calm:.2}, noise 0.5: {noisy:.2}");
+    assert!(calm < 1.4, "{calm}");
+    assert!(noisy > 1.6, "{noisy}");
+}
