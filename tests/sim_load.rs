@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 use rightsize::sim::SimConfig;
 use sim_util::*;
 
+/// The tests here measure time: run them one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Closed-loop streaming clients: (output tokens per model second, median e2e latency in model
 /// seconds).
 async fn level(
@@ -60,6 +63,7 @@ async fn level(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throughput_saturates_at_the_slot_limit_while_latency_keeps_rising() {
+    let _serial = SERIAL.lock().await;
     let scale = 10.0;
     let sim = start(SimConfig {
         max_num_seqs: 16,
@@ -165,6 +169,7 @@ async fn scrape(addr: SocketAddr) -> Vec<Sample> {
 
 #[tokio::test]
 async fn metrics_parse_and_gauges_move_under_load() {
+    let _serial = SERIAL.lock().await;
     let sim = start(SimConfig {
         max_num_seqs: 4,
         ..SimConfig::fast(2.0)
@@ -262,6 +267,7 @@ fn spread(d: &[f64]) -> f64 {
 
 #[tokio::test]
 async fn noise_makes_measurements_at_different_times_differ() {
+    let _serial = SERIAL.lock().await;
     // each request is ~1 s of model time; the slow factor changes every 2 s of model time
     let calm = durations(SimConfig::fast(50.0), 20).await;
     let noisy = durations(
@@ -275,6 +281,6 @@ async fn noise_makes_measurements_at_different_times_differ() {
     .await;
     let (calm, noisy) = (spread(&calm), spread(&noisy));
     eprintln!("max/min duration: noise 0: {calm:.2}, noise 0.5: {noisy:.2}");
-    assert!(calm < 1.4, "{calm}");
-    assert!(noisy > 1.6, "{noisy}");
+    assert!(calm < 1.5, "{calm}");
+    assert!(noisy > 2.0, "{noisy}");
 }
