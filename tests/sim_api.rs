@@ -252,3 +252,62 @@ async fn a_full_waiting_queue_answers_503() {
     assert_eq!(queued.await.unwrap().status, 200);
     sim.shutdown();
 }
+
+#[tokio::test]
+async fn a_client_that_goes_away_frees_its_slot() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let sim = start(SimConfig::fast(5.0)).await;
+    let body = chat_body("a b c", 5000, true).to_string();
+    let mut s = tokio::net::TcpStream::connect(sim.addr).await.unwrap();
+    let req = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    // read until the first content chunk, so the sequence is surely running
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("\"content\":\" ") {
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(n > 0);
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(sim.stats().running, 1);
+    drop(s);
+    let t = std::time::Instant::now();
+    while sim.stats().running != 0 && t.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let st = sim.stats();
+    assert_eq!(
+        (st.running, st.kv_used_tokens, st.requests_aborted),
+        (0, 0, 1),
+        "{st:?}"
+    );
+    assert!(st.generation_tokens_total < 5000);
+    sim.shutdown();
+}
+
+#[tokio::test]
+async fn the_time_scale_sets_the_real_step_rate() {
+    // one sequence: 200 steps of 10 + 0.12 ms each (plus one prefill of 3 tokens), 25x faster
+    let sim = start(SimConfig::fast(25.0)).await;
+    let t = std::time::Instant::now();
+    let r = post(
+        sim.addr,
+        "/v1/completions",
+        &json!({"prompt": "a b c", "max_tokens": 200,
+        "ignore_eos": true}),
+    )
+    .await;
+    let real_ms = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(r.json()["usage"]["completion_tokens"], 200);
+    let model_ms = 200.0 * 10.12 + 3.0 * 0.02;
+    let want = model_ms / 25.0;
+    assert!(
+        (want * 0.9..want * 1.3).contains(&real_ms),
+        "{real_ms} ms, want {want} ms"
+    );
+    assert_eq!(sim.stats().steps_total, 200);
+    sim.shutdown();
+}

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 use rightsize::sim::SimConfig;
 use sim_util::*;
 
+/// The tests here measure time: run them one at a time.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Closed-loop streaming clients: (output tokens per model second, median e2e latency in model
 /// seconds).
 async fn level(
@@ -60,6 +63,7 @@ async fn level(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throughput_saturates_at_the_slot_limit_while_latency_keeps_rising() {
+    let _serial = SERIAL.lock().await;
     let scale = 10.0;
     let sim = start(SimConfig {
         max_num_seqs: 16,
@@ -165,9 +169,10 @@ async fn scrape(addr: SocketAddr) -> Vec<Sample> {
 
 #[tokio::test]
 async fn metrics_parse_and_gauges_move_under_load() {
+    let _serial = SERIAL.lock().await;
     let sim = start(SimConfig {
         max_num_seqs: 4,
-        ..SimConfig::fast(5.0)
+        ..SimConfig::fast(2.0)
     })
     .await;
     let addr = sim.addr;
@@ -184,8 +189,13 @@ async fn metrics_parse_and_gauges_move_under_load() {
             .await
         }));
     }
-    tokio::time::sleep(Duration::from_millis(60)).await;
-    let busy = scrape(addr).await;
+    // wait until all twelve arrived: four run, eight wait (each batch lasts ~0.25 s)
+    let t = Instant::now();
+    let mut busy = scrape(addr).await;
+    while value(&busy, "vllm:num_requests_waiting") < 8.0 && t.elapsed() < Duration::from_secs(2) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        busy = scrape(addr).await;
+    }
     assert_eq!(value(&busy, "vllm:num_requests_running"), 4.0);
     assert_eq!(value(&busy, "vllm:num_requests_waiting"), 8.0);
     let kv = value(&busy, "vllm:kv_cache_usage_perc");
@@ -231,4 +241,46 @@ async fn metrics_parse_and_gauges_move_under_load() {
     assert_eq!(inf.2, 14.0);
     assert!(value(&after, "vllm:time_to_first_token_seconds_sum") > 0.0);
     sim.shutdown();
+}
+
+/// Real durations of `n` sequential 100-token requests.
+async fn durations(cfg: SimConfig, n: usize) -> Vec<f64> {
+    let sim = start(cfg).await;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let body = serde_json::json!({"prompt": prompt(8, i as u64), "max_tokens": 100,
+            "ignore_eos": true});
+        let t = Instant::now();
+        let r = post(sim.addr, "/v1/completions", &body).await;
+        assert_eq!(r.status, 200);
+        out.push(t.elapsed().as_secs_f64());
+    }
+    sim.shutdown();
+    out
+}
+
+fn spread(d: &[f64]) -> f64 {
+    let max = d.iter().cloned().fold(f64::MIN, f64::max);
+    let min = d.iter().cloned().fold(f64::MAX, f64::min);
+    max / min
+}
+
+#[tokio::test]
+async fn noise_makes_measurements_at_different_times_differ() {
+    let _serial = SERIAL.lock().await;
+    // each request is ~1 s of model time; the slow factor changes every 2 s of model time
+    let calm = durations(SimConfig::fast(50.0), 20).await;
+    let noisy = durations(
+        SimConfig {
+            noise: 0.5,
+            seed: 3,
+            ..SimConfig::fast(50.0)
+        },
+        20,
+    )
+    .await;
+    let (calm, noisy) = (spread(&calm), spread(&noisy));
+    eprintln!("max/min duration: noise 0: {calm:.2}, noise 0.5: {noisy:.2}");
+    assert!(calm < 1.5, "{calm}");
+    assert!(noisy > 2.0, "{noisy}");
 }

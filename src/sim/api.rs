@@ -38,15 +38,13 @@ impl ApiError {
 
     /// The JSON body.
     pub fn body(&self) -> String {
-        serde_json::json!({
-            "error": {
-                "message": self.message,
-                "type": self.kind,
-                "param": null,
-                "code": self.status,
-            }
-        })
-        .to_string()
+        // written by hand to keep OpenAI's key order (serde_json's map sorts keys)
+        format!(
+            "{{\"error\":{{\"message\":{},\"type\":{},\"param\":null,\"code\":{}}}}}",
+            serde_json::Value::String(self.message.clone()),
+            serde_json::Value::String(self.kind.to_string()),
+            self.status
+        )
     }
 }
 

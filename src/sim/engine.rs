@@ -1,8 +1,9 @@
-//! The scheduler's own OS thread: takes requests from a channel, runs steps, and sleeps each
+//! The scheduler's own OS thread: takes requests from a channel, runs steps, and waits out each
 //! step's modelled duration (divided by the time scale, times the noise) to absolute deadlines,
-//! so the average step rate is right even when single sleeps are coarse.
+//! so the average step rate is right even when single sleeps are coarse. It waits on its
+//! channel with a timeout rather than sleeping, so a shutdown never waits for a long step.
 
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -138,11 +139,20 @@ fn run(
         let model_now_ms = (deadline.saturating_sub(start)) as f64 / 1e6 * time_scale;
         let real_ns = cost.step_ms(plan) * noise.factor(model_now_ms) * 1e6 / time_scale;
         deadline += real_ns as u64;
-        let now = now_ns();
-        if deadline > now {
-            std::thread::sleep(Duration::from_nanos(deadline - now));
-        } else if now - deadline > MAX_LAG_NS {
-            deadline = now - MAX_LAG_NS;
+        // wait out the step; arrivals meanwhile join the waiting queue for the next one
+        loop {
+            let now = now_ns();
+            if deadline <= now {
+                if now - deadline > MAX_LAG_NS {
+                    deadline = now - MAX_LAG_NS;
+                }
+                break;
+            }
+            match rx.recv_timeout(Duration::from_nanos(deadline - now)) {
+                Ok(Command::Submit(seq)) => sched.add(seq),
+                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
         }
         sched.finish_step(now_ns());
     }

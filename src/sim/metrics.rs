@@ -74,15 +74,17 @@ impl SharedMetrics {
         let model = model.replace('\\', "\\\\").replace('"', "\\\"");
         let labels = format!("engine=\"0\",model_name=\"{model}\"");
         let mut out = String::with_capacity(4096);
+        // as vLLM's Python client writes format 0.0.4: a counter's HELP and TYPE lines name
+        // the series with its `_total` suffix
         let mut metric = |name: &str, kind: &str, help: &str, value: String| {
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-            let sample = if kind == "counter" {
+            let name = if kind == "counter" {
                 format!("{name}_total")
             } else {
                 name.to_string()
             };
-            let _ = writeln!(out, "{sample}{{{labels}}} {value}");
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+            let _ = writeln!(out, "{name}{{{labels}}} {value}");
         };
         metric(
             "vllm:num_requests_running",

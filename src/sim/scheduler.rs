@@ -223,7 +223,7 @@ impl Scheduler {
             };
             if seq.new.tx.is_closed() {
                 if let Some(gone) = self.waiting.pop_front() {
-                    self.drop_seq(gone, false);
+                    self.drop_seq(&gone, false);
                 }
                 continue;
             }
@@ -244,7 +244,7 @@ impl Scheduler {
             self.metrics.prefix_hits.fetch_add(hit as u64, Relaxed);
             if !seq.admitted_once {
                 seq.admitted_once = true;
-                self.metrics.pending.fetch_sub(1, Relaxed);
+                self.release_pending();
             }
             seq.kv = kv;
             seq.computed = hit + chunk;
@@ -258,10 +258,11 @@ impl Scheduler {
     }
 
     /// Ends the step at `now_ns`: every sequence whose step ends in a token gets it; finished
-    /// and abandoned sequences leave the batch and free their KV.
+    /// and abandoned sequences leave the batch and free their KV. Counters and gauges are
+    /// updated before the token is sent, so a client that has its last token sees them.
     pub fn finish_step(&mut self, now_ns: u64) {
         let metrics = Arc::clone(&self.metrics);
-        let mut generated = 0u64;
+        metrics.steps.fetch_add(1, Relaxed);
         let mut i = 0;
         while i < self.running.len() {
             let seq = &mut self.running[i];
@@ -279,23 +280,26 @@ impl Scheduler {
                 self.cache.insert(&seq.new.block_hashes);
             }
             seq.generated += 1;
-            generated += 1;
-            let last = seq.generated >= seq.new.output_len;
-            let delivered = seq.new.tx.send(TokenEvent { last }).is_ok();
-            if last || !delivered {
+            metrics.generation_tokens.fetch_add(1, Relaxed);
+            if seq.generated >= seq.new.output_len {
+                // finished: it produced its last token, whether or not the client is still there
                 let seq = self.running.remove(i);
                 self.kv_used -= seq.kv;
-                self.drop_seq(seq, last && delivered);
+                self.drop_seq(&seq, true);
+                self.publish();
+                let _ = seq.new.tx.send(TokenEvent { last: true });
+            } else if seq.new.tx.send(TokenEvent { last: false }).is_err() {
+                let seq = self.running.remove(i);
+                self.kv_used -= seq.kv;
+                self.drop_seq(&seq, false);
             } else {
                 i += 1;
             }
         }
-        metrics.generation_tokens.fetch_add(generated, Relaxed);
-        metrics.steps.fetch_add(1, Relaxed);
         self.publish();
     }
 
-    fn drop_seq(&mut self, seq: Seq, finished: bool) {
+    fn drop_seq(&mut self, seq: &Seq, finished: bool) {
         tracing::trace!(
             request = seq.new.id,
             finished,
@@ -306,9 +310,17 @@ impl Scheduler {
         } else {
             self.metrics.aborted.fetch_add(1, Relaxed);
             if !seq.admitted_once {
-                self.metrics.pending.fetch_sub(1, Relaxed);
+                self.release_pending();
             }
         }
+    }
+
+    /// One fewer request counts against `--max-waiting` (it started running, or left).
+    fn release_pending(&self) {
+        let _ = self
+            .metrics
+            .pending
+            .fetch_update(Relaxed, Relaxed, |p| Some(p.saturating_sub(1)));
     }
 
     fn publish(&self) {

@@ -235,3 +235,58 @@ fn default_model_gives_the_documented_throughput_and_knee() {
     );
     assert!(l512 > 1.7 * l256, "latency keeps rising: {l256} vs {l512}");
 }
+
+#[test]
+fn random_workloads_deliver_every_token_once_and_free_all_kv() {
+    use crate::rng::SplitMix64;
+    let mut rng = SplitMix64::new(12345);
+    let (mut preemptions, mut hits) = (0, 0);
+    for round in 0..60 {
+        let kv = 200 + rng.below(2000);
+        let l = SchedulerLimits {
+            max_num_seqs: 1 + rng.below(12) as u32,
+            max_num_batched_tokens: 1 + rng.below(300) as u32,
+            kv_cache_tokens: kv,
+            block_size: 4,
+            prefix_cache_blocks: rng.below(50),
+        };
+        let (mut s, m) = new_sched(l);
+        let mut live = Vec::new();
+        let n = 1 + rng.below(30);
+        for id in 0..n {
+            let prompt = 1 + rng.below(kv / 2) as u32;
+            let out = 1 + rng.below(kv - prompt as u64 - 1).min(80) as u32;
+            // a few shared prefixes, so the prefix cache gets hits
+            let hashes: Vec<u64> = (0..prompt / 4)
+                .map(|b| (id % 3) * 1000 + b as u64)
+                .collect();
+            let (new, rx) = seq(id, prompt, out, hashes);
+            m.pending.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            s.add(new);
+            live.push((rx, out, Vec::new()));
+        }
+        let mut steps = 0;
+        while !s.is_idle() {
+            s.schedule();
+            s.finish_step(0);
+            for (rx, _, got) in &mut live {
+                got.extend(drain(rx));
+            }
+            steps += 1;
+            assert!(steps < 200_000, "round {round}: no progress");
+        }
+        for (_, out, got) in &live {
+            assert_eq!(got.len(), *out as usize, "round {round}");
+            assert!(got[..got.len() - 1].iter().all(|last| !last));
+            assert_eq!(got.last(), Some(&true));
+        }
+        let st = m.snapshot(kv);
+        assert_eq!((st.kv_used_tokens, st.running, st.waiting), (0, 0, 0));
+        assert_eq!(st.requests_finished, n);
+        preemptions += st.preemptions_total;
+        hits += st.prefix_cache_hits_total;
+        assert_eq!(m.pending.load(std::sync::atomic::Ordering::Relaxed), 0);
+    }
+    // the rounds exercised preemption and the prefix cache
+    assert!(preemptions > 0 && hits > 0, "{preemptions} {hits}");
+}
