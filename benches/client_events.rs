@@ -230,7 +230,8 @@ async fn hold() {
         "concurrency", "requests", "achieved", "ratio", "errors"
     );
     for concurrency in [64u32, 256, 1024, 4096] {
-        let (out, _) = one_level(&sim, concurrency, concurrency * 3, workload(128, 64), false).await;
+        let (out, _) =
+            one_level(&sim, concurrency, concurrency * 3, workload(128, 64), false).await;
         let l = &out.levels[0];
         let a = l.achieved_concurrency.unwrap_or(0.0);
         println!(

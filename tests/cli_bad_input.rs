@@ -15,11 +15,12 @@ fn zero_or_negative_concurrency_is_rejected() {
         let e = stderr(&o);
         assert!(e.contains("--concurrency"), "{bad}: {e}");
     }
-    let o = bin()
-        .args(["sweep", "--concurrency=-4"])
-        .output()
-        .unwrap();
-    assert!(stderr(&o).contains("concurrency must be at least 1, got -4"), "{}", stderr(&o));
+    let o = bin().args(["sweep", "--concurrency=-4"]).output().unwrap();
+    assert!(
+        stderr(&o).contains("concurrency must be at least 1, got -4"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -27,12 +28,24 @@ fn bad_flag_values_name_the_flag() {
     let cases: &[(&[&str], &str)] = &[
         (&["sweep", "--timeout", "soon"], "`soon` is not a duration"),
         (&["sweep", "--requests", "0"], "must be at least 1, got 0"),
-        (&["sweep", "--prefix-share", "1.5"], "must be a fraction between 0 and 1"),
+        (
+            &["sweep", "--prefix-share", "1.5"],
+            "must be a fraction between 0 and 1",
+        ),
         (&["sweep", "--header", "nocolon"], "is not `Name: value`"),
         (&["sweep", "--api", "grpc"], "invalid value 'grpc'"),
-        (&["sweep", "--profile", "nope"], "unknown profile `nope`; the config defines: chat, rag"),
-        (&["sweep", "--endpoint", "nope"], "unknown endpoint `nope`; the config defines: sim"),
-        (&["sweep", "--plan", "nope"], "unknown sweep `nope`; the config defines: demo, reference"),
+        (
+            &["sweep", "--profile", "nope"],
+            "unknown profile `nope`; the config defines: chat, rag",
+        ),
+        (
+            &["sweep", "--endpoint", "nope"],
+            "unknown endpoint `nope`; the config defines: sim",
+        ),
+        (
+            &["sweep", "--plan", "nope"],
+            "unknown sweep `nope`; the config defines: demo, reference",
+        ),
     ];
     for (args, want) in cases {
         let o = bin().args(*args).output().unwrap();
@@ -45,7 +58,11 @@ fn bad_flag_values_name_the_flag() {
 fn malformed_config_file_gives_file_line_and_key() {
     let dir = tmpdir("badcfg");
     let path = dir.join("bad.toml");
-    std::fs::write(&path, "[profiles.rag]\ninput_tokens = 1024\noutput_tokenz = 256\n").unwrap();
+    std::fs::write(
+        &path,
+        "[profiles.rag]\ninput_tokens = 1024\noutput_tokenz = 256\n",
+    )
+    .unwrap();
     let o = bin()
         .args(["sweep", "--config", path.to_str().unwrap()])
         .output()
@@ -65,14 +82,25 @@ fn malformed_config_file_gives_file_line_and_key() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert!(e.contains("line 2") && e.contains("must be at least 1, got 0"), "{e}");
+    assert!(
+        e.contains("line 2") && e.contains("must be at least 1, got 0"),
+        "{e}"
+    );
 
     let o = bin()
-        .args(["sweep", "--config", dir.join("missing.toml").to_str().unwrap()])
+        .args([
+            "sweep",
+            "--config",
+            dir.join("missing.toml").to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("missing.toml: cannot read"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("missing.toml: cannot read"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -130,7 +130,12 @@ async fn each_fault_lands_in_its_own_error_class() {
         let l = &out.levels[0];
         // the pre-flight request is request 1 at the simulator: of the 16 measured ones
         // (numbers 2..=17), 4, 8, 12 and 16 are hit
-        assert_eq!(l.errors_by_kind.get(&kind), Some(&4), "{fault}: {:?}", l.errors_by_kind);
+        assert_eq!(
+            l.errors_by_kind.get(&kind),
+            Some(&4),
+            "{fault}: {:?}",
+            l.errors_by_kind
+        );
         assert_eq!(l.errors_by_kind.len(), 1, "{fault}: {:?}", l.errors_by_kind);
         assert_eq!(l.ok_count(), 12, "{fault}");
         assert!(!l.partial);
@@ -163,15 +168,20 @@ async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
         let ttft = r.ttft_ns().unwrap() as f64 / 1e6;
         let sim_ttft = (r.server_first_sent_ns.unwrap() - r.start_ns) as f64 / 1e6;
         let tol = (0.05 * sim_ttft).max(2.0);
-        assert!((ttft - sim_ttft).abs() <= tol, "ttft {ttft} vs sim {sim_ttft}");
+        assert!(
+            (ttft - sim_ttft).abs() <= tol,
+            "ttft {ttft} vs sim {sim_ttft}"
+        );
         // the model's own TTFT: one step of 20 ms decode + 200 x 0.05 ms prefill = 30 ms,
         // plus up to one step of waiting for the step boundary
         assert!((29.0..=62.0).contains(&ttft), "ttft {ttft}");
         let itl = r.itl_ns().unwrap() / 1e6;
-        let sim_itl = (r.server_last_sent_ns.unwrap() - r.server_first_sent_ns.unwrap()) as f64
-            / 1e6
-            / 11.0;
-        assert!((itl - sim_itl).abs() <= (0.05 * sim_itl).max(2.0), "itl {itl} vs {sim_itl}");
+        let sim_itl =
+            (r.server_last_sent_ns.unwrap() - r.server_first_sent_ns.unwrap()) as f64 / 1e6 / 11.0;
+        assert!(
+            (itl - sim_itl).abs() <= (0.05 * sim_itl).max(2.0),
+            "itl {itl} vs {sim_itl}"
+        );
         assert!((itl - 20.0).abs() <= 1.0, "itl {itl} vs the model's 20 ms");
     }
 }

@@ -52,16 +52,23 @@ fn sweep_counts_every_request_and_writes_the_results_folder() {
     assert_eq!(echo["tool"], "rightsize");
     assert_eq!(echo["workload"]["input_tokens"], 64);
     assert!(echo["ended_at"].is_string());
-    assert!(echo["server"]["models"].as_array().is_some_and(|m| !m.is_empty()));
+    assert!(echo["server"]["models"]
+        .as_array()
+        .is_some_and(|m| !m.is_empty()));
     let l1 = read_json(&run.join("level-001-c0002.json"));
     assert_eq!(l1["request_count"]["avg"].as_f64(), Some(24.0));
     assert_eq!(l1["partial"], false);
     read_json(&run.join("level-002-c0008.json"));
     read_json(&run.join("summary.json"));
     let lines = std::fs::read_to_string(run.join("requests.jsonl")).unwrap();
-    let recs: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let recs: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(recs.len(), 48);
-    assert!(recs.iter().all(|r| r["output_tokens"] == 16 && r.get("error").is_none()));
+    assert!(recs
+        .iter()
+        .all(|r| r["output_tokens"] == 16 && r.get("error").is_none()));
     // no temporary files left behind by the atomic writes
     for e in std::fs::read_dir(&run).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
@@ -76,10 +83,24 @@ fn table_goes_to_stdout_and_progress_to_stderr() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let table = stdout(&o);
     let header = table.lines().next().unwrap();
-    for col in ["concurrency", "req/s", "out tok/s", "ttft p50", "itl p95", "e2e p99", "errors"] {
+    for col in [
+        "concurrency",
+        "req/s",
+        "out tok/s",
+        "ttft p50",
+        "itl p95",
+        "e2e p99",
+        "errors",
+    ] {
         assert!(header.contains(col), "{header}");
     }
-    assert_eq!(table.lines().filter(|l| l.trim_start().starts_with('4')).count(), 1);
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.trim_start().starts_with('4'))
+            .count(),
+        1
+    );
     let err = stderr(&o);
     assert!(err.contains("level 1: concurrency 1, 8 requests"), "{err}");
     assert!(err.contains("level 2: concurrency 4, 8 requests"), "{err}");

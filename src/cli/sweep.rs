@@ -110,9 +110,8 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
     )?;
     let results_root = match spec.results_root.clone() {
         Some(r) => r,
-        None => crate::report::default_root().ok_or_else(|| {
-            BadInput("no data directory on this platform; pass --out DIR".into())
-        })?,
+        None => crate::report::default_root()
+            .ok_or_else(|| BadInput("no data directory on this platform; pass --out DIR".into()))?,
     };
 
     let (endpoint, sim) = match &spec.endpoint {

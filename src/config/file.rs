@@ -179,7 +179,10 @@ mod tests {
     fn unknown_key_names_file_line_and_key() {
         let text = "[profiles.rag]\ninput_tokens = 10\ninput_tokenz = 5\n";
         let e = ConfigFile::parse(text, "my.toml").unwrap_err().to_string();
-        assert!(e.starts_with("my.toml: TOML parse error at line 3, column 1"), "{e}");
+        assert!(
+            e.starts_with("my.toml: TOML parse error at line 3, column 1"),
+            "{e}"
+        );
         assert!(e.contains("unknown field `input_tokenz`"), "{e}");
     }
 
@@ -191,7 +194,10 @@ mod tests {
         assert!(e.contains("must be at least 1, got 0"), "{e}");
         let text = "[profiles.p]\nshared_prefix_share = 2.0\n";
         let e = ConfigFile::parse(text, "my.toml").unwrap_err().to_string();
-        assert!(e.contains("must be a fraction between 0 and 1, got 2"), "{e}");
+        assert!(
+            e.contains("must be a fraction between 0 and 1, got 2"),
+            "{e}"
+        );
         let text = "[defaults]\ntimeout = \"soon\"\n";
         let e = ConfigFile::parse(text, "my.toml").unwrap_err().to_string();
         assert!(e.contains("`soon` is not a duration"), "{e}");

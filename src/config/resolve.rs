@@ -310,7 +310,9 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        assert!(matches!(s.endpoint, EndpointTarget::Simulator { time_scale, .. } if time_scale == 10.0));
+        assert!(
+            matches!(s.endpoint, EndpointTarget::Simulator { time_scale, .. } if time_scale == 10.0)
+        );
         assert_eq!(s.workload.input_tokens, 1024);
         assert_eq!(s.workload.output_tokens, 256);
         assert!(s.workload.stream);
@@ -357,7 +359,9 @@ mod tests {
             endpoint: Some("nope".into()),
             ..Default::default()
         };
-        let err = resolve_endpoint(&shipped(), &e, true).unwrap_err().to_string();
+        let err = resolve_endpoint(&shipped(), &e, true)
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "unknown endpoint `nope`; the config defines: sim");
         let w = WorkloadOverrides {
             profile: Some("x".into()),

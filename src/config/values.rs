@@ -160,7 +160,10 @@ mod tests {
 
     #[test]
     fn concurrency_lists_table() {
-        assert_eq!(parse_concurrency_list("16,64, 256").unwrap(), vec![16, 64, 256]);
+        assert_eq!(
+            parse_concurrency_list("16,64, 256").unwrap(),
+            vec![16, 64, 256]
+        );
         assert_eq!(
             parse_concurrency_list("16,0").unwrap_err(),
             "concurrency must be at least 1, got 0"

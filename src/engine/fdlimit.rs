@@ -25,6 +25,7 @@ pub fn raise_nofile_limit() -> Option<(u64, u64)> {
             }
         }
     }
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every platform
     Some((lim.rlim_cur as u64, lim.rlim_max as u64))
 }
 
@@ -48,7 +49,7 @@ mod tests {
     #[test]
     fn nofile_checks_table() {
         assert_eq!(check_nofile(1024, 256, false), None);
-        assert_eq!(check_nofile(1024, 1024, false).is_some(), true);
+        assert!(check_nofile(1024, 1024, false).is_some());
         assert_eq!(check_nofile(4096, 1024, true), None);
         assert_eq!(
             check_nofile(1024, 4096, false).unwrap(),

@@ -47,10 +47,9 @@ impl LagProbe {
     pub async fn stop(self) -> (f64, f64) {
         self.stop.cancel();
         match self.handle.await {
-            Ok(h) if !h.is_empty() => (
-                h.value_at_quantile(0.99) as f64 / 1e3,
-                h.max() as f64 / 1e3,
-            ),
+            Ok(h) if !h.is_empty() => {
+                (h.value_at_quantile(0.99) as f64 / 1e3, h.max() as f64 / 1e3)
+            }
             _ => (0.0, 0.0),
         }
     }

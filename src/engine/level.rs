@@ -63,7 +63,15 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let inflight = Arc::new(AtomicU64::new(0));
         let start = now_ns();
-        spawn_workers(endpoint, plan.concurrency, prompts, start, cancel, &inflight, tx);
+        spawn_workers(
+            endpoint,
+            plan.concurrency,
+            prompts,
+            start,
+            cancel,
+            &inflight,
+            tx,
+        );
         while let Some(mut rec) = rx.recv().await {
             rec.warmup = true;
             log_error = log_error.or(log.append(plan.index, &rec).err());
@@ -145,10 +153,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         lag: None,
     });
     let slot_p99 = summary.slot_to_send.as_ref().map_or(0.0, |s| s.p99);
-    let typical = summary
-        .ttft_p(50.0)
-        .or(summary.e2e_p50_ms())
-        .unwrap_or(0.0);
+    let typical = summary.ttft_p(50.0).or(summary.e2e_p50_ms()).unwrap_or(0.0);
     let warning = lag_warning(timer_p99, slot_p99, typical);
     if let Some(w) = &warning {
         let _ = events

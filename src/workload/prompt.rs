@@ -87,7 +87,7 @@ impl WorkloadSpec {
         let mut body_tokens = input_tokens;
         if shared > 0 && rng.next_f64() < self.shared_prefix_share {
             // the prefix depends on the seed only: every request that uses it shares it exactly
-            let mut prefix_rng = SplitMix64::new(mix64(self.seed ^ 0x5EED_0F_9EF1));
+            let mut prefix_rng = SplitMix64::new(mix64(self.seed ^ 0x005E_ED0F_9EF1));
             push_words(&mut text, &mut prefix_rng, shared);
             body_tokens -= shared;
         }

@@ -44,6 +44,11 @@ pub fn only_run_dir(root: &std::path::Path) -> PathBuf {
         .map(|e| e.path())
         .filter(|p| p.is_dir())
         .collect();
-    assert_eq!(runs.len(), 1, "expected one run in {}: {runs:?}", root.display());
+    assert_eq!(
+        runs.len(),
+        1,
+        "expected one run in {}: {runs:?}",
+        root.display()
+    );
     runs[0].clone()
 }
