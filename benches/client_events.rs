@@ -102,14 +102,20 @@ async fn one_level(
         config_sources: vec![],
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
+    // CPU is counted from the level's start to its end: set-up (TLS roots, pre-flight) and
+    // the results files are not the client's per-request cost
     let drain = tokio::spawn(async move {
+        let mut cpu = (0.0, 0.0);
         while let Some(ev) = rx.recv().await {
-            if let EngineEvent::Warning(w) = ev {
-                eprintln!("  warning: {w}");
+            match ev {
+                EngineEvent::Warning(w) => eprintln!("  warning: {w}"),
+                EngineEvent::LevelStarted { .. } => cpu.0 = cpu_seconds(),
+                EngineEvent::LevelFinished(_) => cpu.1 = cpu_seconds(),
+                _ => {}
             }
         }
+        cpu.1 - cpu.0
     });
-    let cpu0 = cpu_seconds();
     let out = run(
         req,
         Box::new(SweepPlanner {
@@ -120,8 +126,7 @@ async fn one_level(
     )
     .await
     .expect("bench run");
-    let cpu = cpu_seconds() - cpu0;
-    let _ = drain.await;
+    let cpu = drain.await.expect("event drain");
     (out, cpu)
 }
 

@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 /// How often the probe wakes.
-pub const PROBE_PERIOD: Duration = Duration::from_millis(5);
+pub const PROBE_PERIOD: Duration = Duration::from_millis(20);
 
 /// A running probe; stop it to get the lateness histogram (microseconds).
 pub struct LagProbe {
