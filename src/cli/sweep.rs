@@ -118,6 +118,10 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
         EndpointTarget::Remote(s) => (s.clone(), None),
         EndpointTarget::Simulator { time_scale, spec } => {
             let server = crate::sim::start(crate::sim::SimConfig::fast(*time_scale)).await?;
+            eprintln!(
+                "note: the built-in simulator runs {time_scale}x faster than real time: its \
+                 token rates are {time_scale}x, and its latencies 1/{time_scale}, of the GPU it models"
+            );
             let mut s = spec.clone();
             s.base_url = server.base_url.clone();
             if s.model.is_empty() {

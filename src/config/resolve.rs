@@ -10,7 +10,7 @@ use std::time::Duration;
 /// Default per-request timeout when neither file nor flag gives one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default simulator time scale for the built-in endpoint.
-pub const DEFAULT_SIM_TIME_SCALE: f64 = 10.0;
+pub const DEFAULT_SIM_TIME_SCALE: f64 = 20.0;
 
 /// A bad flag or config value: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -311,7 +311,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            matches!(s.endpoint, EndpointTarget::Simulator { time_scale, .. } if time_scale == 10.0)
+            matches!(s.endpoint, EndpointTarget::Simulator { time_scale, .. } if time_scale == 20.0)
         );
         assert_eq!(s.workload.input_tokens, 1024);
         assert_eq!(s.workload.output_tokens, 256);
