@@ -15,4 +15,5 @@ pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod state;
+pub mod tui;
 pub mod workload;

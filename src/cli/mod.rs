@@ -7,15 +7,18 @@ pub mod headless;
 pub mod sweep;
 
 use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 pub use exit::{exit_code_for, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 
 /// How much traffic can your LLM endpoint carry before latency breaks its SLA?
 ///
-/// With no command, rightsize runs a short demo sweep against its built-in simulator.
+/// With no command, rightsize opens the dashboard in a terminal (pick an endpoint, workload
+/// and plan, press s); when stdout is not a terminal it runs a short demo sweep against its
+/// built-in simulator and prints the table.
 #[derive(Debug, Parser)]
-#[command(name = "rightsize", version, about, long_about = None)]
+#[command(name = "rightsize", version)]
 pub struct Cli {
     /// Config file to use instead of the user's (default: the platform config dir's
     /// rightsize.toml, if present, on top of the shipped defaults)
@@ -38,7 +41,15 @@ pub enum Command {
 /// Runs the program. Errors are returned for `main` to print and map to exit codes.
 pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     match cli.command {
+        None if std::io::stdout().is_terminal() => {
+            crate::tui::run_dashboard(cli.config, None).await
+        }
         None => sweep::execute(sweep::SweepArgs::demo(), cli.config.as_deref()).await,
+        Some(Command::Sweep(args))
+            if std::io::stdout().is_terminal() && !args.no_tui && !args.json =>
+        {
+            crate::tui::run_dashboard(cli.config, Some(args)).await
+        }
         Some(Command::Sweep(args)) => sweep::execute(args, cli.config.as_deref()).await,
         Some(Command::Sim(args)) => {
             let cfg = args.into_config().map_err(exit::BadInput)?;

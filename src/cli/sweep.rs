@@ -7,7 +7,7 @@ use super::headless;
 use crate::config::file::load_layered;
 use crate::config::resolve::{resolve_sweep, EndpointTarget, SweepOverrides};
 use crate::config::values::{parse_concurrency, parse_positive};
-use crate::engine::{self, RunRequest, SweepPlanner};
+use crate::engine::{self, LevelPlanner, RunRequest, SweepPlanner};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,7 +43,7 @@ pub struct SweepArgs {
     /// Print the summary as JSON on stdout instead of the table
     #[arg(long)]
     pub json: bool,
-    /// Never open the dashboard (sweeps are headless for now; accepted for scripts)
+    /// Stay headless even when stdout is a terminal (progress on stderr, table on stdout)
     #[arg(long)]
     pub no_tui: bool,
     /// Ask the simulator to stamp each chunk with its send time (timing ground truth)
@@ -89,8 +89,19 @@ impl SweepArgs {
     }
 }
 
-/// Resolves, starts the simulator if asked, runs, prints. Returns the exit code.
-pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// A run ready to start: the engine's request and planner, and the in-process simulator
+/// when the endpoint is the built-in one (shut it down after the run).
+pub struct PreparedRun {
+    pub req: RunRequest,
+    pub planner: Box<dyn LevelPlanner>,
+    pub sim: Option<crate::sim::SimServer>,
+    /// The simulator's time scale, when it runs in-process.
+    pub sim_time_scale: Option<f64>,
+}
+
+/// Resolves config and flags and starts the simulator if asked: shared by the headless run
+/// and the dashboard.
+pub async fn prepare(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result<PreparedRun> {
     let (cfg, sources) = load_layered(config)?;
     let mut endpoint_overrides = args.endpoint.overrides();
     endpoint_overrides.sim_timing = args.sim_timing;
@@ -118,10 +129,6 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
         EndpointTarget::Remote(s) => (s.clone(), None),
         EndpointTarget::Simulator { time_scale, spec } => {
             let server = crate::sim::start(crate::sim::SimConfig::fast(*time_scale)).await?;
-            eprintln!(
-                "note: the built-in simulator runs {time_scale}x faster than real time: its \
-                 token rates are {time_scale}x, and its latencies 1/{time_scale}, of the GPU it models"
-            );
             let mut s = spec.clone();
             s.base_url = server.base_url.clone();
             if s.model.is_empty() {
@@ -144,6 +151,32 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
     let planner = Box::new(SweepPlanner {
         levels: spec.levels.clone(),
     });
+    let sim_time_scale = match &spec.endpoint {
+        EndpointTarget::Simulator { time_scale, .. } => Some(*time_scale),
+        EndpointTarget::Remote(_) => None,
+    };
+    Ok(PreparedRun {
+        req,
+        planner,
+        sim,
+        sim_time_scale,
+    })
+}
+
+/// Resolves, starts the simulator if asked, runs, prints. Returns the exit code.
+pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let PreparedRun {
+        req,
+        planner,
+        sim,
+        sim_time_scale,
+    } = prepare(&args, config).await?;
+    if let Some(f) = sim_time_scale {
+        eprintln!(
+            "note: the built-in simulator runs {f}x faster than real time: its token rates \
+             are {f}x, and its latencies 1/{f}, of the GPU it models"
+        );
+    }
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     let signal_task = tokio::spawn(async move {

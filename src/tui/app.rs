@@ -1,0 +1,320 @@
+//! The dashboard's state and its one update path: keys and engine events come in, the state
+//! (and the chart series derived from it) changes, and an [`Action`] tells the loop what to
+//! do outside (start or stop a run, quit). Nothing here touches the terminal.
+
+use super::series::RunView;
+use super::setup::{SetupChoices, SetupForm};
+use crate::cli::sweep::SweepArgs;
+use crate::engine::EngineEvent;
+use crate::state::RunState;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::path::PathBuf;
+
+/// Which screen is showing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Setup,
+    Run,
+    Runs,
+}
+
+/// Panels of the run screen that take focus with Tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    Charts,
+    Levels,
+    Warnings,
+}
+
+/// What the loop must do after an update.
+#[derive(Debug, Clone)]
+pub enum Action {
+    None,
+    Start(Box<SweepArgs>),
+    Stop,
+    Quit,
+    /// Reload the list of past runs.
+    LoadRuns,
+    DeleteRun(PathBuf),
+}
+
+/// A past run in the results folder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEntry {
+    pub id: String,
+    pub path: PathBuf,
+    pub levels: usize,
+    pub endpoint: String,
+    pub model: String,
+    pub workload: String,
+}
+
+/// The whole dashboard state.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub screen: Screen,
+    pub setup: SetupForm,
+    pub run: RunState,
+    pub view: RunView,
+    /// A run is going on in the background.
+    pub live: bool,
+    pub focus: Panel,
+    pub help: bool,
+    pub confirm_quit: bool,
+    /// One line of status or error text for the footer.
+    pub status: Option<String>,
+    pub color: bool,
+    pub level_scroll: usize,
+    pub runs: Vec<RunEntry>,
+    pub runs_selected: usize,
+    /// The simulator's time scale, shown so its rates are not mistaken for a GPU's.
+    pub sim_time_scale: Option<f64>,
+}
+
+impl App {
+    /// A fresh dashboard on the setup screen.
+    pub fn new(choices: &SetupChoices, color: bool) -> Self {
+        App {
+            screen: Screen::Setup,
+            setup: SetupForm::new(choices),
+            run: RunState::default(),
+            view: RunView::default(),
+            live: false,
+            focus: Panel::Charts,
+            help: false,
+            confirm_quit: false,
+            status: None,
+            color,
+            level_scroll: 0,
+            runs: Vec::new(),
+            runs_selected: 0,
+            sim_time_scale: None,
+        }
+    }
+
+    /// A run was launched with these settings.
+    pub fn run_started(&mut self, sim_time_scale: Option<f64>) {
+        self.run = RunState::default();
+        self.view = RunView::build(&[], self.setup.e2e_sla_ms(), None);
+        self.live = true;
+        self.screen = Screen::Run;
+        self.sim_time_scale = sim_time_scale;
+        self.status = Some("starting: pre-flight check".into());
+    }
+
+    /// The run ended (finished, stopped, or failed with `error`).
+    pub fn run_ended(&mut self, error: Option<String>) {
+        self.live = false;
+        self.status = Some(match error {
+            Some(e) => format!("run failed: {e}"),
+            None if self.run.interrupted => {
+                "stopped: finished levels are saved, the cut level is marked partial".into()
+            }
+            None => match &self.run.dir {
+                Some(d) => format!("finished; saved in {}", d.display()),
+                None => "finished".into(),
+            },
+        });
+    }
+
+    /// Folds an engine event in and refreshes the derived series when levels change.
+    pub fn on_engine(&mut self, ev: &EngineEvent) {
+        self.run.apply(ev);
+        match ev {
+            EngineEvent::LevelFinished(_) | EngineEvent::RunStarted { .. } => {
+                self.refresh_view();
+                self.status = None;
+            }
+            EngineEvent::LevelStarted {
+                index, concurrency, ..
+            } => self.status = Some(format!("level {} at concurrency {concurrency}", index + 1)),
+            _ => {}
+        }
+    }
+
+    /// Recomputes the chart series from the finished levels.
+    pub fn refresh_view(&mut self) {
+        let knee = None; // KNEE-HOOK
+        self.view = RunView::build(&self.run.levels, self.setup.e2e_sla_ms(), knee);
+    }
+
+    /// Handles one key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Action {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            return if self.live {
+                Action::Stop
+            } else {
+                Action::Quit
+            };
+        }
+        if self.confirm_quit {
+            return match key.code {
+                KeyCode::Char('y') | KeyCode::Char('q') => Action::Quit,
+                _ => {
+                    self.confirm_quit = false;
+                    Action::None
+                }
+            };
+        }
+        if self.help {
+            self.help = false;
+            return Action::None;
+        }
+        if self.setup.editing.is_some() {
+            return self.on_edit_key(key);
+        }
+        match key.code {
+            KeyCode::Char('?') => {
+                self.help = true;
+                Action::None
+            }
+            KeyCode::Char('q') => {
+                if self.live {
+                    self.confirm_quit = true;
+                    Action::None
+                } else {
+                    Action::Quit
+                }
+            }
+            KeyCode::Char('x') if self.live => {
+                self.status = Some("stopping: keeping finished levels".into());
+                Action::Stop
+            }
+            KeyCode::Char('1') => self.go(Screen::Setup),
+            KeyCode::Char('2') => self.go(Screen::Run),
+            KeyCode::Char('3') => {
+                self.screen = Screen::Runs;
+                Action::LoadRuns
+            }
+            _ => match self.screen {
+                Screen::Setup => self.on_setup_key(key),
+                Screen::Run => self.on_run_key(key),
+                Screen::Runs => self.on_runs_key(key),
+            },
+        }
+    }
+
+    fn go(&mut self, s: Screen) -> Action {
+        self.screen = s;
+        Action::None
+    }
+
+    fn on_edit_key(&mut self, key: KeyEvent) -> Action {
+        let Some(text) = self.setup.editing.as_mut() else {
+            return Action::None;
+        };
+        match key.code {
+            KeyCode::Enter | KeyCode::Tab => self.setup.finish_edit(true),
+            KeyCode::Esc => self.setup.finish_edit(false),
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if text.len() < 64 => text.push(c),
+            _ => {}
+        }
+        Action::None
+    }
+
+    fn on_setup_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => self.setup.move_cursor(-1),
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => self.setup.move_cursor(1),
+            KeyCode::Left | KeyCode::Char('h') => self.setup.cycle(-1),
+            KeyCode::Right | KeyCode::Char('l') => self.setup.cycle(1),
+            KeyCode::Enter | KeyCode::Char('e') => self.setup.activate(),
+            KeyCode::Char('s') => return self.start(),
+            _ => {}
+        }
+        Action::None
+    }
+
+    fn start(&mut self) -> Action {
+        if self.live {
+            self.status = Some("a run is already going; x stops it".into());
+            return Action::None;
+        }
+        if !self.setup.validate() {
+            self.status = Some("fix the fields marked in red, then press s".into());
+            return Action::None;
+        }
+        Action::Start(Box::new(self.setup.to_args()))
+    }
+
+    fn on_run_key(&mut self, key: KeyEvent) -> Action {
+        match key.code {
+            KeyCode::Tab | KeyCode::Right | KeyCode::Char('l') => {
+                self.focus = match self.focus {
+                    Panel::Charts => Panel::Levels,
+                    Panel::Levels => Panel::Warnings,
+                    Panel::Warnings => Panel::Charts,
+                }
+            }
+            KeyCode::BackTab | KeyCode::Left | KeyCode::Char('h') => {
+                self.focus = match self.focus {
+                    Panel::Charts => Panel::Warnings,
+                    Panel::Levels => Panel::Charts,
+                    Panel::Warnings => Panel::Levels,
+                }
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.level_scroll = (self.level_scroll + 1).min(self.run.levels.len());
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.level_scroll = self.level_scroll.saturating_sub(1);
+            }
+            KeyCode::Char('s') => return self.start(),
+            _ => {}
+        }
+        Action::None
+    }
+
+    fn on_runs_key(&mut self, key: KeyEvent) -> Action {
+        let n = self.runs.len();
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') if n > 0 => {
+                self.runs_selected = (self.runs_selected + 1).min(n - 1)
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.runs_selected = self.runs_selected.saturating_sub(1)
+            }
+            KeyCode::Char('d') | KeyCode::Delete => {
+                if let Some(r) = self.runs.get(self.runs_selected) {
+                    return Action::DeleteRun(r.path.clone());
+                }
+            }
+            KeyCode::Enter | KeyCode::Char('o') => {
+                if let Some(r) = self.runs.get(self.runs_selected).cloned() {
+                    return self.open_run(&r);
+                }
+            }
+            _ => {}
+        }
+        Action::None
+    }
+
+    /// Shows a past run on the run screen.
+    fn open_run(&mut self, r: &RunEntry) -> Action {
+        if self.live {
+            self.status = Some("a run is going; open past runs when it ends".into());
+            return Action::None;
+        }
+        match crate::report::load_levels(&r.path) {
+            Ok(levels) => {
+                self.run = RunState {
+                    run_id: Some(r.id.clone()),
+                    dir: Some(r.path.clone()),
+                    endpoint: Some(r.endpoint.clone()),
+                    model: Some(r.model.clone()),
+                    levels,
+                    finished: true,
+                    ..RunState::default()
+                };
+                self.refresh_view();
+                self.screen = Screen::Run;
+                self.status = Some(format!("showing past run {}", r.id));
+            }
+            Err(e) => self.status = Some(format!("cannot open {}: {e}", r.id)),
+        }
+        Action::None
+    }
+}

@@ -1,0 +1,225 @@
+//! The dashboard's loop: a frame-throttled `select!` over the frame tick, engine events
+//! (drained between frames), key presses and the run's completion. Draws only when something
+//! changed; never blocks the engine (bounded channel, progress snapshots may be dropped).
+
+use super::app::{Action, App};
+use super::history::load_runs;
+use super::render::render;
+use super::setup::SetupChoices;
+use crate::cli::sweep::{prepare, SweepArgs};
+use crate::engine::{self, EngineEvent, RunError, RunOutcome};
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Time between frames at most (20 frames/s).
+const FRAME: Duration = Duration::from_millis(50);
+
+/// What the terminal reports, forwarded from the input thread.
+enum Input {
+    Key(ratatui::crossterm::event::KeyEvent),
+    Resize,
+}
+
+/// Reads terminal input on its own thread (crossterm's read blocks) until `stop` is set.
+fn spawn_input(tx: mpsc::Sender<Input>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            match event::poll(Duration::from_millis(100)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+            let msg = match event::read() {
+                Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => Input::Key(k),
+                Ok(Event::Resize(..)) => Input::Resize,
+                Ok(_) => continue,
+                Err(_) => break,
+            };
+            if tx.blocking_send(msg).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// A run going on in the background.
+struct LiveRun {
+    cancel: CancellationToken,
+    handle: JoinHandle<Result<RunOutcome, RunError>>,
+    sim: Option<crate::sim::SimServer>,
+}
+
+/// Setup choices from the config files.
+pub fn choices(config: Option<&Path>) -> anyhow::Result<SetupChoices> {
+    let (cfg, _) = crate::config::file::load_layered(config)?;
+    let plan = cfg
+        .defaults
+        .sweep
+        .as_ref()
+        .and_then(|n| cfg.sweeps.get(n))
+        .cloned()
+        .unwrap_or_default();
+    Ok(SetupChoices {
+        endpoints: cfg.endpoints.keys().cloned().collect(),
+        profiles: cfg.profiles.keys().cloned().collect(),
+        default_endpoint: cfg
+            .defaults
+            .endpoint
+            .clone()
+            .unwrap_or_else(|| "sim".into()),
+        default_profile: cfg.defaults.profile.clone().unwrap_or_else(|| "rag".into()),
+        default_levels: plan
+            .concurrency
+            .map(|v| v.iter().map(|p| p.0).collect())
+            .unwrap_or_else(|| vec![16, 64, 256, 1024]),
+        default_requests: plan.request_count.map_or(1024, |p| p.0),
+    })
+}
+
+/// Runs the dashboard until the user quits; `start` launches a run at once. Returns the
+/// final state so the caller can print the report after the terminal is restored.
+pub async fn run_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    mut app: App,
+    config: Option<PathBuf>,
+    results_root: Option<PathBuf>,
+    start: Option<SweepArgs>,
+) -> anyhow::Result<App> {
+    let (input_tx, mut input_rx) = mpsc::channel::<Input>(64);
+    let stop_input = Arc::new(AtomicBool::new(false));
+    let input_thread = spawn_input(input_tx, stop_input.clone());
+    // replaced by a fresh channel for each run
+    let (_, mut events_rx) = mpsc::channel::<EngineEvent>(1);
+    let mut live: Option<LiveRun> = None;
+    let mut quitting = false;
+    let mut dirty = true;
+    let mut frame = tokio::time::interval(FRAME);
+    frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut pending = start.map(|a| Action::Start(Box::new(a)));
+
+    loop {
+        if let Some(action) = pending.take() {
+            match action {
+                Action::Start(args) => {
+                    let (tx, rx) = mpsc::channel(256);
+                    events_rx = rx;
+                    match start_run(&args, config.as_deref(), tx).await {
+                        Ok((run, scale)) => {
+                            app.run_started(scale);
+                            live = Some(run);
+                        }
+                        Err(e) => app.status = Some(format!("cannot start: {e:#}")),
+                    }
+                }
+                Action::Stop => {
+                    if let Some(r) = &live {
+                        r.cancel.cancel();
+                    }
+                }
+                Action::Quit => {
+                    quitting = true;
+                    match &live {
+                        Some(r) => {
+                            r.cancel.cancel();
+                            app.status = Some("stopping the run before quitting...".into());
+                        }
+                        None => break,
+                    }
+                }
+                Action::LoadRuns => match &results_root {
+                    Some(root) => match load_runs(root) {
+                        Ok(runs) => {
+                            app.runs_selected = app.runs_selected.min(runs.len().saturating_sub(1));
+                            app.runs = runs;
+                        }
+                        Err(e) => app.status = Some(format!("cannot list runs: {e}")),
+                    },
+                    None => app.status = Some("no results folder on this platform".into()),
+                },
+                Action::DeleteRun(path) => {
+                    match std::fs::remove_dir_all(&path) {
+                        Ok(()) => app.status = Some(format!("deleted {}", path.display())),
+                        Err(e) => app.status = Some(format!("cannot delete: {e}")),
+                    }
+                    pending = Some(Action::LoadRuns);
+                    continue;
+                }
+                Action::None => {}
+            }
+            dirty = true;
+        }
+        if dirty {
+            terminal.draw(|f| render(f, &app))?;
+            dirty = false;
+        }
+        tokio::select! {
+            _ = frame.tick() => {}
+            Some(ev) = events_rx.recv() => {
+                app.on_engine(&ev);
+                while let Ok(ev) = events_rx.try_recv() {
+                    app.on_engine(&ev);
+                }
+                dirty = true;
+            }
+            Some(input) = input_rx.recv() => {
+                if let Input::Key(k) = input {
+                    pending = Some(app.on_key(k));
+                }
+                dirty = true;
+            }
+            done = async { (&mut live.as_mut().expect("guarded by is_some").handle).await }, if live.is_some() => {
+                // deliver what the engine sent before it ended
+                while let Ok(ev) = events_rx.try_recv() {
+                    app.on_engine(&ev);
+                }
+                if let Some(r) = live.take() {
+                    if let Some(sim) = r.sim {
+                        sim.shutdown();
+                    }
+                }
+                let error = match done {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(e)) => Some(e.to_string()),
+                    Err(e) => Some(format!("the run task failed: {e}")),
+                };
+                app.run_ended(error);
+                dirty = true;
+                if quitting {
+                    break;
+                }
+            }
+        }
+    }
+    stop_input.store(true, Ordering::Relaxed);
+    let _ = input_thread.join();
+    Ok(app)
+}
+
+async fn start_run(
+    args: &SweepArgs,
+    config: Option<&Path>,
+    events: mpsc::Sender<EngineEvent>,
+) -> anyhow::Result<(LiveRun, Option<f64>)> {
+    let prepared = prepare(args, config).await?;
+    let cancel = CancellationToken::new();
+    let handle = tokio::spawn(engine::run(
+        prepared.req,
+        prepared.planner,
+        events,
+        cancel.clone(),
+    ));
+    Ok((
+        LiveRun {
+            cancel,
+            handle,
+            sim: prepared.sim,
+        },
+        prepared.sim_time_scale,
+    ))
+}

@@ -1,0 +1,62 @@
+//! The dashboard (ratatui): pick an endpoint, workload and plan, launch a run in the
+//! background, watch the curves form, browse past runs. The engine knows nothing of it: the
+//! dashboard folds the same engine events through the same reducer as the headless printer.
+
+pub mod app;
+pub mod event_loop;
+pub mod history;
+pub mod render;
+pub mod series;
+pub mod setup;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Opens the dashboard, runs it, restores the terminal on every path (ratatui's panic hook
+/// covers panics), then prints the last run's table on stdout.
+pub async fn run_dashboard(
+    config: Option<PathBuf>,
+    start: Option<crate::cli::sweep::SweepArgs>,
+) -> anyhow::Result<ExitCode> {
+    let choices = event_loop::choices(config.as_deref())?;
+    let (cfg, _) = crate::config::file::load_layered(config.as_deref())?;
+    let results_root = cfg
+        .defaults
+        .results_dir
+        .clone()
+        .or_else(crate::report::default_root);
+    let _log_guard = init_file_log(results_root.as_deref());
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let app = app::App::new(&choices, color);
+    let mut terminal = ratatui::init();
+    let result = event_loop::run_loop(&mut terminal, app, config, results_root, start).await;
+    ratatui::restore();
+    let app = result?;
+    if !app.run.levels.is_empty() {
+        print!("{}", crate::report::render_table(&app.run.levels));
+    }
+    Ok(if app.run.interrupted {
+        ExitCode::from(crate::cli::EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Logs go to `rightsize.log` beside the runs folder, never to the screen.
+fn init_file_log(results_root: Option<&std::path::Path>) -> Option<()> {
+    let dir = results_root?.parent()?.to_path_buf();
+    std::fs::create_dir_all(&dir).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("rightsize.log"))
+        .ok()?;
+    tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .try_init()
+        .ok()
+}
+
+#[cfg(test)]
+mod snapshot_tests;

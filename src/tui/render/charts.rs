@@ -1,0 +1,209 @@
+//! The three charts against concurrency (log-scaled x, labelled with real levels): output
+//! throughput; e2e p50 and p99 with the band between them, the SLA line and the knee; TTFT.
+
+use super::Theme;
+use crate::tui::series::RunView;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType};
+use ratatui::Frame;
+
+fn x_axis<'a>(view: &RunView, theme: &Theme) -> Axis<'a> {
+    // ratatui spaces labels evenly, so show the ends and, when it fits, the middle level
+    let labels: Vec<Span> = match view.x_ticks.len() {
+        0 => vec![],
+        1 => vec![Span::raw(view.x_ticks[0].1.clone())],
+        n => {
+            let mut v = vec![Span::raw(view.x_ticks[0].1.clone())];
+            if n >= 3 {
+                v.push(Span::raw(view.x_ticks[n / 2].1.clone()));
+            }
+            v.push(Span::raw(view.x_ticks[n - 1].1.clone()));
+            v
+        }
+    };
+    Axis::default()
+        .bounds(view.x_bounds)
+        .labels(labels)
+        .style(theme.dim())
+}
+
+fn y_axis<'a>(max: f64, unit: &str, theme: &Theme) -> Axis<'a> {
+    Axis::default()
+        .bounds([0.0, max])
+        .labels(vec![
+            Span::raw("0"),
+            Span::raw(format!("{}{unit}", compact(max / 2.0))),
+            Span::raw(format!("{}{unit}", compact(max))),
+        ])
+        .style(theme.dim())
+}
+
+/// 1234 -> "1.2k", 0.5 -> "0.5".
+pub fn compact(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn knee_line(view: &RunView, top: f64) -> Vec<(f64, f64)> {
+    match view.knee_x() {
+        Some(x) => (0..=20).map(|i| (x, top * i as f64 / 20.0)).collect(),
+        None => vec![],
+    }
+}
+
+fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.focused(focused))
+        .title(title)
+}
+
+/// Output tokens/s against concurrency, with the knee.
+pub fn render_throughput(
+    frame: &mut Frame,
+    area: Rect,
+    view: &RunView,
+    focused: bool,
+    theme: &Theme,
+) {
+    let knee = knee_line(view, view.tps_max);
+    let mut data = vec![Dataset::default()
+        .name("out tok/s")
+        .marker(Marker::Braille)
+        .graph_type(GraphType::Line)
+        .style(theme.fg(Color::Green))
+        .data(&view.throughput)];
+    if !knee.is_empty() {
+        data.push(
+            Dataset::default()
+                .name(format!("knee {}", view.knee.unwrap_or(0)))
+                .marker(Marker::Dot)
+                .style(theme.fg(Color::Magenta))
+                .data(&knee),
+        );
+    }
+    let chart = Chart::new(data)
+        .block(block(
+            " output tokens/s vs concurrency ".into(),
+            focused,
+            theme,
+        ))
+        .x_axis(x_axis(view, theme))
+        .y_axis(y_axis(view.tps_max, "", theme))
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft));
+    frame.render_widget(chart, area);
+}
+
+/// e2e latency p50 and p99 with the band between them, the SLA line and the knee.
+pub fn render_latency(frame: &mut Frame, area: Rect, view: &RunView, focused: bool, theme: &Theme) {
+    let band: Vec<(f64, f64)> = view
+        .band
+        .iter()
+        .flat_map(|seg| {
+            let [(x, lo), (_, hi)] = *seg;
+            (0..=8).map(move |i| (x, lo + (hi - lo) * i as f64 / 8.0))
+        })
+        .collect();
+    let sla: Vec<(f64, f64)> = view
+        .sla_ms
+        .map(|s| {
+            (0..=40)
+                .map(|i| {
+                    let [a, b] = view.x_bounds;
+                    (a + (b - a) * i as f64 / 40.0, s)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let knee = knee_line(view, view.latency_max_ms);
+    let mut data = vec![
+        Dataset::default()
+            .name("p50-p99")
+            .marker(Marker::Dot)
+            .style(theme.dim())
+            .data(&band),
+        Dataset::default()
+            .name("p50")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.fg(Color::Cyan))
+            .data(&view.e2e_p50),
+        Dataset::default()
+            .name("p99")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.fg(Color::Yellow))
+            .data(&view.e2e_p99),
+    ];
+    if !sla.is_empty() {
+        data.push(
+            Dataset::default()
+                .name("SLA")
+                .marker(Marker::Braille)
+                .style(theme.fg(Color::Red))
+                .data(&sla),
+        );
+    }
+    if !knee.is_empty() {
+        data.push(
+            Dataset::default()
+                .name("knee")
+                .marker(Marker::Dot)
+                .style(theme.fg(Color::Magenta))
+                .data(&knee),
+        );
+    }
+    let chart = Chart::new(data)
+        .block(block(" e2e latency (ms) p50 / p99 ".into(), focused, theme))
+        .x_axis(x_axis(view, theme))
+        .y_axis(y_axis(view.latency_max_ms, "", theme))
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft));
+    frame.render_widget(chart, area);
+}
+
+/// TTFT p50 and p95 against concurrency.
+pub fn render_ttft(frame: &mut Frame, area: Rect, view: &RunView, focused: bool, theme: &Theme) {
+    if view.ttft_p50.is_empty() && !view.points.is_empty() {
+        frame.render_widget(
+            ratatui::widgets::Paragraph::new(Line::from(Span::styled(
+                "no TTFT: the workload does not stream",
+                theme.dim(),
+            )))
+            .block(block(" TTFT (ms) ".into(), focused, theme)),
+            area,
+        );
+        return;
+    }
+    let data = vec![
+        Dataset::default()
+            .name("p50")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.fg(Color::Cyan))
+            .data(&view.ttft_p50),
+        Dataset::default()
+            .name("p95")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.fg(Color::Yellow))
+            .data(&view.ttft_p95),
+    ];
+    let chart = Chart::new(data)
+        .block(block(" TTFT (ms) p50 / p95 ".into(), focused, theme))
+        .x_axis(x_axis(view, theme))
+        .y_axis(y_axis(view.ttft_max_ms, "", theme))
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft));
+    frame.render_widget(chart, area);
+}

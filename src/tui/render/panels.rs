@@ -1,0 +1,234 @@
+//! The run screen: charts on top, the running level and the level table below, warnings and
+//! the simulator note beside them.
+
+use super::charts::{compact, render_latency, render_throughput, render_ttft};
+use super::Theme;
+use crate::tui::app::{App, Panel};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Row, Sparkline, Table, Wrap};
+use ratatui::Frame;
+
+/// Draws the run screen.
+pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let compact_layout = area.height < 30;
+    let [top, middle, bottom] = Layout::vertical([
+        Constraint::Percentage(if compact_layout { 40 } else { 42 }),
+        Constraint::Percentage(if compact_layout { 28 } else { 28 }),
+        Constraint::Min(4),
+    ])
+    .areas(area);
+    let [tl, tr] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
+    let charts = app.focus == Panel::Charts;
+    render_throughput(frame, tl, &app.view, charts, theme);
+    render_latency(frame, tr, &app.view, charts, theme);
+    let [ml, mr] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(middle);
+    render_ttft(frame, ml, &app.view, charts, theme);
+    render_level(frame, mr, app, theme);
+    let [bl, br] =
+        Layout::horizontal([Constraint::Percentage(64), Constraint::Percentage(36)]).areas(bottom);
+    render_levels_table(frame, bl, app, theme);
+    render_notes(frame, br, app, theme);
+}
+
+fn render_level(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let title = match app.run.running {
+        Some((i, c, _)) => format!(" level {} · concurrency {c} ", i + 1),
+        None if app.live => " waiting for the next level ".into(),
+        None => " current level: none ".into(),
+    };
+    let block = Block::default().borders(Borders::ALL).title(title);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(p) = &app.run.progress else {
+        let text = if app.live {
+            "pre-flight and warmup..."
+        } else {
+            "no level running"
+        };
+        frame.render_widget(Paragraph::new(Span::styled(text, theme.dim())), inner);
+        return;
+    };
+    let rows = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .split(inner);
+    let ratio = if p.total > 0 {
+        (p.done as f64 / p.total as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    frame.render_widget(
+        Gauge::default()
+            .ratio(ratio)
+            .label(format!("{}/{}", p.done, p.total))
+            .gauge_style(theme.fg(Color::Green)),
+        rows[0],
+    );
+    let endpoint_errors = p
+        .errors_by_kind
+        .iter()
+        .filter(|(k, _)| **k != crate::engine::record::ErrorKind::Cancelled)
+        .map(|(_, n)| *n)
+        .sum::<u64>();
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::raw(format!("in flight {}  ", p.in_flight)),
+            Span::styled(
+                format!("{} tok/s", compact(p.output_tokens_per_sec)),
+                theme.bold(),
+            ),
+            Span::raw(format!("  {:.1}s", p.elapsed_s)),
+        ])),
+        rows[1],
+    );
+    let errors = if endpoint_errors == 0 {
+        Line::from(Span::styled("errors 0", theme.dim()))
+    } else {
+        Line::from(Span::styled(
+            format!(
+                "errors {endpoint_errors}: {}",
+                p.errors_by_kind
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            theme.error(),
+        ))
+    };
+    frame.render_widget(Paragraph::new(errors), rows[2]);
+    let spark: Vec<u64> = p.output_tps_series.iter().map(|v| *v as u64).collect();
+    frame.render_widget(
+        Sparkline::default()
+            .data(&spark)
+            .style(theme.fg(Color::Green)),
+        rows[3],
+    );
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or("-".into(), compact)
+}
+
+/// Columns kept when the table is narrow: #, conc, tok/s, ttft95, e2e99, err, verdict.
+fn pick<T>(cells: Vec<T>, narrow: bool) -> Vec<T> {
+    cells
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !narrow || ![3, 5].contains(i))
+        .map(|(_, c)| c)
+        .collect()
+}
+
+fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let sla = app.view.sla_ms;
+    let narrow = area.width < 64;
+    let rows = app
+        .run
+        .levels
+        .iter()
+        .skip(app.level_scroll)
+        .enumerate()
+        .map(|(i, l)| {
+            let p99 = l.e2e_p(99.0);
+            let verdict = match (sla, p99) {
+                (Some(s), Some(v)) if v > s || l.error_rate > 0.0 && l.ok_count() == 0 => "fail",
+                (Some(_), Some(_)) => "pass",
+                _ => "",
+            };
+            let cells = vec![
+                (app.level_scroll + i + 1).to_string(),
+                format!(
+                    "{}{}",
+                    l.concurrency,
+                    if app.view.knee == Some(l.concurrency) {
+                        " ◆"
+                    } else {
+                        ""
+                    }
+                ),
+                compact(l.output_tps()),
+                ms(l.ttft_p(50.0)),
+                ms(l.ttft_p(95.0)),
+                ms(l.e2e_p(50.0)),
+                ms(p99),
+                l.error_count().to_string(),
+                format!("{verdict}{}", if l.partial { " partial" } else { "" }),
+            ];
+            let mut row = Row::new(pick(cells, narrow));
+            if verdict == "fail" || l.error_count() > 0 {
+                row = row.style(theme.fg(Color::Red));
+            }
+            row
+        });
+    let widths = pick(
+        vec![
+            Constraint::Length(3),
+            Constraint::Length(7),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Length(6),
+            Constraint::Length(5),
+            Constraint::Min(4),
+        ],
+        narrow,
+    );
+    let header = pick(
+        vec![
+            "#", "conc", "tok/s", "ttft50", "ttft95", "e2e50", "e2e99", "err", "",
+        ],
+        narrow,
+    );
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(theme.bold()))
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.focused(app.focus == Panel::Levels))
+                .title(" levels (ms) "),
+        );
+    frame.render_widget(table, area);
+}
+
+fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let mut lines = Vec::new();
+    if let Some(k) = app.view.knee {
+        lines.push(Line::from(Span::styled(
+            format!("◆ knee at concurrency {k}"),
+            theme.fg(Color::Magenta),
+        )));
+    }
+    if let Some(f) = app.sim_time_scale {
+        lines.push(Line::from(Span::styled(
+            format!("simulator at {f}x real time: rates {f}x, latencies 1/{f}"),
+            theme.dim(),
+        )));
+    }
+    for w in app.run.warnings.iter().rev() {
+        lines.push(Line::from(Span::styled(
+            format!("⚠ {w}"),
+            theme.fg(Color::Yellow),
+        )));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled("no warnings", theme.dim())));
+    }
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: true }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.focused(app.focus == Panel::Warnings))
+                .title(" notes "),
+        ),
+        area,
+    );
+}

@@ -1,0 +1,60 @@
+//! The setup screen: the form, one row per field, with its validation message beside it.
+
+use super::Theme;
+use crate::tui::app::App;
+use crate::tui::setup::FieldKind;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::Frame;
+
+/// Draws the form.
+pub fn render_setup(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let form = &app.setup;
+    let mut lines = Vec::new();
+    for (i, f) in form.fields.iter().enumerate() {
+        let selected = i == form.selected;
+        let value = match (&form.editing, selected) {
+            (Some(text), true) => format!("{text}▏"),
+            _ => match &f.kind {
+                FieldKind::Choice(_) => format!("‹ {} ›", f.value),
+                FieldKind::Toggle => format!("[{}]", f.value),
+                FieldKind::Text if f.value.is_empty() => "-".to_string(),
+                FieldKind::Text => f.value.clone(),
+            },
+        };
+        let mut spans = vec![
+            Span::styled(
+                format!("{} {:<15}", if selected { "›" } else { " " }, f.label),
+                if selected { theme.bold() } else { theme.dim() },
+            ),
+            Span::styled(
+                format!("{value:<22}"),
+                if selected {
+                    theme.selected()
+                } else {
+                    ratatui::style::Style::default()
+                },
+            ),
+        ];
+        match &f.error {
+            Some(e) => spans.push(Span::styled(format!(" ✗ {e}"), theme.error())),
+            None => spans.push(Span::styled(format!(" {}", f.hint), theme.dim())),
+        }
+        lines.push(Line::from(spans));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::from(Span::styled(
+        "Press s to start: levels run one after another in the background.",
+        theme.fg(Color::Green),
+    )));
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" endpoint, workload and plan "),
+        ),
+        area,
+    );
+}

@@ -1,0 +1,126 @@
+//! Chart series derived from the run state, computed once per update so rendering only reads.
+//! The x axis is log2(concurrency), labelled with the real concurrency values.
+
+use crate::metrics::LevelSummary;
+
+/// One finished level as the charts see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub concurrency: u32,
+    pub output_tps: f64,
+    pub e2e_p50_ms: Option<f64>,
+    pub e2e_p99_ms: Option<f64>,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p95_ms: Option<f64>,
+    pub errors: u64,
+}
+
+/// Everything the run screen draws, in chart coordinates.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunView {
+    /// Levels sorted by concurrency (a re-measured level shows its latest measurement).
+    pub points: Vec<Point>,
+    pub throughput: Vec<(f64, f64)>,
+    pub e2e_p50: Vec<(f64, f64)>,
+    pub e2e_p99: Vec<(f64, f64)>,
+    /// Vertical segments filling the p50-p99 gap, interpolated between levels.
+    pub band: Vec<[(f64, f64); 2]>,
+    pub ttft_p50: Vec<(f64, f64)>,
+    pub ttft_p95: Vec<(f64, f64)>,
+    pub x_bounds: [f64; 2],
+    /// (position, label) pairs for the x axis.
+    pub x_ticks: Vec<(f64, String)>,
+    pub tps_max: f64,
+    pub latency_max_ms: f64,
+    pub ttft_max_ms: f64,
+    /// The SLA line on the latency chart (ms).
+    pub sla_ms: Option<f64>,
+    /// The knee, as a concurrency.
+    pub knee: Option<u32>,
+}
+
+/// Band segments drawn between two neighbouring levels.
+const BAND_STEPS: usize = 12;
+
+fn x_of(c: u32) -> f64 {
+    (c.max(1) as f64).log2()
+}
+
+impl RunView {
+    /// Derives the view from finished levels, an optional SLA and the knee.
+    pub fn build(levels: &[LevelSummary], sla_ms: Option<f64>, knee: Option<u32>) -> RunView {
+        let mut points: Vec<Point> = Vec::new();
+        for l in levels {
+            let p = Point {
+                concurrency: l.concurrency,
+                output_tps: l.output_tps(),
+                e2e_p50_ms: l.e2e_p(50.0),
+                e2e_p99_ms: l.e2e_p(99.0),
+                ttft_p50_ms: l.ttft_p(50.0),
+                ttft_p95_ms: l.ttft_p(95.0),
+                errors: l.error_count(),
+            };
+            match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
+                Some(q) => *q = p,
+                None => points.push(p),
+            }
+        }
+        points.sort_by_key(|p| p.concurrency);
+        let series = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .filter_map(|p| f(p).map(|y| (x_of(p.concurrency), y)))
+                .collect()
+        };
+        let throughput = series(&|p| Some(p.output_tps));
+        let e2e_p50 = series(&|p| p.e2e_p50_ms);
+        let e2e_p99 = series(&|p| p.e2e_p99_ms);
+        let ttft_p50 = series(&|p| p.ttft_p50_ms);
+        let ttft_p95 = series(&|p| p.ttft_p95_ms);
+        let mut band = Vec::new();
+        for (i, (&(x, lo), &(_, hi))) in e2e_p50.iter().zip(&e2e_p99).enumerate() {
+            band.push([(x, lo), (x, hi)]);
+            if let (Some(&(x2, lo2)), Some(&(_, hi2))) = (e2e_p50.get(i + 1), e2e_p99.get(i + 1)) {
+                for s in 1..BAND_STEPS {
+                    let t = s as f64 / BAND_STEPS as f64;
+                    let xi = x + t * (x2 - x);
+                    band.push([(xi, lo + t * (lo2 - lo)), (xi, hi + t * (hi2 - hi))]);
+                }
+            }
+        }
+        let (x_min, x_max) = match (points.first(), points.last()) {
+            (Some(a), Some(b)) if a.concurrency != b.concurrency => {
+                (x_of(a.concurrency), x_of(b.concurrency))
+            }
+            (Some(a), _) => (x_of(a.concurrency) - 1.0, x_of(a.concurrency) + 1.0),
+            _ => (0.0, 10.0),
+        };
+        let pad = (x_max - x_min) * 0.04;
+        let max_of = |v: &[(f64, f64)]| v.iter().map(|p| p.1).fold(0.0, f64::max);
+        let nice = |v: f64| if v <= 0.0 { 1.0 } else { v * 1.1 };
+        RunView {
+            x_ticks: points
+                .iter()
+                .map(|p| (x_of(p.concurrency), p.concurrency.to_string()))
+                .collect(),
+            x_bounds: [x_min - pad, x_max + pad],
+            tps_max: nice(max_of(&throughput)),
+            latency_max_ms: nice(max_of(&e2e_p99).max(sla_ms.unwrap_or(0.0))),
+            ttft_max_ms: nice(max_of(&ttft_p95)),
+            points,
+            throughput,
+            e2e_p50,
+            e2e_p99,
+            band,
+            ttft_p50,
+            ttft_p95,
+            sla_ms,
+            knee,
+        }
+    }
+
+    /// The knee's x position, when there is one.
+    pub fn knee_x(&self) -> Option<f64> {
+        self.knee.map(x_of)
+    }
+}

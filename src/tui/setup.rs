@@ -1,0 +1,334 @@
+//! The setup form: endpoint, workload and plan, each field editable with its validation
+//! message beside it. Turns into the same `SweepArgs` the headless command takes, so both
+//! surfaces share one resolution path.
+
+use crate::cli::args::{EndpointArgs, WorkloadArgs};
+use crate::cli::sweep::SweepArgs;
+use crate::config::values::{parse_concurrency_list, parse_duration, parse_positive};
+
+/// How a field is edited.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldKind {
+    /// Cycle through fixed choices with left/right.
+    Choice(Vec<String>),
+    /// Typed text, checked by the field's validator.
+    Text,
+    /// On or off.
+    Toggle,
+}
+
+/// Which setting a field holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldId {
+    Endpoint,
+    Model,
+    Profile,
+    InputTokens,
+    OutputTokens,
+    Stream,
+    Concurrency,
+    Requests,
+    E2eSla,
+    TimeScale,
+}
+
+/// One row of the form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub id: FieldId,
+    pub label: &'static str,
+    pub kind: FieldKind,
+    pub value: String,
+    /// What is wrong with the value, shown beside it.
+    pub error: Option<String>,
+    pub hint: &'static str,
+}
+
+/// The whole form, with the cursor and the text being typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetupForm {
+    pub fields: Vec<Field>,
+    pub selected: usize,
+    /// `Some(text)` while the selected text field is being edited.
+    pub editing: Option<String>,
+}
+
+/// Names offered in the form, read from the config.
+#[derive(Debug, Clone, Default)]
+pub struct SetupChoices {
+    pub endpoints: Vec<String>,
+    pub profiles: Vec<String>,
+    pub default_endpoint: String,
+    pub default_profile: String,
+    pub default_levels: Vec<u32>,
+    pub default_requests: u32,
+}
+
+fn choice_value(choices: &[String], default: &str) -> String {
+    if choices.iter().any(|c| c == default) {
+        default.to_string()
+    } else {
+        choices.first().cloned().unwrap_or_default()
+    }
+}
+
+impl SetupForm {
+    /// A form filled with the config's defaults.
+    pub fn new(c: &SetupChoices) -> Self {
+        let levels = c
+            .default_levels
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        let f = |id, label, kind, value: String, hint| Field {
+            id,
+            label,
+            kind,
+            value,
+            error: None,
+            hint,
+        };
+        SetupForm {
+            fields: vec![
+                f(
+                    FieldId::Endpoint,
+                    "endpoint",
+                    FieldKind::Choice(c.endpoints.clone()),
+                    choice_value(&c.endpoints, &c.default_endpoint),
+                    "from the config; sim = built-in simulator",
+                ),
+                f(
+                    FieldId::Model,
+                    "model",
+                    FieldKind::Text,
+                    String::new(),
+                    "empty = the endpoint's own",
+                ),
+                f(
+                    FieldId::Profile,
+                    "profile",
+                    FieldKind::Choice(c.profiles.clone()),
+                    choice_value(&c.profiles, &c.default_profile),
+                    "workload from the config",
+                ),
+                f(
+                    FieldId::InputTokens,
+                    "input tokens",
+                    FieldKind::Text,
+                    String::new(),
+                    "empty = the profile's",
+                ),
+                f(
+                    FieldId::OutputTokens,
+                    "output tokens",
+                    FieldKind::Text,
+                    String::new(),
+                    "empty = the profile's",
+                ),
+                f(
+                    FieldId::Stream,
+                    "streaming",
+                    FieldKind::Toggle,
+                    "on".into(),
+                    "needed for TTFT",
+                ),
+                f(
+                    FieldId::Concurrency,
+                    "concurrency",
+                    FieldKind::Text,
+                    levels,
+                    "levels, e.g. 16,64,256",
+                ),
+                f(
+                    FieldId::Requests,
+                    "requests/level",
+                    FieldKind::Text,
+                    c.default_requests.to_string(),
+                    "per level",
+                ),
+                f(
+                    FieldId::E2eSla,
+                    "e2e p99 SLA",
+                    FieldKind::Text,
+                    String::new(),
+                    "e.g. 50s; drawn as a line",
+                ),
+                f(
+                    FieldId::TimeScale,
+                    "sim time scale",
+                    FieldKind::Text,
+                    String::new(),
+                    "simulator only; empty = config",
+                ),
+            ],
+            selected: 0,
+            editing: None,
+        }
+    }
+
+    fn get(&self, id: FieldId) -> &str {
+        self.fields
+            .iter()
+            .find(|f| f.id == id)
+            .map_or("", |f| f.value.as_str())
+    }
+
+    /// Moves the cursor by `delta` rows (wrapping).
+    pub fn move_cursor(&mut self, delta: i32) {
+        let n = self.fields.len() as i32;
+        self.selected = ((self.selected as i32 + delta).rem_euclid(n)) as usize;
+    }
+
+    /// Cycles a choice or flips a toggle on the selected row.
+    pub fn cycle(&mut self, delta: i32) {
+        let field = &mut self.fields[self.selected];
+        match &field.kind {
+            FieldKind::Choice(choices) if !choices.is_empty() => {
+                let i = choices.iter().position(|c| *c == field.value).unwrap_or(0) as i32;
+                let n = choices.len() as i32;
+                field.value = choices[(i + delta).rem_euclid(n) as usize].clone();
+            }
+            FieldKind::Toggle => {
+                field.value = if field.value == "on" { "off" } else { "on" }.into();
+            }
+            _ => {}
+        }
+        field.error = None;
+    }
+
+    /// Starts editing the selected text field, or cycles a choice/toggle.
+    pub fn activate(&mut self) {
+        match self.fields[self.selected].kind {
+            FieldKind::Text => self.editing = Some(self.fields[self.selected].value.clone()),
+            _ => self.cycle(1),
+        }
+    }
+
+    /// Ends editing: `keep` stores the typed text (and checks it), otherwise it is dropped.
+    pub fn finish_edit(&mut self, keep: bool) {
+        if let Some(text) = self.editing.take() {
+            if keep {
+                let field = &mut self.fields[self.selected];
+                field.value = text.trim().to_string();
+                field.error = check(field.id, &field.value).err();
+            }
+        }
+    }
+
+    /// Checks every field; true when all are valid (errors are stored beside the fields).
+    pub fn validate(&mut self) -> bool {
+        for f in &mut self.fields {
+            f.error = check(f.id, &f.value).err();
+        }
+        self.fields.iter().all(|f| f.error.is_none())
+    }
+
+    /// The e2e SLA to draw, in milliseconds.
+    pub fn e2e_sla_ms(&self) -> Option<f64> {
+        let v = self.get(FieldId::E2eSla);
+        (!v.is_empty())
+            .then(|| parse_duration(v).ok().map(|d| d.as_secs_f64() * 1e3))
+            .flatten()
+    }
+
+    /// The sweep these settings ask for. Call [`SetupForm::validate`] first.
+    pub fn to_args(&self) -> SweepArgs {
+        let opt_num = |id| parse_positive(self.get(id)).ok();
+        let mut args = SweepArgs::demo();
+        args.plan = None;
+        args.endpoint = EndpointArgs {
+            endpoint: Some(self.get(FieldId::Endpoint).to_string()).filter(|s| !s.is_empty()),
+            model: Some(self.get(FieldId::Model).to_string()).filter(|s| !s.is_empty()),
+            sim_time_scale: self.get(FieldId::TimeScale).parse().ok(),
+            ..args.endpoint
+        };
+        args.workload = WorkloadArgs {
+            profile: Some(self.get(FieldId::Profile).to_string()).filter(|s| !s.is_empty()),
+            input_tokens: opt_num(FieldId::InputTokens),
+            output_tokens: opt_num(FieldId::OutputTokens),
+            stream: self.get(FieldId::Stream) == "on",
+            no_stream: self.get(FieldId::Stream) != "on",
+            ..args.workload
+        };
+        args.concurrency = parse_concurrency_list(self.get(FieldId::Concurrency)).ok();
+        args.requests = opt_num(FieldId::Requests);
+        args
+    }
+}
+
+/// Checks one field's text; the message says what would fix it.
+pub fn check(id: FieldId, v: &str) -> Result<(), String> {
+    let optional = v.is_empty();
+    match id {
+        FieldId::InputTokens | FieldId::OutputTokens if !optional => parse_positive(v)
+            .map(|_| ())
+            .map_err(|e| format!("tokens {e}")),
+        FieldId::Requests => parse_positive(v)
+            .map(|_| ())
+            .map_err(|e| format!("requests {e}")),
+        FieldId::Concurrency => parse_concurrency_list(v).map(|_| ()),
+        FieldId::E2eSla if !optional => parse_duration(v).map(|_| ()),
+        FieldId::TimeScale if !optional => match v.parse::<f64>() {
+            Ok(f) if f.is_finite() && f > 0.0 => Ok(()),
+            _ => Err(format!("`{v}` is not a positive number")),
+        },
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choices() -> SetupChoices {
+        SetupChoices {
+            endpoints: vec!["local".into(), "sim".into()],
+            profiles: vec!["chat".into(), "rag".into()],
+            default_endpoint: "sim".into(),
+            default_profile: "rag".into(),
+            default_levels: vec![16, 64],
+            default_requests: 128,
+        }
+    }
+
+    #[test]
+    fn defaults_cycle_and_edit() {
+        let mut f = SetupForm::new(&choices());
+        assert_eq!(f.get(FieldId::Endpoint), "sim");
+        f.cycle(1);
+        assert_eq!(f.get(FieldId::Endpoint), "local");
+        f.selected = 6; // concurrency
+        f.activate();
+        f.editing = Some("8, 0".into());
+        f.finish_edit(true);
+        assert_eq!(
+            f.fields[6].error.as_deref(),
+            Some("concurrency must be at least 1, got 0")
+        );
+        assert!(!f.validate());
+        f.fields[6].value = "8,32".into();
+        assert!(f.validate());
+        let a = f.to_args();
+        assert_eq!(a.concurrency, Some(vec![8, 32]));
+        assert_eq!(a.requests, Some(128));
+        assert_eq!(a.endpoint.endpoint.as_deref(), Some("local"));
+        assert!(a.workload.stream && !a.workload.no_stream);
+    }
+
+    #[test]
+    fn checks_table() {
+        let cases: &[(FieldId, &str, bool)] = &[
+            (FieldId::InputTokens, "", true),
+            (FieldId::InputTokens, "0", false),
+            (FieldId::Requests, "", false),
+            (FieldId::E2eSla, "50s", true),
+            (FieldId::E2eSla, "soon", false),
+            (FieldId::TimeScale, "-2", false),
+            (FieldId::TimeScale, "20", true),
+        ];
+        for (id, v, ok) in cases {
+            assert_eq!(check(*id, v).is_ok(), *ok, "{id:?} {v:?}");
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Snapshot tests of every screen: scripted engine events in, `TestBackend` text out.
+//! Nothing rendered depends on the wall clock, so the snapshots are stable.
+
+use super::app::{App, Screen};
+use super::render::render;
+use super::setup::SetupChoices;
+use crate::engine::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
+use crate::engine::EngineEvent;
+use crate::metrics::{LevelAccumulator, LevelMeta, LevelProgress, LevelSummary};
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use std::collections::BTreeMap;
+
+const MS: u64 = 1_000_000;
+
+/// A level of `n` requests at `concurrency`, each taking `e2e_ms` with `ttft_ms` to its first
+/// of `tokens` tokens; every `fail_every`-th request fails with `fail`.
+fn level(
+    index: u32,
+    concurrency: u32,
+    n: u64,
+    ttft_ms: u64,
+    e2e_ms: u64,
+    tokens: u32,
+    fail: Option<(ErrorKind, u64)>,
+) -> LevelSummary {
+    let mut acc = LevelAccumulator::new(concurrency, n);
+    for i in 0..n {
+        let wave = i / concurrency as u64;
+        let start = wave * e2e_ms * MS;
+        let error = fail
+            .filter(|(_, every)| i % every == every - 1)
+            .map(|(kind, _)| RequestError {
+                kind,
+                status: (kind == ErrorKind::HttpStatus).then_some(500),
+                message: "scripted".into(),
+            });
+        let ok = error.is_none();
+        acc.add(&RequestRecord {
+            index: i,
+            worker: (i % concurrency as u64) as u32,
+            slot_free_ns: start,
+            start_ns: start,
+            first_token_ns: ok.then_some(start + ttft_ms * MS),
+            last_token_ns: ok.then_some(start + e2e_ms * MS),
+            end_ns: start + e2e_ms * MS,
+            input_tokens: 1024,
+            output_tokens: ok.then_some(tokens),
+            output_tokens_source: TokenSource::Server,
+            content_chunks: if ok { tokens } else { 0 },
+            chunk_gaps_ns: vec![],
+            error,
+            reconnected: false,
+            server_first_sent_ns: None,
+            server_last_sent_ns: None,
+            warmup: false,
+        });
+    }
+    acc.finish(LevelMeta {
+        index,
+        started_at: "2026-11-29T09:00:00.000Z".into(),
+        ended_at: "2026-11-29T09:01:00.000Z".into(),
+        partial: false,
+        lag: None,
+    })
+}
+
+fn choices() -> SetupChoices {
+    SetupChoices {
+        endpoints: vec!["local-vllm".into(), "sim".into()],
+        profiles: vec!["chat".into(), "rag".into()],
+        default_endpoint: "sim".into(),
+        default_profile: "rag".into(),
+        default_levels: vec![16, 64, 256, 1024],
+        default_requests: 1024,
+    }
+}
+
+fn started() -> EngineEvent {
+    EngineEvent::RunStarted {
+        run_id: "20261129-090000-sweep".into(),
+        dir: "/tmp/runs/20261129-090000-sweep".into(),
+        endpoint: "sim".into(),
+        model: "sim-moe-30b-a3b".into(),
+        server: Default::default(),
+    }
+}
+
+fn progress(index: u32, concurrency: u32, done: u64, errors: &[(ErrorKind, u64)]) -> EngineEvent {
+    EngineEvent::Progress(LevelProgress {
+        index,
+        concurrency,
+        done,
+        total: 1024,
+        in_flight: concurrency as u64,
+        ok: done - errors.iter().map(|e| e.1).sum::<u64>(),
+        errors_by_kind: errors.iter().copied().collect::<BTreeMap<_, _>>(),
+        output_tokens: done * 256,
+        output_tokens_per_sec: 3875.0,
+        output_tps_series: vec![3000.0, 3500.0, 3900.0, 4100.0, 3875.0, 3950.0],
+        elapsed_s: 12.5,
+    })
+}
+
+/// The four sweep levels of the default simulator, roughly as measured.
+fn sweep_levels() -> Vec<LevelSummary> {
+    vec![
+        level(0, 16, 64, 220, 3400, 256, None),
+        level(1, 64, 128, 560, 5800, 256, None),
+        level(2, 256, 512, 2500, 15700, 256, None),
+        level(3, 1024, 1024, 21000, 62000, 256, None),
+    ]
+}
+
+fn draw(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
+    t.draw(|f| render(f, app)).expect("draw");
+    t.backend().to_string()
+}
+
+fn app() -> App {
+    App::new(&choices(), false)
+}
+
+fn key(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+#[test]
+fn empty_setup() {
+    insta::assert_snapshot!(draw(&app(), 100, 30));
+}
+
+#[test]
+fn setup_shows_validation_beside_the_field() {
+    let mut a = app();
+    a.setup.selected = 6;
+    a.setup.fields[6].value = "16,0".into();
+    a.on_key(key('s'));
+    insta::assert_snapshot!(draw(&a, 100, 30));
+}
+
+#[test]
+fn mid_run_with_two_levels_done() {
+    let mut a = app();
+    a.run_started(Some(20.0));
+    a.on_engine(&started());
+    for l in sweep_levels().into_iter().take(2) {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    a.on_engine(&EngineEvent::LevelStarted {
+        index: 2,
+        concurrency: 256,
+        request_count: 1024,
+    });
+    a.on_engine(&progress(2, 256, 412, &[]));
+    insta::assert_snapshot!(draw(&a, 120, 36));
+}
+
+#[test]
+fn finished_run_with_knee_and_sla_line() {
+    let mut a = app();
+    a.setup.fields[8].value = "30s".into(); // e2e SLA
+    a.run_started(Some(20.0));
+    a.on_engine(&started());
+    for l in sweep_levels() {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    a.on_engine(&EngineEvent::RunFinished { interrupted: false });
+    a.run_ended(None);
+    insta::assert_snapshot!(draw(&a, 120, 36));
+}
+
+#[test]
+fn error_heavy_level() {
+    let mut a = app();
+    a.run_started(None);
+    a.on_engine(&started());
+    a.on_engine(&EngineEvent::LevelFinished(Box::new(level(
+        0,
+        64,
+        256,
+        300,
+        4000,
+        256,
+        Some((ErrorKind::HttpStatus, 4)),
+    ))));
+    a.on_engine(&EngineEvent::LevelStarted {
+        index: 1,
+        concurrency: 256,
+        request_count: 1024,
+    });
+    a.on_engine(&progress(
+        1,
+        256,
+        300,
+        &[(ErrorKind::HttpStatus, 41), (ErrorKind::Timeout, 12)],
+    ));
+    a.on_engine(&EngineEvent::Warning(
+        "level 1 (concurrency 64): client lag: p99 12.0 ms exceeds 10.0 ms".into(),
+    ));
+    insta::assert_snapshot!(draw(&a, 120, 36));
+}
+
+#[test]
+fn layout_at_80x24() {
+    let mut a = app();
+    a.run_started(Some(20.0));
+    a.on_engine(&started());
+    for l in sweep_levels().into_iter().take(3) {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    a.on_engine(&EngineEvent::LevelStarted {
+        index: 3,
+        concurrency: 1024,
+        request_count: 1024,
+    });
+    a.on_engine(&progress(3, 1024, 100, &[]));
+    insta::assert_snapshot!(draw(&a, 80, 24));
+    a.screen = Screen::Setup;
+    insta::assert_snapshot!("layout_at_80x24_setup", draw(&a, 80, 24));
+}
+
+#[test]
+fn help_overlay_lists_every_key_and_quit_asks_while_live() {
+    let mut a = app();
+    a.on_key(key('?'));
+    insta::assert_snapshot!(draw(&a, 100, 30));
+    a.on_key(key('x')); // any key closes help
+    assert!(!a.help);
+    a.run_started(None);
+    assert!(matches!(a.on_key(key('q')), super::app::Action::None));
+    assert!(a.confirm_quit);
+    assert!(matches!(a.on_key(key('y')), super::app::Action::Quit));
+}
