@@ -15,5 +15,6 @@ pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod state;
+pub mod telemetry;
 pub mod tui;
 pub mod workload;

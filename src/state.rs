@@ -3,6 +3,7 @@
 
 use crate::engine::EngineEvent;
 use crate::metrics::{LevelProgress, LevelSummary};
+use crate::telemetry::ServerSample;
 use std::path::PathBuf;
 
 /// Everything a consumer knows about a run, built only by [`RunState::apply`].
@@ -19,6 +20,9 @@ pub struct RunState {
     /// The latest snapshot of the running level.
     pub progress: Option<LevelProgress>,
     pub warnings: Vec<String>,
+    /// The server's latest figures, and its first ones (the baseline for counter rates).
+    pub server: Option<ServerSample>,
+    pub server_first: Option<ServerSample>,
     pub finished: bool,
     pub interrupted: bool,
 }
@@ -58,6 +62,12 @@ impl RunState {
                 self.levels.push((**summary).clone());
             }
             EngineEvent::Warning(w) => self.warnings.push(w.clone()),
+            EngineEvent::Telemetry(sample) => {
+                if self.server_first.is_none() {
+                    self.server_first = Some(sample.clone());
+                }
+                self.server = Some(sample.clone());
+            }
             EngineEvent::RunFinished { interrupted } => {
                 self.finished = true;
                 self.interrupted = *interrupted;

@@ -67,6 +67,7 @@ pub async fn print_progress(mut rx: mpsc::Receiver<EngineEvent>) -> RunState {
                 if tty { "\r\x1b[2K" } else { "" },
                 level_line(s)
             )),
+            EngineEvent::Telemetry(_) => None,
             EngineEvent::Warning(w) => Some(format!(
                 "{}warning: {w}",
                 if tty { "\r\x1b[2K" } else { "" }

@@ -27,6 +27,8 @@ pub enum EngineEvent {
     Progress(LevelProgress),
     /// A level ended and its file is written.
     LevelFinished(Box<LevelSummary>),
+    /// The server's own figures from its `/metrics` (a snapshot; may be dropped).
+    Telemetry(crate::telemetry::ServerSample),
     /// Something the user should know (client lag, file-descriptor limit, ...).
     Warning(String),
     /// The run is over; `interrupted` when it was cancelled.

@@ -142,6 +142,12 @@ pub async fn run(
         })
         .await;
 
+    let scrape_stop = CancellationToken::new();
+    let scraper = tokio::spawn(crate::telemetry::scrape::scrape(
+        endpoint.spec().base_url.clone(),
+        events.clone(),
+        scrape_stop.clone(),
+    ));
     let mut log = dir.request_log()?;
     let mut levels: Vec<LevelSummary> = Vec::new();
     while !cancel.is_cancelled() {
@@ -180,6 +186,8 @@ pub async fn run(
             .await;
         levels.push(summary);
     }
+    scrape_stop.cancel();
+    let _ = scraper.await;
     let interrupted = cancel.is_cancelled();
     echo.ended_at = Some(crate::report::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;

@@ -155,6 +155,15 @@ fn mid_run_with_two_levels_done() {
         request_count: 1024,
     });
     a.on_engine(&progress(2, 256, 412, &[]));
+    a.on_engine(&EngineEvent::Telemetry(crate::telemetry::ServerSample {
+        server: Some("vllm"),
+        running: Some(256.0),
+        waiting: Some(0.0),
+        kv_cache_usage: Some(0.62),
+        prefix_hits: Some(0.0),
+        prefix_queries: Some(1_000_000.0),
+        ..Default::default()
+    }));
     insta::assert_snapshot!(draw(&a, 120, 36));
 }
 

@@ -15,7 +15,7 @@ pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let compact_layout = area.height < 30;
     let [top, middle, bottom] = Layout::vertical([
         Constraint::Percentage(if compact_layout { 40 } else { 42 }),
-        Constraint::Percentage(if compact_layout { 28 } else { 28 }),
+        Constraint::Percentage(28),
         Constraint::Min(4),
     ])
     .areas(area);
@@ -211,6 +211,21 @@ fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         lines.push(Line::from(Span::styled(
             format!("simulator at {f}x real time: rates {f}x, latencies 1/{f}"),
             theme.dim(),
+        )));
+    }
+    if let Some(srv) = &app.run.server {
+        let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
+        let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+        lines.push(Line::from(Span::styled(
+            format!(
+                "server ({}): running {} waiting {} KV {} prefix hits {}",
+                srv.server.unwrap_or("?"),
+                num(srv.running),
+                num(srv.waiting),
+                pct(srv.kv_cache_usage),
+                pct(srv.prefix_hit_rate(app.run.server_first.as_ref())),
+            ),
+            theme.fg(Color::Cyan),
         )));
     }
     for w in app.run.warnings.iter().rev() {

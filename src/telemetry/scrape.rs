@@ -1,0 +1,85 @@
+//! The scraper: fetches `/metrics` beside the API base once a second while a run goes on and
+//! sends what it finds as engine events. A server without `/metrics` is reported once.
+
+use super::prometheus::parse;
+use super::server::{reduce, ServerSample};
+use crate::engine::EngineEvent;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Time between scrapes.
+pub const SCRAPE_EVERY: Duration = Duration::from_secs(1);
+
+/// The `/metrics` URL for an API base such as `http://host:8000/v1`.
+pub fn metrics_url(base_url: &str) -> String {
+    let base = base_url.trim_end_matches('/');
+    let root = base
+        .rsplit_once('/')
+        .filter(|(_, last)| {
+            last.starts_with('v') && last[1..].starts_with(|c: char| c.is_ascii_digit())
+        })
+        .map_or(base, |(root, _)| root);
+    format!("{root}/metrics")
+}
+
+/// Scrapes until `stop` is cancelled; sends `Telemetry` events (and one `Warning` when the
+/// server exposes nothing rightsize knows).
+pub async fn scrape(base_url: String, events: mpsc::Sender<EngineEvent>, stop: CancellationToken) {
+    let url = metrics_url(&base_url);
+    let Ok(client) = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+    else {
+        return;
+    };
+    let mut tick = tokio::time::interval(SCRAPE_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut said_missing = false;
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let sample = match client.get(&url).send().await {
+            Ok(r) if r.status().is_success() => match r.text().await {
+                Ok(text) => reduce(&parse(&text)),
+                Err(_) => ServerSample::default(),
+            },
+            _ => ServerSample::default(),
+        };
+        if sample.server.is_none() {
+            if !said_missing {
+                said_missing = true;
+                let _ = events
+                    .send(EngineEvent::Warning(format!(
+                        "server telemetry: {url} has no vLLM, SGLang, llama.cpp or TGI metrics; \
+                         server-side figures are not shown"
+                    )))
+                    .await;
+            }
+            continue;
+        }
+        // a snapshot: dropped when the consumer is behind, the next one replaces it
+        let _ = events.try_send(EngineEvent::Telemetry(sample));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_urls() {
+        let cases = [
+            ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/metrics"),
+            ("http://h:1/v1/", "http://h:1/metrics"),
+            ("http://h:1", "http://h:1/metrics"),
+            ("https://h/api/v1", "https://h/api/metrics"),
+            ("https://h/openai/vendor", "https://h/openai/vendor/metrics"),
+        ];
+        for (base, want) in cases {
+            assert_eq!(metrics_url(base), want, "{base}");
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! The real binary in tmux, driven as a person would: keystrokes in, the screen read back.
+//! Skips (saying so) where tmux is not installed; `.ci/run` installs it so CI always runs it.
+
+mod common;
+use common::tmpdir;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(name: &str, w: u16, h: u16) -> Option<Tmux> {
+        let ok = Command::new("tmux")
+            .args(["-V"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        if !ok {
+            eprintln!("skipped: tmux is not installed");
+            return None;
+        }
+        let name = format!("rs-test-{}-{name}", std::process::id());
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ])
+            .args(["bash", "--norc", "--noprofile"])
+            .env("PS1", "$ ")
+            .status()
+            .expect("tmux runs");
+        assert!(status.success());
+        Some(Tmux { name })
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(status.success());
+    }
+
+    fn type_line(&self, text: &str) {
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    fn screen(&self) -> String {
+        let o = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Waits until `pred` holds for the screen, or panics with the last screen.
+    fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+/// A config with a quick plan against the simulator, keeping runs in `dir/runs`.
+fn config(dir: &std::path::Path, levels: &str, requests: u32, output: u32, scale: f64) -> String {
+    let path = dir.join("rightsize.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[defaults]\nresults_dir = \"{}\"\nsweep = \"t\"\nprofile = \"tiny\"\n\
+             [endpoints.sim]\nkind = \"simulator\"\ntime_scale = {scale:?}\n\
+             [profiles.tiny]\ninput_tokens = 128\noutput_tokens = {output}\nstream = true\n\
+             [sweeps.t]\nconcurrency = [{levels}]\nrequest_count = {requests}\n",
+            dir.join("runs").display()
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn stty(t: &Tmux, file: &std::path::Path) -> String {
+    let _ = std::fs::remove_file(file);
+    t.type_line(&format!("stty -a > {}", file.display()));
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if let Ok(s) = std::fs::read_to_string(file) {
+            if s.contains("speed") {
+                return s;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("stty did not write {}", file.display());
+}
+
+#[test]
+fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
+    let dir = tmpdir("tmux-sweep");
+    let Some(t) = Tmux::start("sweep", 120, 36) else {
+        return;
+    };
+    let cfg = config(&dir, "4, 16, 64, 256, 512", 512, 32, 50.0);
+    let before = stty(&t, &dir.join("stty-before"));
+    t.type_line(&format!(
+        "{} --config {cfg}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize")
+    ));
+    t.wait_for("the setup screen", Duration::from_secs(20), |s| {
+        s.contains("endpoint, workload and plan")
+    });
+    // the e2e SLA field: eight rows down, edit, type, keep
+    for _ in 0..8 {
+        t.keys(&["Down"]);
+    }
+    t.keys(&["Enter"]);
+    t.keys(&["-l", "900ms"]);
+    t.keys(&["Enter"]);
+    t.wait_for("the SLA value", Duration::from_secs(5), |s| {
+        s.contains("900ms")
+    });
+    t.keys(&["s"]);
+    let s = t.wait_for("the finished run", Duration::from_secs(120), |s| {
+        s.contains("DONE")
+    });
+    for c in ["4 ", "16 ", "64 ", "256 ", "512 "] {
+        assert!(
+            s.contains(&format!("│{:<4}{c}", "")) || s.contains(c),
+            "{c}: {s}"
+        );
+    }
+    assert!(s.contains("levels (ms)"), "{s}");
+    assert!(s.contains("knee at concurrency"), "{s}");
+    assert!(s.contains('◆'), "{s}");
+    assert!(s.contains("pass") && s.contains("fail"), "{s}");
+    t.keys(&["q"]);
+    t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.contains("EXIT=0")
+    });
+    let after = stty(&t, &dir.join("stty-after"));
+    assert_eq!(before, after, "terminal settings changed");
+}
+
+#[test]
+fn quitting_mid_run_restores_the_terminal_and_keeps_finished_levels() {
+    let dir = tmpdir("tmux-quit");
+    let Some(t) = Tmux::start("quit", 100, 30) else {
+        return;
+    };
+    // at 2x real time level 1 takes about 6 s and level 2 about 2 s
+    let cfg = config(&dir, "16, 64", 64, 256, 2.0);
+    let before = stty(&t, &dir.join("stty-before"));
+    t.type_line(&format!(
+        "{} --config {cfg}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize")
+    ));
+    t.wait_for("the setup screen", Duration::from_secs(20), |s| {
+        s.contains("endpoint, workload and plan")
+    });
+    t.keys(&["s"]);
+    t.wait_for("the second level", Duration::from_secs(60), |s| {
+        s.contains("level 2 · concurrency 64")
+    });
+    t.keys(&["q"]);
+    t.wait_for("the quit question", Duration::from_secs(5), |s| {
+        s.contains("quit?")
+    });
+    t.keys(&["y"]);
+    let s = t.wait_for("the shell", Duration::from_secs(30), |s| {
+        s.contains("EXIT=")
+    });
+    assert!(s.contains("EXIT=130"), "{s}");
+    let after = stty(&t, &dir.join("stty-after"));
+    assert_eq!(before, after, "terminal settings changed");
+    let runs: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().collect();
+    assert_eq!(runs.len(), 1);
+    let run = runs[0].as_ref().unwrap().path();
+    let l1: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("level-001-c0016.json")).unwrap())
+            .unwrap();
+    assert_eq!(l1["partial"], false);
+    let l2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("level-002-c0064.json")).unwrap())
+            .unwrap();
+    assert_eq!(l2["partial"], true);
+}
