@@ -119,14 +119,9 @@ fn stty(t: &Tmux, file: &std::path::Path) -> String {
     panic!("stty did not write {}", file.display());
 }
 
-#[test]
-fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
-    let dir = tmpdir("tmux-sweep");
-    let Some(t) = Tmux::start("sweep", 120, 36) else {
-        return;
-    };
-    let cfg = config(&dir, "4, 16, 64, 256, 512", 512, 32, 50.0);
-    let before = stty(&t, &dir.join("stty-before"));
+/// Records the terminal settings, starts the dashboard and waits for its setup screen.
+fn launch(t: &Tmux, dir: &std::path::Path, cfg: &str) -> String {
+    let before = stty(t, &dir.join("stty-before"));
     t.type_line(&format!(
         "{} --config {cfg}; echo EXIT=$?",
         env!("CARGO_BIN_EXE_rightsize")
@@ -134,6 +129,17 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     t.wait_for("the setup screen", Duration::from_secs(20), |s| {
         s.contains("endpoint, workload and plan")
     });
+    before
+}
+
+#[test]
+fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
+    let dir = tmpdir("tmux-sweep");
+    let Some(t) = Tmux::start("sweep", 120, 36) else {
+        return;
+    };
+    let cfg = config(&dir, "4, 16, 64, 256, 512", 512, 32, 50.0);
+    let before = launch(&t, &dir, &cfg);
     // the e2e SLA field: eight rows down, edit, type, keep
     for _ in 0..8 {
         t.keys(&["Down"]);
@@ -174,14 +180,7 @@ fn quitting_mid_run_restores_the_terminal_and_keeps_finished_levels() {
     };
     // at 2x real time level 1 takes about 6 s and level 2 about 2 s
     let cfg = config(&dir, "16, 64", 64, 256, 2.0);
-    let before = stty(&t, &dir.join("stty-before"));
-    t.type_line(&format!(
-        "{} --config {cfg}; echo EXIT=$?",
-        env!("CARGO_BIN_EXE_rightsize")
-    ));
-    t.wait_for("the setup screen", Duration::from_secs(20), |s| {
-        s.contains("endpoint, workload and plan")
-    });
+    let before = launch(&t, &dir, &cfg);
     t.keys(&["s"]);
     t.wait_for("the second level", Duration::from_secs(60), |s| {
         s.contains("level 2 · concurrency 64")
