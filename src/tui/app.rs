@@ -69,6 +69,8 @@ pub struct App {
     pub runs_selected: usize,
     /// The simulator's time scale, shown so its rates are not mistaken for a GPU's.
     pub sim_time_scale: Option<f64>,
+    /// A past run drawn over the current one: (run id, its levels).
+    pub overlay: Option<(String, Vec<crate::metrics::LevelSummary>)>,
 }
 
 impl App {
@@ -89,13 +91,14 @@ impl App {
             runs: Vec::new(),
             runs_selected: 0,
             sim_time_scale: None,
+            overlay: None,
         }
     }
 
     /// A run was launched with these settings.
     pub fn run_started(&mut self, sim_time_scale: Option<f64>) {
         self.run = RunState::default();
-        self.view = RunView::build(&[], self.setup.e2e_sla_ms(), None);
+        self.view = RunView::build(&[], self.setup.e2e_sla_ms(), None, None);
         self.live = true;
         self.screen = Screen::Run;
         self.sim_time_scale = sim_time_scale;
@@ -135,7 +138,11 @@ impl App {
     /// Recomputes the chart series from the finished levels.
     pub fn refresh_view(&mut self) {
         let knee = None; // KNEE-HOOK
-        self.view = RunView::build(&self.run.levels, self.setup.e2e_sla_ms(), knee);
+        let overlay = self
+            .overlay
+            .as_ref()
+            .map(|(id, levels)| (id.as_str(), levels.as_slice()));
+        self.view = RunView::build(&self.run.levels, self.setup.e2e_sla_ms(), knee, overlay);
     }
 
     /// Handles one key press.
@@ -286,6 +293,26 @@ impl App {
                 if let Some(r) = self.runs.get(self.runs_selected).cloned() {
                     return self.open_run(&r);
                 }
+            }
+            KeyCode::Char('c') => {
+                if let Some(r) = self.runs.get(self.runs_selected).cloned() {
+                    match crate::report::load_levels(&r.path) {
+                        Ok(levels) => {
+                            self.status = Some(format!(
+                                "{} is drawn over the run screen's charts (C clears)",
+                                r.id
+                            ));
+                            self.overlay = Some((r.id, levels));
+                            self.refresh_view();
+                        }
+                        Err(e) => self.status = Some(format!("cannot read {}: {e}", r.id)),
+                    }
+                }
+            }
+            KeyCode::Char('C') => {
+                self.overlay = None;
+                self.refresh_view();
+                self.status = Some("overlay cleared".into());
             }
             _ => {}
         }

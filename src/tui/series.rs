@@ -37,6 +37,39 @@ pub struct RunView {
     pub sla_ms: Option<f64>,
     /// The knee, as a concurrency.
     pub knee: Option<u32>,
+    /// A second run drawn over this one, for comparison.
+    pub overlay: Option<Overlay>,
+}
+
+/// Another run's curves, drawn on the same axes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overlay {
+    pub label: String,
+    pub throughput: Vec<(f64, f64)>,
+    pub e2e_p99: Vec<(f64, f64)>,
+    pub ttft_p50: Vec<(f64, f64)>,
+}
+
+/// Levels sorted by concurrency; a re-measured level keeps its latest measurement.
+fn points_of(levels: &[LevelSummary]) -> Vec<Point> {
+    let mut points: Vec<Point> = Vec::new();
+    for l in levels {
+        let p = Point {
+            concurrency: l.concurrency,
+            output_tps: l.output_tps(),
+            e2e_p50_ms: l.e2e_p(50.0),
+            e2e_p99_ms: l.e2e_p(99.0),
+            ttft_p50_ms: l.ttft_p(50.0),
+            ttft_p95_ms: l.ttft_p(95.0),
+            errors: l.error_count(),
+        };
+        match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
+            Some(q) => *q = p,
+            None => points.push(p),
+        }
+    }
+    points.sort_by_key(|p| p.concurrency);
+    points
 }
 
 /// Band segments drawn between two neighbouring levels.
@@ -48,35 +81,32 @@ fn x_of(c: u32) -> f64 {
 
 impl RunView {
     /// Derives the view from finished levels, an optional SLA and the knee.
-    pub fn build(levels: &[LevelSummary], sla_ms: Option<f64>, knee: Option<u32>) -> RunView {
-        let mut points: Vec<Point> = Vec::new();
-        for l in levels {
-            let p = Point {
-                concurrency: l.concurrency,
-                output_tps: l.output_tps(),
-                e2e_p50_ms: l.e2e_p(50.0),
-                e2e_p99_ms: l.e2e_p(99.0),
-                ttft_p50_ms: l.ttft_p(50.0),
-                ttft_p95_ms: l.ttft_p(95.0),
-                errors: l.error_count(),
-            };
-            match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
-                Some(q) => *q = p,
-                None => points.push(p),
-            }
-        }
-        points.sort_by_key(|p| p.concurrency);
-        let series = |f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
-            points
-                .iter()
+    pub fn build(
+        levels: &[LevelSummary],
+        sla_ms: Option<f64>,
+        knee: Option<u32>,
+        overlay: Option<(&str, &[LevelSummary])>,
+    ) -> RunView {
+        let points = points_of(levels);
+        let series = |pts: &[Point], f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
+            pts.iter()
                 .filter_map(|p| f(p).map(|y| (x_of(p.concurrency), y)))
                 .collect()
         };
-        let throughput = series(&|p| Some(p.output_tps));
-        let e2e_p50 = series(&|p| p.e2e_p50_ms);
-        let e2e_p99 = series(&|p| p.e2e_p99_ms);
-        let ttft_p50 = series(&|p| p.ttft_p50_ms);
-        let ttft_p95 = series(&|p| p.ttft_p95_ms);
+        let overlay = overlay.map(|(label, levels)| {
+            let pts = points_of(levels);
+            Overlay {
+                label: label.to_string(),
+                throughput: series(&pts, &|p| Some(p.output_tps)),
+                e2e_p99: series(&pts, &|p| p.e2e_p99_ms),
+                ttft_p50: series(&pts, &|p| p.ttft_p50_ms),
+            }
+        });
+        let throughput = series(&points, &|p| Some(p.output_tps));
+        let e2e_p50 = series(&points, &|p| p.e2e_p50_ms);
+        let e2e_p99 = series(&points, &|p| p.e2e_p99_ms);
+        let ttft_p50 = series(&points, &|p| p.ttft_p50_ms);
+        let ttft_p95 = series(&points, &|p| p.ttft_p95_ms);
         let mut band = Vec::new();
         for (i, (&(x, lo), &(_, hi))) in e2e_p50.iter().zip(&e2e_p99).enumerate() {
             band.push([(x, lo), (x, hi)]);
@@ -88,12 +118,18 @@ impl RunView {
                 }
             }
         }
-        let (x_min, x_max) = match (points.first(), points.last()) {
-            (Some(a), Some(b)) if a.concurrency != b.concurrency => {
-                (x_of(a.concurrency), x_of(b.concurrency))
-            }
-            (Some(a), _) => (x_of(a.concurrency) - 1.0, x_of(a.concurrency) + 1.0),
-            _ => (0.0, 10.0),
+        let all_x = points.iter().map(|p| x_of(p.concurrency)).chain(
+            overlay
+                .iter()
+                .flat_map(|o| o.throughput.iter().map(|p| p.0)),
+        );
+        let (x_min, x_max) = all_x.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+        let (x_min, x_max) = if x_min > x_max {
+            (0.0, 10.0)
+        } else if x_min == x_max {
+            (x_min - 1.0, x_max + 1.0)
+        } else {
+            (x_min, x_max)
         };
         let pad = (x_max - x_min) * 0.04;
         let max_of = |v: &[(f64, f64)]| v.iter().map(|p| p.1).fold(0.0, f64::max);
@@ -104,9 +140,17 @@ impl RunView {
                 .map(|p| (x_of(p.concurrency), p.concurrency.to_string()))
                 .collect(),
             x_bounds: [x_min - pad, x_max + pad],
-            tps_max: nice(max_of(&throughput)),
-            latency_max_ms: nice(max_of(&e2e_p99).max(sla_ms.unwrap_or(0.0))),
-            ttft_max_ms: nice(max_of(&ttft_p95)),
+            tps_max: nice(
+                max_of(&throughput).max(overlay.as_ref().map_or(0.0, |o| max_of(&o.throughput))),
+            ),
+            latency_max_ms: nice(
+                max_of(&e2e_p99)
+                    .max(sla_ms.unwrap_or(0.0))
+                    .max(overlay.as_ref().map_or(0.0, |o| max_of(&o.e2e_p99))),
+            ),
+            ttft_max_ms: nice(
+                max_of(&ttft_p95).max(overlay.as_ref().map_or(0.0, |o| max_of(&o.ttft_p50))),
+            ),
             points,
             throughput,
             e2e_p50,
@@ -116,6 +160,7 @@ impl RunView {
             ttft_p95,
             sla_ms,
             knee,
+            overlay,
         }
     }
 

@@ -243,3 +243,43 @@ fn help_overlay_lists_every_key_and_quit_asks_while_live() {
     assert!(a.confirm_quit);
     assert!(matches!(a.on_key(key('y')), super::app::Action::Quit));
 }
+
+#[test]
+fn past_runs_list_and_an_overlay_of_two_runs() {
+    let mut a = app();
+    a.runs = vec![
+        super::app::RunEntry {
+            id: "20261129-091500-sweep".into(),
+            path: "/tmp/runs/20261129-091500-sweep".into(),
+            levels: 4,
+            endpoint: "sim".into(),
+            model: "sim-moe-30b-a3b".into(),
+            workload: "rag".into(),
+        },
+        super::app::RunEntry {
+            id: "20261128-170000-sweep".into(),
+            path: "/tmp/runs/20261128-170000-sweep".into(),
+            levels: 3,
+            endpoint: "local-vllm".into(),
+            model: "Qwen/Qwen3-30B-A3B".into(),
+            workload: "chat".into(),
+        },
+    ];
+    a.screen = Screen::Runs;
+    a.runs_selected = 1;
+    insta::assert_snapshot!(draw(&a, 100, 12));
+    a.on_engine(&started());
+    for l in sweep_levels() {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    // the other run: half the throughput, twice the latency
+    let other = vec![
+        level(0, 16, 64, 440, 6800, 128, None),
+        level(1, 64, 128, 1100, 11600, 128, None),
+        level(2, 256, 512, 5000, 31400, 128, None),
+    ];
+    a.overlay = Some(("20261128-170000-sweep".into(), other));
+    a.refresh_view();
+    a.screen = Screen::Run;
+    insta::assert_snapshot!("overlay_on_the_run_screen", draw(&a, 120, 36));
+}

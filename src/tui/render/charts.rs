@@ -3,7 +3,7 @@
 
 use super::Theme;
 use crate::tui::series::RunView;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Color;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
@@ -63,6 +63,16 @@ fn knee_line(view: &RunView, top: f64) -> Vec<(f64, f64)> {
     }
 }
 
+/// Another run's curve, in its own colour and named by its run id.
+fn overlay_set<'a>(label: &str, data: &'a [(f64, f64)], theme: &Theme) -> Dataset<'a> {
+    Dataset::default()
+        .name(format!("vs {label}"))
+        .marker(Marker::Braille)
+        .graph_type(GraphType::Line)
+        .style(theme.fg(Color::LightBlue))
+        .data(data)
+}
+
 fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
@@ -85,6 +95,9 @@ pub fn render_throughput(
         .graph_type(GraphType::Line)
         .style(theme.fg(Color::Green))
         .data(&view.throughput)];
+    if let Some(o) = &view.overlay {
+        data.push(overlay_set(&o.label, &o.throughput, theme));
+    }
     if !knee.is_empty() {
         data.push(
             Dataset::default()
@@ -102,7 +115,8 @@ pub fn render_throughput(
         ))
         .x_axis(x_axis(view, theme))
         .y_axis(y_axis(view.tps_max, "", theme))
-        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft));
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Ratio(2, 3), Constraint::Ratio(2, 3)));
     frame.render_widget(chart, area);
 }
 
@@ -147,6 +161,9 @@ pub fn render_latency(frame: &mut Frame, area: Rect, view: &RunView, focused: bo
             .style(theme.fg(Color::Yellow))
             .data(&view.e2e_p99),
     ];
+    if let Some(o) = &view.overlay {
+        data.push(overlay_set(&o.label, &o.e2e_p99, theme));
+    }
     if !sla.is_empty() {
         data.push(
             Dataset::default()
@@ -169,7 +186,8 @@ pub fn render_latency(frame: &mut Frame, area: Rect, view: &RunView, focused: bo
         .block(block(" e2e latency (ms) p50 / p99 ".into(), focused, theme))
         .x_axis(x_axis(view, theme))
         .y_axis(y_axis(view.latency_max_ms, "", theme))
-        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft));
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Ratio(2, 3), Constraint::Ratio(2, 3)));
     frame.render_widget(chart, area);
 }
 
@@ -186,7 +204,7 @@ pub fn render_ttft(frame: &mut Frame, area: Rect, view: &RunView, focused: bool,
         );
         return;
     }
-    let data = vec![
+    let mut data = vec![
         Dataset::default()
             .name("p50")
             .marker(Marker::Braille)
@@ -200,10 +218,14 @@ pub fn render_ttft(frame: &mut Frame, area: Rect, view: &RunView, focused: bool,
             .style(theme.fg(Color::Yellow))
             .data(&view.ttft_p95),
     ];
+    if let Some(o) = &view.overlay {
+        data.push(overlay_set(&o.label, &o.ttft_p50, theme));
+    }
     let chart = Chart::new(data)
         .block(block(" TTFT (ms) p50 / p95 ".into(), focused, theme))
         .x_axis(x_axis(view, theme))
         .y_axis(y_axis(view.ttft_max_ms, "", theme))
-        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft));
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Ratio(2, 3), Constraint::Ratio(2, 3)));
     frame.render_widget(chart, area);
 }

@@ -130,7 +130,7 @@ fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Screen::Setup => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit",
         Screen::Run if app.live => "x stop  Tab panel  ↑↓ scroll  ? help  q quit",
         Screen::Run => "s run again  1 setup  3 runs  ? help  q quit",
-        Screen::Runs => "↑↓ pick  Enter open  d delete  ? help  q quit",
+        Screen::Runs => "↑↓ pick  Enter open  c overlay  d delete  ? help  q quit",
     };
     let line = match &app.status {
         Some(s) => Line::from(vec![
@@ -152,6 +152,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("s", "start a run with the setup's settings"),
     ("x", "stop the run (finished levels are kept)"),
     ("d", "delete the selected past run"),
+    (
+        "c / C",
+        "draw the selected past run over the charts / clear it",
+    ),
     ("?", "this help (any key closes it)"),
     ("q / Ctrl-C", "quit (asks while a run is live)"),
 ];
