@@ -260,6 +260,11 @@ impl Endpoint {
         let inner = &*self.inner;
         let body = openai::request_body(&inner.spec, prompt, max_tokens);
         let mut out = ExchangeOutcome::default();
+        if inner.spec.stream {
+            // One time per content chunk: no reallocation while the stream is read.
+            out.content_chunk_ns
+                .reserve(usize::try_from(max_tokens).unwrap_or(0).min(1 << 16) + 1);
+        }
         let deadline = tokio::time::Instant::now() + inner.request_timeout;
         out.start_ns = now_ns();
         let finished = match &inner.h1 {

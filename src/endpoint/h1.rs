@@ -11,9 +11,10 @@ use tokio::net::TcpStream;
 use super::chunked::ChunkedDecoder;
 use crate::clock::now_ns;
 
-/// Size of each connection's read buffer. Large enough that a backlog of many events is taken
-/// in one read (one clock read, one wake-up); the pages are only touched as they are used.
-const READ_BUFFER_BYTES: usize = 64 * 1024;
+/// Size of each connection's read buffer: a backlog of ~80 typical events is taken in one read
+/// (one clock read, one wake-up). A read that fills it is followed by a yield to the other
+/// tasks, so one stream's backlog delays the others' reads by at most one buffer's worth.
+const READ_BUFFER_BYTES: usize = 16 * 1024;
 /// Most response header lines read.
 const MAX_HEADERS: usize = 64;
 
@@ -26,6 +27,8 @@ pub(crate) struct Conn {
     end: usize,
     /// When the read that brought the buffered bytes completed.
     read_ns: u64,
+    /// The last body read filled the buffer: more is probably waiting in the socket.
+    full_read: bool,
 }
 
 /// What went wrong before the response head was complete.
@@ -89,6 +92,7 @@ impl Conn {
             start: 0,
             end: 0,
             read_ns: 0,
+            full_read: false,
         }
     }
 
@@ -115,9 +119,11 @@ impl Conn {
         if self.end == self.buf.len() {
             return Err(std::io::Error::other("the response head is too large"));
         }
+        let room = self.buf.len() - self.end;
         let n = self.stream.read(&mut self.buf[self.end..]).await?;
         self.read_ns = now_ns();
         self.end += n;
+        self.full_read = n == room;
         Ok(n)
     }
 
@@ -213,6 +219,11 @@ impl Conn {
                     return Ok(Some((start..start + data, self.read_ns)));
                 }
                 continue;
+            }
+            if self.full_read {
+                // Let the other streams read before this one takes its next buffer.
+                self.full_read = false;
+                tokio::task::yield_now().await;
             }
             match self.fill().await {
                 Ok(0) => {
