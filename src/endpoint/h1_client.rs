@@ -54,7 +54,47 @@ fn target(url: &Url) -> String {
     }
 }
 
+/// Standard base64 (with padding), for the `Basic` credentials of a URL.
+fn base64(input: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for c in input.chunks(3) {
+        let b = |i: usize| u32::from(c.get(i).copied().unwrap_or(0));
+        let n = (b(0) << 16) | (b(1) << 8) | b(2);
+        for (k, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if k <= c.len() {
+                out.push(T[((n >> shift) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `%XX` sequences decoded (user names and passwords in URLs are percent-encoded).
+fn percent_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |j: usize| b.get(j).and_then(|&c| (c as char).to_digit(16));
+        match (b[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Request line, `Host` and the endpoint's headers (custom, `Authorization`, sim timing).
+/// Credentials in the URL become `Basic` authorization when no other is set, as reqwest does.
 fn head_start(method: &str, url: &Url, headers: &HeaderMap) -> Vec<u8> {
     let mut h = format!("{method} {} HTTP/1.1\r\n", target(url)).into_bytes();
     if !headers.contains_key(reqwest::header::HOST) {
@@ -64,6 +104,13 @@ fn head_start(method: &str, url: &Url, headers: &HeaderMap) -> Vec<u8> {
             None => format!("host: {host}\r\n"),
         };
         h.extend_from_slice(line.as_bytes());
+    }
+    let has_auth = headers.contains_key(reqwest::header::AUTHORIZATION);
+    if !has_auth && (!url.username().is_empty() || url.password().is_some()) {
+        let mut creds = percent_decode(url.username());
+        creds.push(b':');
+        creds.extend(percent_decode(url.password().unwrap_or_default()));
+        h.extend_from_slice(format!("authorization: Basic {}\r\n", base64(&creds)).as_bytes());
     }
     for (name, value) in headers {
         if OWN_HEADERS.contains(&name.as_str()) {
@@ -179,5 +226,42 @@ impl H1Client {
             server: head.server,
             body,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_table() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("user:p@ss", "dXNlcjpwQHNz"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn head_has_host_credentials_and_custom_headers() {
+        let url =
+            Url::parse("http://us%40er:p%3Ass@h.example:8000/v1/chat/completions?x=1").unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("x-team", "perf".parse().unwrap());
+        headers.insert("accept", "text/html".parse().unwrap());
+        let head = String::from_utf8(head_start("POST", &url, &headers)).unwrap();
+        assert_eq!(
+            head,
+            format!(
+                "POST /v1/chat/completions?x=1 HTTP/1.1\r\nhost: h.example:8000\r\n\
+                 authorization: Basic {}\r\nx-team: perf\r\n",
+                base64(b"us@er:p:ss")
+            )
+        );
     }
 }
