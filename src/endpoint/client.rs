@@ -263,7 +263,7 @@ impl Endpoint {
         if inner.spec.stream {
             // One time per content chunk: no reallocation while the stream is read.
             out.content_chunk_ns
-                .reserve(usize::try_from(max_tokens).unwrap_or(0).min(1 << 16) + 1);
+                .reserve(usize::try_from(max_tokens).unwrap_or(0).min(4096) + 1);
         }
         let deadline = tokio::time::Instant::now() + inner.request_timeout;
         out.start_ns = now_ns();
