@@ -5,9 +5,15 @@
 //! - `events` (default): at concurrency 1, 256 and 1024, the token events/s and requests/s the
 //!   client reaches, its CPU time per token event, and the TTFT error (client receive time of
 //!   the first token minus the simulator's send time of it).
+//!   `free` and `paced` run only the decode-free or only the paced half.
 //! - `hold`: achieved concurrency against target at 64, 256, 1024 and 4096 streams, with the
 //!   default model (slots raised so every stream runs) at a time scale.
 //! - `idle`: CPU seconds the client uses at concurrency 1 against a slow simulator.
+//!
+//! By default both processes share every core, as they would if a user ran `rightsize sim` on
+//! the machine under test. With `RIGHTSIZE_BENCH_PIN=1` the client runs one runtime worker
+//! pinned to CPU 0 and the simulator is pinned to CPU 1 (`taskset`): like a client and a server
+//! on separate machines, the client's reads no longer wait for the simulator's time slices.
 
 use rightsize::endpoint::{Api, EndpointSpec};
 use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest, SweepPlanner};
@@ -30,8 +36,21 @@ impl Drop for SimProcess {
     }
 }
 
+/// Client and simulator each on their own CPU (`RIGHTSIZE_BENCH_PIN=1`).
+fn pinned() -> bool {
+    std::env::var("RIGHTSIZE_BENCH_PIN").is_ok_and(|v| v == "1")
+}
+
 fn start_sim(args: &[&str]) -> SimProcess {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rightsize"))
+    let exe = env!("CARGO_BIN_EXE_rightsize");
+    let mut cmd = if pinned() {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "1", exe]);
+        c
+    } else {
+        Command::new(exe)
+    };
+    let mut child = cmd
         .args(["sim", "--port", "0"])
         .args(args)
         .stdout(Stdio::piped())
@@ -177,6 +196,12 @@ fn event_header() {
 const PACED_EVENTS_PER_SEC: f64 = 100_000.0;
 
 async fn events() {
+    decode_free().await;
+    println!();
+    paced().await;
+}
+
+async fn decode_free() {
     println!("decode free: the simulator sends as fast as it can; the client is saturated");
     let sim = start_sim(&[
         "--decode-base-ms",
@@ -196,8 +221,11 @@ async fn events() {
         event_row(concurrency, &out, cpu);
     }
     drop(sim);
+}
+
+async fn paced() {
     println!(
-        "\npaced: one decode step emits a token on every stream, steps timed for {} token events/s in all",
+        "paced: one decode step emits a token on every stream, steps timed for {} token events/s in all",
         PACED_EVENTS_PER_SEC
     );
     event_header();
@@ -270,14 +298,24 @@ fn main() {
         .skip(1)
         .find(|a| !a.starts_with('-'))
         .unwrap_or_else(|| "events".into());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if pinned() {
+        // SAFETY: a zeroed cpu_set_t is valid; CPU_SET and sched_setaffinity only touch it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+        builder.worker_threads(1);
+        println!("pinned: client on CPU 0 (1 runtime worker), simulator on CPU 1");
+    }
+    let rt = builder.enable_all().build().expect("runtime");
     rt.block_on(async {
         match mode.as_str() {
             "hold" => hold().await,
             "idle" => idle().await,
+            "free" => decode_free().await,
+            "paced" => paced().await,
             _ => events().await,
         }
     });

@@ -1,6 +1,8 @@
 //! The shared HTTP client and one request/response exchange with exact timing.
 //!
-//! One [`Endpoint`] (one `reqwest::Client`, one connection pool) is shared by every worker.
+//! One [`Endpoint`] (one connection pool) is shared by every worker. `http://` endpoints use
+//! our own HTTP/1.1 client ([`super::h1_client`]): the worker's task owns the connection for
+//! the whole exchange and reads the socket itself. `https://` endpoints use `reqwest`.
 //! Times are read with [`now_ns`] in the task that reads the bytes, once per network read, the
 //! moment the read completes; every event parsed from that read gets that time.
 
@@ -11,9 +13,10 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
 
+use super::h1_client::{FetchError, Fetched, H1Client};
 use super::openai;
-use super::response::{read_error, read_stream, read_whole, Probe};
-use super::transport::{error_chain, fail_transport, is_stale_connection, Transport};
+use super::response::{read_error, read_stream, read_whole, Body, Probe};
+use super::transport::{classify, error_chain, fail_transport, is_stale_connection, Transport};
 use super::EndpointSpec;
 use crate::clock::now_ns;
 use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError};
@@ -47,6 +50,8 @@ struct Inner {
     generate_url: Url,
     models_url: Url,
     request_timeout: Duration,
+    /// Our own client, for `http://` endpoints.
+    h1: Option<H1Client>,
 }
 
 /// An endpoint ready to send requests: one shared HTTP client (cheap to clone).
@@ -162,6 +167,8 @@ impl Endpoint {
             headers.insert("x-rightsize-sim-timing", HeaderValue::from_static("1"));
         }
 
+        let h1 = (base.scheme() == "http")
+            .then(|| H1Client::new(&generate_url, &models_url, &headers, spec.stream, pool_size));
         // HTTP/1.1 only: one connection per in-flight request, as a load test needs. Over
         // HTTP/2 the server's stream limit would silently queue requests on one connection.
         // No redirects: a redirected POST turns into a GET; show the status instead.
@@ -180,6 +187,7 @@ impl Endpoint {
                 generate_url,
                 models_url,
                 request_timeout,
+                h1,
             }),
         })
     }
@@ -204,8 +212,36 @@ impl Endpoint {
         self.inner.request_timeout
     }
 
-    pub(crate) fn client(&self) -> &reqwest::Client {
-        &self.inner.client
+    /// `GET .../models`, read whole (up to 4 MiB), without a timeout (the caller sets one).
+    pub(crate) async fn get_models(&self) -> Result<Fetched, FetchError> {
+        if let Some(h1) = &self.inner.h1 {
+            return h1.get_models().await;
+        }
+        let mut resp = self
+            .inner
+            .client
+            .get(self.inner.models_url.clone())
+            .header(ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| FetchError::Transport(classify(&e), error_chain(&e)))?;
+        let mut body = Vec::new();
+        while let Some(b) = resp.chunk().await.map_err(|_| FetchError::Body)? {
+            body.extend_from_slice(&b);
+            if body.len() > 4 * 1024 * 1024 {
+                break;
+            }
+        }
+        let server = resp
+            .headers()
+            .get(reqwest::header::SERVER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        Ok(Fetched {
+            status: resp.status().as_u16(),
+            server,
+            body,
+        })
     }
 
     /// Sends one request and reads the whole answer. Never panics; failures are in
@@ -222,37 +258,26 @@ impl Endpoint {
         mut probe: Option<&mut Probe>,
     ) -> ExchangeOutcome {
         let inner = &*self.inner;
-        let body = Bytes::from(openai::request_body(&inner.spec, prompt, max_tokens));
-        let accept = if inner.spec.stream {
-            "text/event-stream"
-        } else {
-            "application/json"
-        };
+        let body = openai::request_body(&inner.spec, prompt, max_tokens);
         let mut out = ExchangeOutcome::default();
-        let request = match inner
-            .client
-            .post(inner.generate_url.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, accept)
-            .body(body)
-            .build()
-        {
-            Ok(r) => r,
-            Err(e) => {
-                out.start_ns = now_ns();
-                fail_transport(&mut out, &e, probe.as_deref_mut());
-                out.end_ns = out.start_ns;
-                return out;
-            }
-        };
-        let retry = request.try_clone();
+        if inner.spec.stream {
+            // One time per content chunk: no reallocation while the stream is read.
+            out.content_chunk_ns
+                .reserve(usize::try_from(max_tokens).unwrap_or(0).min(4096) + 1);
+        }
         let deadline = tokio::time::Instant::now() + inner.request_timeout;
         out.start_ns = now_ns();
-        let finished = tokio::time::timeout_at(
-            deadline,
-            self.run(request, retry, &mut out, probe.as_deref_mut()),
-        )
-        .await;
+        let finished = match &inner.h1 {
+            Some(h1) => {
+                let stream = inner.spec.stream;
+                let run = h1.exchange(&body, stream, &mut out, probe.as_deref_mut());
+                tokio::time::timeout_at(deadline, run).await
+            }
+            None => {
+                let run = self.run(body, &mut out, probe.as_deref_mut());
+                tokio::time::timeout_at(deadline, run).await
+            }
+        };
         if finished.is_err() {
             out.error = Some(RequestError {
                 kind: ErrorKind::Timeout,
@@ -270,14 +295,27 @@ impl Endpoint {
         out
     }
 
-    async fn run(
-        &self,
-        request: reqwest::Request,
-        retry: Option<reqwest::Request>,
-        out: &mut ExchangeOutcome,
-        mut probe: Option<&mut Probe>,
-    ) {
-        let client = &self.inner.client;
+    /// One exchange through reqwest (`https://`).
+    async fn run(&self, body: Vec<u8>, out: &mut ExchangeOutcome, mut probe: Option<&mut Probe>) {
+        let inner = &*self.inner;
+        let accept = if inner.spec.stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        let request = match inner
+            .client
+            .post(inner.generate_url.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, accept)
+            .body(Bytes::from(body))
+            .build()
+        {
+            Ok(r) => r,
+            Err(e) => return fail_transport(out, &e, probe),
+        };
+        let retry = request.try_clone();
+        let client = &inner.client;
         let resp = match client.execute(request).await {
             Ok(r) => r,
             Err(e) => match retry {
@@ -304,12 +342,13 @@ impl Endpoint {
             p.server_header = header(reqwest::header::SERVER);
             p.location = header(reqwest::header::LOCATION);
         }
+        let mut body = Body::reqwest(resp);
         if !status.is_success() {
-            read_error(resp, out, probe).await;
-        } else if self.inner.spec.stream {
-            read_stream(resp, out, probe).await;
+            read_error(&mut body, status.as_u16(), out, probe).await;
+        } else if inner.spec.stream {
+            read_stream(&mut body, out, probe).await;
         } else {
-            read_whole(resp, out, probe).await;
+            read_whole(&mut body, out, probe).await;
         }
     }
 }

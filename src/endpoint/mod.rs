@@ -1,9 +1,14 @@
-//! Endpoint adapters: OpenAI-compatible chat and completions over one shared HTTP client,
-//! the SSE / JSON-lines stream parser, and the pre-flight check.
+//! Endpoint adapters: OpenAI-compatible chat and completions over one shared HTTP client (our
+//! own HTTP/1.1 client for `http://`, reqwest for `https://`), the SSE / JSON-lines stream
+//! parser, and the pre-flight check.
 
 use serde::{Deserialize, Serialize};
 
+mod chunked;
 pub mod client;
+mod h1;
+mod h1_client;
+mod h1_pool;
 pub mod openai;
 pub mod preflight;
 mod response;

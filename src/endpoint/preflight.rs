@@ -5,10 +5,11 @@
 use serde::Serialize;
 
 use super::client::{display_url, Endpoint};
+use super::h1_client::{FetchError, Fetched};
 use super::openai;
 use super::response::Probe;
 use super::sse::Framing;
-use super::transport::{classify, error_chain, Transport};
+use super::transport::Transport;
 use crate::engine::record::ErrorKind;
 
 /// Prompt of the pre-flight request.
@@ -178,46 +179,24 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
 
     // 1. GET /models (optional route).
     let models_url = ep.models_url();
-    let get = async {
-        let mut resp = ep
-            .client()
-            .get(models_url.clone())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await?;
-        let mut body = Vec::new();
-        while let Some(b) = resp.chunk().await? {
-            body.extend_from_slice(&b);
-            if body.len() > 4 * 1024 * 1024 {
-                break;
-            }
-        }
-        Ok::<_, reqwest::Error>((resp, body))
-    };
-    match tokio::time::timeout(timeout, get).await {
+    match tokio::time::timeout(timeout, ep.get_models()).await {
         Err(_) => {
             return Err(PreflightError::Timeout {
                 url: display_url(models_url),
                 timeout_ms,
             })
         }
-        Ok(Err(e)) if e.status().is_none() && !e.is_body() && !e.is_decode() => {
-            return Err(transport_error(
-                models_url,
-                classify(&e),
-                error_chain(&e),
-                timeout_ms,
-            ));
+        Ok(Err(FetchError::Transport(t, detail))) => {
+            return Err(transport_error(models_url, t, detail, timeout_ms));
         }
         // A body that broke off: leave the verdict to the generation request.
-        Ok(Err(_)) => {}
-        Ok(Ok((resp, body))) => {
-            let status = resp.status().as_u16();
-            id.server_header = resp
-                .headers()
-                .get(reqwest::header::SERVER)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
+        Ok(Err(FetchError::Body)) => {}
+        Ok(Ok(Fetched {
+            status,
+            server,
+            body,
+        })) => {
+            id.server_header = server;
             if status == 401 || status == 403 {
                 return Err(PreflightError::Unauthorized {
                     url: display_url(models_url),
@@ -227,7 +206,7 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
             }
             // Anything else that is not a model list (404, 405, an HTML page) just skips the
             // model check: the generation request below decides.
-            if resp.status().is_success() {
+            if (200..300).contains(&status) {
                 if let Some(models) = openai::parse_models(&body) {
                     id.owned_by = models
                         .iter()

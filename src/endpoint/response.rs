@@ -1,9 +1,12 @@
 //! Reading a response body, streamed or whole, with one clock read per network read: the
-//! moment `chunk()` returns bytes, [`now_ns`] is read in this task and every event parsed from
+//! moment a read returns bytes, [`now_ns`] is read in this task and every event parsed from
 //! those bytes gets that time. Waiting for bytes is an `await`, never a poll loop.
 
 use std::time::Duration;
 
+use bytes::Bytes;
+
+use super::h1::{BodyReader, Conn};
 use super::openai::{self, ChunkError, Usage};
 use super::sse::{Event, Framing, StreamParser};
 use super::transport::{error_chain, Transport};
@@ -40,43 +43,88 @@ pub(crate) struct Probe {
     pub framing: Option<Framing>,
 }
 
+/// Where the body bytes come from.
+pub(crate) enum Body<'a> {
+    /// Our own HTTP/1.1 connection (`http://`): read from the socket in this task.
+    H1 {
+        conn: &'a mut Conn,
+        reader: &'a mut BodyReader,
+    },
+    /// reqwest (`https://`).
+    Reqwest {
+        resp: reqwest::Response,
+        current: Bytes,
+    },
+}
+
+impl Body<'_> {
+    /// A reqwest response's body.
+    pub fn reqwest(resp: reqwest::Response) -> Body<'static> {
+        Body::Reqwest {
+            resp,
+            current: Bytes::new(),
+        }
+    }
+
+    /// The next bytes and the time they were read; `None` at the end of the body.
+    async fn next(&mut self) -> Result<Option<(&[u8], u64)>, String> {
+        match self {
+            Body::H1 { conn, reader } => {
+                let got = conn.body_next(reader).await?;
+                Ok(got.map(|(range, t)| (conn.bytes(range), t)))
+            }
+            Body::Reqwest { resp, current } => match resp.chunk().await {
+                Ok(Some(b)) => {
+                    let t = now_ns();
+                    *current = b;
+                    Ok(Some((&current[..], t)))
+                }
+                Ok(None) => Ok(None),
+                Err(e) => Err(error_chain(&e)),
+            },
+        }
+    }
+}
+
 /// Reads a non-2xx answer: `HttpStatus` with the body's `error.message`, or the status and
 /// the start of the body.
 pub(crate) async fn read_error(
-    mut resp: reqwest::Response,
+    resp: &mut Body<'_>,
+    status: u16,
     out: &mut ExchangeOutcome,
     probe: Option<&mut Probe>,
 ) {
-    let status = resp.status();
-    let body = read_limited(&mut resp, MAX_ERROR_BODY_BYTES).await;
+    let body = read_limited(resp, MAX_ERROR_BODY_BYTES).await;
     if let Some(p) = probe {
         p.head = body.iter().take(PROBE_HEAD_BYTES).copied().collect();
     }
     let message = openai::error_message(&body).unwrap_or_else(|| {
-        let reason = status.canonical_reason().unwrap_or("error");
+        let reason = reqwest::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("error");
         let text = String::from_utf8_lossy(&body);
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if text.is_empty() {
-            format!("HTTP {} {reason}", status.as_u16())
+            format!("HTTP {status} {reason}")
         } else {
             format!(
-                "HTTP {} {reason}: {}",
-                status.as_u16(),
+                "HTTP {status} {reason}: {}",
                 openai::truncate_chars(&text, 120)
             )
         }
     });
     out.error = Some(RequestError {
         kind: ErrorKind::HttpStatus,
-        status: Some(status.as_u16()),
+        status: Some(status),
         message,
     });
 }
 
 /// Reads up to `limit` body bytes, ignoring read errors (used for error bodies).
-async fn read_limited(resp: &mut reqwest::Response, limit: usize) -> Vec<u8> {
+async fn read_limited(resp: &mut Body<'_>, limit: usize) -> Vec<u8> {
     let mut body = Vec::new();
-    while let Ok(Some(b)) = resp.chunk().await {
+    while let Ok(Some((b, _))) = resp.next().await {
         let room = limit.saturating_sub(body.len());
         body.extend_from_slice(&b[..b.len().min(room)]);
         if body.len() >= limit {
@@ -178,7 +226,7 @@ impl StreamState {
 }
 
 pub(crate) async fn read_stream(
-    mut resp: reqwest::Response,
+    resp: &mut Body<'_>,
     out: &mut ExchangeOutcome,
     mut probe: Option<&mut Probe>,
 ) {
@@ -187,17 +235,16 @@ pub(crate) async fn read_stream(
     loop {
         let next = if parser.saw_done() {
             // Complete; wait briefly for the body's end so the connection can be reused.
-            tokio::time::timeout(AFTER_DONE_GRACE, resp.chunk())
+            tokio::time::timeout(AFTER_DONE_GRACE, resp.next())
                 .await
                 .unwrap_or(Ok(None))
         } else {
-            resp.chunk().await
+            resp.next().await
         };
         match next {
-            Ok(Some(bytes)) => {
-                let t = now_ns();
-                keep_head(&mut probe, &bytes);
-                parser.feed(&bytes, &mut |ev| st.on_event(out, ev, t));
+            Ok(Some((bytes, t))) => {
+                keep_head(&mut probe, bytes);
+                parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
                 if out.error.is_some() {
                     break;
                 }
@@ -223,7 +270,7 @@ pub(crate) async fn read_stream(
                 out.error = Some(RequestError {
                     kind: ErrorKind::BrokenStream,
                     status: None,
-                    message: format!("reading the stream failed: {}", error_chain(&e)),
+                    message: format!("reading the stream failed: {e}"),
                 });
                 break;
             }
@@ -238,17 +285,17 @@ pub(crate) async fn read_stream(
 }
 
 pub(crate) async fn read_whole(
-    mut resp: reqwest::Response,
+    resp: &mut Body<'_>,
     out: &mut ExchangeOutcome,
     mut probe: Option<&mut Probe>,
 ) {
     let mut body: Vec<u8> = Vec::new();
     let mut t = now_ns();
     loop {
-        match resp.chunk().await {
-            Ok(Some(bytes)) => {
-                t = now_ns();
-                keep_head(&mut probe, &bytes);
+        match resp.next().await {
+            Ok(Some((bytes, read_ns))) => {
+                t = read_ns;
+                keep_head(&mut probe, bytes);
                 if body.len() + bytes.len() > MAX_BODY_BYTES {
                     out.error = Some(RequestError {
                         kind: ErrorKind::BadPayload,
@@ -257,7 +304,7 @@ pub(crate) async fn read_whole(
                     });
                     return;
                 }
-                body.extend_from_slice(&bytes);
+                body.extend_from_slice(bytes);
             }
             Ok(None) => {
                 if body.is_empty() {
@@ -269,7 +316,7 @@ pub(crate) async fn read_whole(
                 out.error = Some(RequestError {
                     kind: ErrorKind::BrokenStream,
                     status: None,
-                    message: format!("reading the body failed: {}", error_chain(&e)),
+                    message: format!("reading the body failed: {e}"),
                 });
                 return;
             }

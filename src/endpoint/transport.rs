@@ -1,5 +1,6 @@
 //! Transport failures (before any response): classifying them for diagnosis, describing them
-//! without the URL, and telling a stale keep-alive connection (safe to retry) from the rest.
+//! without the URL, and telling a stale keep-alive connection (safe to retry) from the rest
+//! (reqwest's errors, for `https://`; the `http://` client classifies its own).
 
 use std::error::Error as StdError;
 
@@ -22,8 +23,16 @@ pub(crate) fn fail_transport(
     e: &reqwest::Error,
     probe: Option<&mut Probe>,
 ) {
-    let transport = classify(e);
-    let detail = error_chain(e);
+    fail_with(out, classify(e), error_chain(e), probe);
+}
+
+/// Records a failure before any response, already classified, with its text (no URL).
+pub(crate) fn fail_with(
+    out: &mut ExchangeOutcome,
+    transport: Transport,
+    detail: String,
+    probe: Option<&mut Probe>,
+) {
     out.error = Some(RequestError {
         kind: if transport == Transport::Timeout {
             ErrorKind::Timeout

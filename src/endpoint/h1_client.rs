@@ -1,0 +1,267 @@
+//! The `http://` client: request heads built once per endpoint, and one exchange on a pooled
+//! connection owned by the calling task from the request's first byte to the body's last.
+
+use reqwest::header::HeaderMap;
+use reqwest::Url;
+
+use super::h1::{BodyReader, Conn, Head};
+use super::h1_pool::{ConnectFailure, Pool};
+use super::response::{read_error, read_stream, read_whole, Body, Probe};
+use super::transport::{fail_with, Transport};
+use crate::engine::record::ExchangeOutcome;
+
+/// Largest `GET /models` body read.
+const MAX_MODELS_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Headers this client writes itself; a custom header of that name is left out.
+const OWN_HEADERS: [&str; 5] = [
+    "content-type",
+    "accept",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+];
+
+/// A plain-HTTP/1.1 client for one endpoint.
+pub(crate) struct H1Client {
+    pool: Pool,
+    /// The generation request's head up to `Content-Length: ` (holds the bearer token).
+    generate_head: Vec<u8>,
+    /// The whole `GET /models` request.
+    models_request: Vec<u8>,
+}
+
+/// An answer read whole (`GET /models`).
+pub(crate) struct Fetched {
+    pub status: u16,
+    pub server: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// Why a `GET` got no answer.
+pub(crate) enum FetchError {
+    /// No response: how it failed and its text.
+    Transport(Transport, String),
+    /// The answer broke off inside its body.
+    Body,
+}
+
+/// `path?query` of `url`.
+fn target(url: &Url) -> String {
+    match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    }
+}
+
+/// Standard base64 (with padding), for the `Basic` credentials of a URL.
+fn base64(input: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for c in input.chunks(3) {
+        let b = |i: usize| u32::from(c.get(i).copied().unwrap_or(0));
+        let n = (b(0) << 16) | (b(1) << 8) | b(2);
+        for (k, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if k <= c.len() {
+                out.push(T[((n >> shift) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `%XX` sequences decoded (user names and passwords in URLs are percent-encoded).
+fn percent_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |j: usize| b.get(j).and_then(|&c| (c as char).to_digit(16));
+        match (b[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Request line, `Host` and the endpoint's headers (custom, `Authorization`, sim timing).
+/// Credentials in the URL become `Basic` authorization when no other is set, as reqwest does.
+fn head_start(method: &str, url: &Url, headers: &HeaderMap) -> Vec<u8> {
+    let mut h = format!("{method} {} HTTP/1.1\r\n", target(url)).into_bytes();
+    if !headers.contains_key(reqwest::header::HOST) {
+        let host = url.host_str().unwrap_or_default();
+        let line = match url.port() {
+            Some(p) => format!("host: {host}:{p}\r\n"),
+            None => format!("host: {host}\r\n"),
+        };
+        h.extend_from_slice(line.as_bytes());
+    }
+    let has_auth = headers.contains_key(reqwest::header::AUTHORIZATION);
+    if !has_auth && (!url.username().is_empty() || url.password().is_some()) {
+        let mut creds = percent_decode(url.username());
+        creds.push(b':');
+        creds.extend(percent_decode(url.password().unwrap_or_default()));
+        h.extend_from_slice(format!("authorization: Basic {}\r\n", base64(&creds)).as_bytes());
+    }
+    for (name, value) in headers {
+        if OWN_HEADERS.contains(&name.as_str()) {
+            continue;
+        }
+        h.extend_from_slice(name.as_str().as_bytes());
+        h.extend_from_slice(b": ");
+        h.extend_from_slice(value.as_bytes());
+        h.extend_from_slice(b"\r\n");
+    }
+    h
+}
+
+impl H1Client {
+    /// A client posting to `generate_url` (streaming or not) with `headers` on every request.
+    pub fn new(
+        generate_url: &Url,
+        models_url: &Url,
+        headers: &HeaderMap,
+        stream: bool,
+        pool_size: usize,
+    ) -> H1Client {
+        let accept = if stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        let mut generate_head = head_start("POST", generate_url, headers);
+        generate_head.extend_from_slice(
+            format!("content-type: application/json\r\naccept: {accept}\r\ncontent-length: ")
+                .as_bytes(),
+        );
+        let mut models_request = head_start("GET", models_url, headers);
+        models_request.extend_from_slice(b"accept: application/json\r\n\r\n");
+        H1Client {
+            pool: Pool::new(generate_url, pool_size),
+            generate_head,
+            models_request,
+        }
+    }
+
+    /// One generation request with `body`: fills `out` (and `probe`) like the reqwest path.
+    pub async fn exchange(
+        &self,
+        body: &[u8],
+        stream: bool,
+        out: &mut ExchangeOutcome,
+        mut probe: Option<&mut Probe>,
+    ) {
+        let mut request = Vec::with_capacity(self.generate_head.len() + 24 + body.len());
+        request.extend_from_slice(&self.generate_head);
+        request.extend_from_slice(format!("{}\r\n\r\n", body.len()).as_bytes());
+        request.extend_from_slice(body);
+        let (mut conn, head) = match self.pool.send(&request, &mut out.reconnected).await {
+            Ok(x) => x,
+            Err(ConnectFailure { transport, detail }) => {
+                return fail_with(out, transport, detail, probe)
+            }
+        };
+        if let Some(p) = probe.as_deref_mut() {
+            p.status = Some(head.status);
+            p.content_type.clone_from(&head.content_type);
+            p.server_header.clone_from(&head.server);
+            p.location.clone_from(&head.location);
+        }
+        let mut reader = BodyReader::new(&head);
+        let mut resp = Body::H1 {
+            conn: &mut conn,
+            reader: &mut reader,
+        };
+        if !(200..300).contains(&head.status) {
+            read_error(&mut resp, head.status, out, probe).await;
+        } else if stream {
+            read_stream(&mut resp, out, probe).await;
+        } else {
+            read_whole(&mut resp, out, probe).await;
+        }
+        self.give_back(conn, &head, &reader);
+    }
+
+    /// Returns `conn` to the pool when the response left it clean.
+    fn give_back(&self, conn: Conn, head: &Head, reader: &BodyReader) {
+        if conn.reusable_after(head, reader) {
+            self.pool.put(conn);
+        }
+    }
+
+    /// `GET /models`, read whole (up to 4 MiB).
+    pub async fn get_models(&self) -> Result<Fetched, FetchError> {
+        let mut ignored = false;
+        let (mut conn, head) = self
+            .pool
+            .send(&self.models_request, &mut ignored)
+            .await
+            .map_err(|f| FetchError::Transport(f.transport, f.detail))?;
+        let mut reader = BodyReader::new(&head);
+        let mut body = Vec::new();
+        loop {
+            match conn.body_next(&mut reader).await {
+                Ok(Some((range, _))) => {
+                    body.extend_from_slice(conn.bytes(range));
+                    if body.len() > MAX_MODELS_BODY_BYTES {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => return Err(FetchError::Body),
+            }
+        }
+        self.give_back(conn, &head, &reader);
+        Ok(Fetched {
+            status: head.status,
+            server: head.server,
+            body,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_table() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("user:p@ss", "dXNlcjpwQHNz"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn head_has_host_credentials_and_custom_headers() {
+        let url =
+            Url::parse("http://us%40er:p%3Ass@h.example:8000/v1/chat/completions?x=1").unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("x-team", "perf".parse().unwrap());
+        headers.insert("accept", "text/html".parse().unwrap());
+        let head = String::from_utf8(head_start("POST", &url, &headers)).unwrap();
+        assert_eq!(
+            head,
+            format!(
+                "POST /v1/chat/completions?x=1 HTTP/1.1\r\nhost: h.example:8000\r\n\
+                 authorization: Basic {}\r\nx-team: perf\r\n",
+                base64(b"us@er:p:ss")
+            )
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! The pool of idle keep-alive connections to one `http://` endpoint, shared by every worker,
+//! and the request step with the reconnect rule: a request that fails on a reused connection
+//! before any response byte (the server had closed it while idle) is sent once more on a new
+//! connection. There is no cap on open connections: the engine's concurrency is the cap.
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+
+use reqwest::Url;
+use tokio::net::TcpStream;
+
+use super::h1::{Conn, Head};
+use super::transport::Transport;
+
+/// A failure before any response: how it looked, and its text (no URL).
+#[derive(Debug)]
+pub(crate) struct ConnectFailure {
+    pub transport: Transport,
+    pub detail: String,
+}
+
+/// Idle connections to one host and port.
+pub(crate) struct Pool {
+    host: String,
+    port: u16,
+    /// Addresses of the host, resolved on the first connect.
+    addrs: Mutex<Vec<SocketAddr>>,
+    idle: Mutex<Vec<Conn>>,
+    max_idle: usize,
+}
+
+impl Pool {
+    /// A pool for `url`'s host and port, keeping at most `max_idle` idle connections.
+    pub fn new(url: &Url, max_idle: usize) -> Pool {
+        // An IPv6 address without its brackets.
+        let host = url.host_str().unwrap_or_default();
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        Pool {
+            host,
+            port: url.port_or_known_default().unwrap_or(80),
+            addrs: Mutex::new(Vec::new()),
+            idle: Mutex::new(Vec::new()),
+            max_idle: max_idle.max(1),
+        }
+    }
+
+    /// Keeps `conn` for a later request.
+    pub fn put(&self, conn: Conn) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < self.max_idle {
+                idle.push(conn);
+            }
+        }
+    }
+
+    /// The most recently used idle connection that still looks open.
+    fn take_idle(&self) -> Option<Conn> {
+        loop {
+            let mut conn = self.idle.lock().ok()?.pop()?;
+            if conn.looks_idle_and_open() {
+                return Some(conn);
+            }
+        }
+    }
+
+    async fn resolve(&self) -> Result<Vec<SocketAddr>, ConnectFailure> {
+        if let Ok(a) = self.addrs.lock() {
+            if !a.is_empty() {
+                return Ok(a.clone());
+            }
+        }
+        let found: Vec<SocketAddr> = tokio::net::lookup_host((self.host.as_str(), self.port))
+            .await
+            .map_err(|e| ConnectFailure {
+                transport: Transport::Dns,
+                detail: format!("dns error: {e}"),
+            })?
+            .collect();
+        if found.is_empty() {
+            return Err(ConnectFailure {
+                transport: Transport::Dns,
+                detail: "dns error: no address found".to_string(),
+            });
+        }
+        if let Ok(mut a) = self.addrs.lock() {
+            a.clone_from(&found);
+        }
+        Ok(found)
+    }
+
+    /// A new connection (each address of the host in turn).
+    pub async fn connect(&self) -> Result<Conn, ConnectFailure> {
+        let mut last = None;
+        for addr in self.resolve().await? {
+            match TcpStream::connect(addr).await {
+                Ok(stream) => {
+                    // Without TCP_NODELAY a small request may wait for a delayed ACK.
+                    if let Err(e) = stream.set_nodelay(true) {
+                        last = Some(e);
+                        continue;
+                    }
+                    return Ok(Conn::new(stream));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let e = last.unwrap_or_else(|| std::io::Error::other("no address to connect to"));
+        let transport = match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => Transport::Refused,
+            std::io::ErrorKind::TimedOut => Transport::Timeout,
+            _ => Transport::Other,
+        };
+        Err(ConnectFailure {
+            transport,
+            detail: format!("tcp connect error: {e}"),
+        })
+    }
+
+    /// Sends `request` on an idle connection or a new one and reads the response head. Sets
+    /// `reconnected` when a reused connection failed before any response byte and the request
+    /// was sent again on a new one.
+    pub async fn send(
+        &self,
+        request: &[u8],
+        reconnected: &mut bool,
+    ) -> Result<(Conn, Head), ConnectFailure> {
+        if let Some(mut conn) = self.take_idle() {
+            match conn.request(request).await {
+                Ok(head) => return Ok((conn, head)),
+                Err(e) if e.before_response => *reconnected = true,
+                Err(e) => return Err(head_failure(e.message)),
+            }
+        }
+        let mut conn = self.connect().await?;
+        match conn.request(request).await {
+            Ok(head) => Ok((conn, head)),
+            Err(e) => Err(head_failure(e.message)),
+        }
+    }
+}
+
+fn head_failure(detail: String) -> ConnectFailure {
+    ConnectFailure {
+        transport: Transport::Other,
+        detail,
+    }
+}
