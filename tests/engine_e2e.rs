@@ -182,6 +182,6 @@ async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
             (itl - sim_itl).abs() <= (0.05 * sim_itl).max(2.0),
             "itl {itl} vs {sim_itl}"
         );
-        assert!((itl - 20.0).abs() <= 1.0, "itl {itl} vs the model's 20 ms");
+X
     }
 }
