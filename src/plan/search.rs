@@ -73,6 +73,8 @@ pub enum StopReason {
     MinFails,
     /// `max_iterations` levels were run.
     Budget,
+    /// The run was cut short before the planner was done.
+    Interrupted,
 }
 
 /// A pass measured above a fail.
@@ -352,6 +354,11 @@ fn parabola_root(p: &[(f64, f64)], xl: f64, xh: f64) -> Option<f64> {
     (inside.len() == 1).then(|| inside[0])
 }
 
+/// Where a search stands now, for a run cut short.
+pub fn outcome_now(cfg: &SearchConfig, points: &[Point]) -> Outcome {
+    outcome(cfg, points, StopReason::Interrupted)
+}
+
 fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) -> Outcome {
     let (lo, hi) = bracket(points);
     let contradictions = contradictions(points);
@@ -397,6 +404,9 @@ fn confidence_note(
         (_, None, _) => format!("the SLA fails already at concurrency_min {}", cfg.min),
         (StopReason::Converged, Some(l), Some(h)) => {
             format!("bracket [{l}, {h}] within {tol:.0} %")
+        }
+        (StopReason::Interrupted, Some(l), Some(h)) => {
+            format!("bracket [{l}, {h}]: interrupted before it was within {tol:.0} %")
         }
         (_, Some(l), Some(h)) => format!(
             "bracket [{l}, {h}] wider than {tol:.0} %: the iteration budget ({}) ran out",
