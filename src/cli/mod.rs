@@ -4,12 +4,13 @@
 pub mod args;
 pub mod exit;
 pub mod headless;
+pub mod search;
 pub mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
-pub use exit::{exit_code_for, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+pub use exit::{exit_code_for, EXIT_BAD_INPUT, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 
 /// How much traffic can your LLM endpoint carry before latency breaks its SLA?
 ///
@@ -29,6 +30,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a concurrency sweep: fixed levels, one after another, N requests each
     Sweep(sweep::SweepArgs),
+    /// Find the highest concurrency that meets every SLA (max-concurrency-under-sla)
+    Search(search::SearchArgs),
     /// Serve the simulated OpenAI-compatible endpoint
     Sim(crate::sim::SimArgs),
     /// Print where the user's config file goes and which files are read
@@ -40,6 +43,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     match cli.command {
         None => sweep::execute(sweep::SweepArgs::demo(), cli.config.as_deref()).await,
         Some(Command::Sweep(args)) => sweep::execute(args, cli.config.as_deref()).await,
+        Some(Command::Search(args)) => search::execute(args, cli.config.as_deref()).await,
         Some(Command::Sim(args)) => {
             let cfg = args.into_config().map_err(exit::BadInput)?;
             crate::sim::serve_forever(cfg).await?;

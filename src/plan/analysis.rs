@@ -3,6 +3,7 @@
 //! and the tests all agree).
 
 use super::capacity::{peak_coverage_warning, right_size, CapacityInputs, IdealPoint, RightSize};
+use super::gate::Answer;
 use super::knee::{curve, find_knee, Knee, DEFAULT_MIN_GAIN};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
 use super::sla::{SlaCheck, SlaSet, SlaThreshold};
@@ -75,6 +76,9 @@ pub struct Planning {
 /// Everything `summary.json` says about a run beyond its levels.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunAnalysis {
+    /// What the CI gate compares: the search's answer, or for a sweep the highest passing
+    /// level (with SLAs) or the ideal balance (without).
+    pub answer: Option<Answer>,
     pub slas: SlaSet,
     pub iterations: Vec<IterationRow>,
     pub search: Option<SearchResult>,
@@ -184,7 +188,19 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
     if a.capacity.peak.is_some() && ideal.is_none() {
         warnings.push("no level met the SLA: no capacity to size instances by".into());
     }
+    let answer = match (&search, a.slas.is_empty()) {
+        (Some(s), _) => s.outcome.max_passing.zip(s.output_tps_at_answer),
+        (None, false) => lo
+            .and_then(|c| ideal_at(levels, c))
+            .map(|i| (i.concurrency, i.output_tps)),
+        (None, true) => ideal.map(|i| (i.concurrency, i.output_tps)),
+    }
+    .map(|(concurrency, output_tps)| Answer {
+        concurrency,
+        output_tps,
+    });
     RunAnalysis {
+        answer,
         slas: a.slas.clone(),
         iterations,
         search,

@@ -4,6 +4,7 @@
 
 pub mod analysis;
 pub mod capacity;
+pub mod gate;
 pub mod knee;
 pub mod planner;
 pub mod search;
