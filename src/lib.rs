@@ -11,6 +11,7 @@ pub mod config;
 pub mod endpoint;
 pub mod engine;
 pub mod metrics;
+pub mod plan;
 pub mod report;
 pub mod rng;
 pub mod sim;

@@ -3,6 +3,8 @@
 use crate::config::resolve::{EndpointOverrides, WorkloadOverrides};
 use crate::config::values::{parse_duration, parse_fraction, parse_positive};
 use crate::endpoint::Api;
+use crate::plan::capacity::{CapacityInputs, Peak};
+use crate::plan::sla::{SlaMetric, SlaThreshold};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 
@@ -78,6 +80,112 @@ pub struct WorkloadArgs {
     pub seed: Option<u64>,
 }
 
+/// SLA thresholds (`rightsize search`, and `sweep` for pass/fail and the breaking point).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SlaArgs {
+    /// End-to-end latency SLA, `[STAT:]DURATION` (default statistic p99), e.g. 50s
+    #[arg(long, value_name = "[STAT:]DURATION", value_parser = |s: &str| SlaThreshold::parse(SlaMetric::E2e, s))]
+    pub e2e_sla: Option<SlaThreshold>,
+    /// Time-to-first-token SLA (default p95), e.g. 1.5s or p99:800ms; needs streaming
+    #[arg(long, value_name = "[STAT:]DURATION", value_parser = |s: &str| SlaThreshold::parse(SlaMetric::Ttft, s))]
+    pub ttft_sla: Option<SlaThreshold>,
+    /// Time-per-output-token SLA (default p95), e.g. 50ms; needs streaming
+    #[arg(long, value_name = "[STAT:]DURATION", value_parser = |s: &str| SlaThreshold::parse(SlaMetric::Tpot, s))]
+    pub tpot_sla: Option<SlaThreshold>,
+    /// Error-rate SLA: the largest tolerated fraction of failed requests, e.g. 0.01
+    #[arg(long, value_name = "[STAT:]FRACTION", value_parser = |s: &str| SlaThreshold::parse(SlaMetric::ErrorRate, s))]
+    pub error_rate_sla: Option<SlaThreshold>,
+}
+
+impl SlaArgs {
+    /// The thresholds given, in a fixed order.
+    pub fn thresholds(&self) -> Vec<SlaThreshold> {
+        [
+            self.e2e_sla,
+            self.ttft_sla,
+            self.tpot_sla,
+            self.error_rate_sla,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// Planning numbers and the CI gate.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanningArgs {
+    /// Peak traffic as requests in flight: right-size the fleet for it
+    #[arg(long, value_name = "N", group = "peak")]
+    pub peak_concurrency: Option<f64>,
+    /// Peak traffic as requests per second
+    #[arg(long, value_name = "R", group = "peak")]
+    pub peak_rps: Option<f64>,
+    /// Peak traffic as output tokens per second
+    #[arg(long, value_name = "T", group = "peak")]
+    pub peak_output_tps: Option<f64>,
+    /// Spare capacity on top of the peak: 20% or 0.2 (default 20%)
+    #[arg(long, value_name = "PCT", value_parser = parse_share)]
+    pub headroom: Option<f64>,
+    /// Price of one instance per hour, for cost per hour and per million output tokens
+    #[arg(long, value_name = "P", value_parser = parse_nonneg)]
+    pub price_per_hour: Option<f64>,
+    /// CI gate: exit 3 when the answer is below N
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub require_concurrency: Option<u32>,
+    /// CI gate: exit 3 when the answer or the throughput at it fell by more than
+    /// --max-regression against this earlier run (a run folder or a run id)
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// Largest tolerated drop against --baseline: 10% or 0.1 (default 10%)
+    #[arg(long, value_name = "PCT", value_parser = parse_share)]
+    pub max_regression: Option<f64>,
+}
+
+impl PlanningArgs {
+    /// The capacity inputs (peak, headroom, price).
+    pub fn capacity(&self) -> Result<CapacityInputs, String> {
+        let peak = match (self.peak_concurrency, self.peak_rps, self.peak_output_tps) {
+            (Some(v), _, _) => Some(Peak::Concurrency(v)),
+            (_, Some(v), _) => Some(Peak::Rps(v)),
+            (_, _, Some(v)) => Some(Peak::OutputTps(v)),
+            _ => None,
+        };
+        if let Some(Peak::Concurrency(v) | Peak::Rps(v) | Peak::OutputTps(v)) = peak {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("the peak must be a positive number, got {v}"));
+            }
+        }
+        Ok(CapacityInputs {
+            peak,
+            headroom: self.headroom.unwrap_or(0.2),
+            price_per_hour: self.price_per_hour,
+        })
+    }
+}
+
+/// `20%` or `0.2`: a non-negative share.
+pub fn parse_share(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("`{s}` is not a share (use e.g. 20% or 0.2)"))?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` must not be negative"))
+    }
+}
+
+fn parse_nonneg(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a non-negative number")),
+    }
+}
+
 fn parse_header(s: &str) -> Result<(String, String), String> {
     let (k, v) = s
         .split_once(':')
@@ -147,5 +255,14 @@ mod tests {
         assert_eq!(parse_header("A:b:c").unwrap(), ("A".into(), "b:c".into()));
         assert!(parse_header("nocolon").is_err());
         assert!(parse_header(": v").is_err());
+    }
+
+    #[test]
+    fn shares_table() {
+        assert_eq!(parse_share("20%").unwrap(), 0.2);
+        assert_eq!(parse_share("0.35").unwrap(), 0.35);
+        assert_eq!(parse_share(" 0 % ").unwrap(), 0.0);
+        assert!(parse_share("-5%").is_err());
+        assert!(parse_share("lots").is_err());
     }
 }

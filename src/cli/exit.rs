@@ -1,11 +1,14 @@
 //! Exit codes, fit for CI gates:
-//! 0 success; 1 the run failed (pre-flight, I/O); 2 bad input (flags, config); 130 interrupted.
+//! 0 success; 1 the run failed (pre-flight, I/O); 2 bad input (flags, config); 3 the run
+//! finished but failed its gate (`--require-concurrency`, `--baseline`); 130 interrupted.
 
 use crate::config::resolve::InputError;
 use crate::config::ConfigError;
 
 pub const EXIT_RUN_FAILED: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
+/// The run finished but its answer failed `--require-concurrency` or `--baseline`.
+pub const EXIT_GATE: u8 = 3;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Marks an error as the user's input being wrong (exit 2).

@@ -2,6 +2,10 @@
 //! stderr; the final table or JSON goes to stdout. A closed stdout (`| head`) is not an error.
 
 use crate::engine::{EngineEvent, RunOutcome};
+use crate::plan::analysis::IterationRow;
+use crate::plan::capacity::Peak;
+use crate::plan::sla::{fmt_value, SlaSet};
+use crate::plan::{analyse, Analysis, RunAnalysis};
 use crate::state::RunState;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -10,9 +14,14 @@ use tokio::sync::mpsc;
 /// How often a non-terminal stderr gets a progress line.
 const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
-/// Prints progress until the engine closes the channel; returns the folded state.
-pub async fn print_progress(mut rx: mpsc::Receiver<EngineEvent>) -> RunState {
+/// Prints progress until the engine closes the channel; returns the folded state. With
+/// `rows`, each finished level also prints its iteration-table row on stdout.
+pub async fn print_progress(
+    mut rx: mpsc::Receiver<EngineEvent>,
+    rows: Option<Analysis>,
+) -> RunState {
     let mut state = RunState::default();
+    let mut out = std::io::stdout();
     let tty = std::io::stderr().is_terminal();
     let mut last_plain = Instant::now();
     let mut err = std::io::stderr();
@@ -80,8 +89,52 @@ pub async fn print_progress(mut rx: mpsc::Receiver<EngineEvent>) -> RunState {
         if let Some(l) = line {
             let _ = writeln!(err, "{l}");
         }
+        if let (Some(a), EngineEvent::LevelFinished(_)) = (&rows, &ev) {
+            let table = analyse(a, &state.levels).iterations;
+            let mut text = String::new();
+            if table.len() == 1 {
+                text += &row_header(&a.slas);
+            }
+            if let Some(r) = table.last() {
+                text += &row_text(r);
+            }
+            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+        }
     }
     state
+}
+
+/// The iteration table's header line.
+pub fn row_header(slas: &SlaSet) -> String {
+    let mut h = format!("{:>4}  {:>11}  {:>10}", "iter", "concurrency", "out tok/s");
+    for t in &slas.0 {
+        h += &format!("  {:>22}", t.describe());
+    }
+    h + "  result  step\n"
+}
+
+/// One iteration-table line.
+pub fn row_text(r: &IterationRow) -> String {
+    let mut l = format!(
+        "{:>4}  {:>11}  {:>10.1}",
+        r.iteration, r.concurrency, r.output_tps
+    );
+    for c in &r.slas {
+        let v = c
+            .observed
+            .map_or("-".to_string(), |o| fmt_value(c.threshold.metric, o));
+        l += &format!("  {v:>22}");
+    }
+    let result = match (r.partial, r.pass) {
+        (true, _) => "partial",
+        (_, Some(true)) => "pass",
+        (_, Some(false)) => "FAIL",
+        (_, None) => "-",
+    };
+    let why = r
+        .why
+        .map_or("-".to_string(), |w| format!("{w:?}").to_lowercase());
+    l + &format!("  {result:>6}  {why}\n")
 }
 
 /// One line for a finished level: throughput, latency, errors, achieved concurrency.
@@ -100,10 +153,17 @@ fn level_line(s: &crate::metrics::LevelSummary) -> String {
     )
 }
 
-/// Prints the final table (or JSON) on stdout.
-pub fn print_final(state: &RunState, outcome: &RunOutcome, json: bool) -> std::io::Result<()> {
+/// Prints the final table (or JSON) on stdout: the level table (unless the iteration rows
+/// were printed as levels finished), then the answer, knee and planning numbers.
+pub fn print_final(
+    state: &RunState,
+    outcome: &RunOutcome,
+    analysis: &RunAnalysis,
+    json: bool,
+    rows_printed: bool,
+) -> std::io::Result<()> {
     let text = if json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "run_id": outcome.run_id,
             "dir": outcome.dir,
             "interrupted": outcome.interrupted,
@@ -111,13 +171,104 @@ pub fn print_final(state: &RunState, outcome: &RunOutcome, json: bool) -> std::i
             "workload": outcome.echo.workload,
             "levels": state.levels,
         });
+        if let (Some(o), Ok(serde_json::Value::Object(extra))) =
+            (v.as_object_mut(), serde_json::to_value(analysis))
+        {
+            o.extend(extra);
+        }
         serde_json::to_string_pretty(&v).map_err(std::io::Error::other)? + "\n"
+    } else if rows_printed {
+        format!("\n{}", render_analysis(analysis))
     } else {
-        crate::report::render_table(&state.levels)
+        format!(
+            "{}\n{}",
+            crate::report::render_table(&state.levels),
+            render_analysis(analysis)
+        )
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r,
     }
+}
+
+/// The answer, knee and planning numbers, for people.
+pub fn render_analysis(a: &RunAnalysis) -> String {
+    let mut t = String::new();
+    if let Some(s) = &a.search {
+        let o = &s.outcome;
+        match (o.max_passing, s.output_tps_at_answer) {
+            (Some(c), Some(tps)) => {
+                t += &format!("answer: {c} concurrent requests at {tps:.1} output tok/s\n")
+            }
+            _ => t += "answer: none (no level met the SLA)\n",
+        }
+        if let Some(b) = &s.binding_sla {
+            let m = b.threshold.metric;
+            let v = |x: Option<f64>| x.map_or("-".to_string(), |x| fmt_value(m, x));
+            t += &format!(
+                "binding SLA: {}; observed {} at the answer",
+                b.threshold.describe(),
+                v(b.observed_at_answer)
+            );
+            if let Some(f) = o.first_failing {
+                t += &format!(", {} at {f}", v(b.observed_at_first_failing));
+            }
+            t += "\n";
+        }
+        t += &format!("levels: {}; confidence: {}\n", o.levels_used, o.confidence);
+    }
+    match &a.knee {
+        Some(k) => {
+            t += &format!(
+                "knee: {} (a further doubling adds {:.1} % throughput; p99 e2e {:.0} ms)",
+                k.concurrency,
+                k.doubling_gain * 100.0,
+                k.e2e_p99_ms
+            );
+            if let Some(b) = k.below {
+                t += &format!(", between {b} and {}", k.concurrency);
+            }
+            t += "\n";
+        }
+        None => t += "knee: not reached (throughput still rising at the highest level)\n",
+    }
+    let p = &a.planning;
+    if let Some(i) = &p.ideal {
+        t += &format!(
+            "ideal balance: {} concurrent ({:.1} output tok/s, {:.2} req/s; by {})\n",
+            i.concurrency,
+            i.output_tps,
+            i.rps,
+            p.ideal_basis.replace('_', " ")
+        );
+    }
+    if let Some(b) = p.breaking_point {
+        t += &format!("breaking point: {b}\n");
+    }
+    if let Some(r) = &p.right_size {
+        let (v, unit) = match r.peak {
+            Peak::Concurrency(v) => (v, "concurrent"),
+            Peak::Rps(v) => (v, "req/s"),
+            Peak::OutputTps(v) => (v, "output tok/s"),
+        };
+        t += &format!(
+            "right-size: {} instances for a peak of {v} {unit} with {:.0} % headroom ({:.1} {unit} per instance)",
+            r.instances,
+            r.headroom * 100.0,
+            r.per_instance
+        );
+        if let Some(c) = r.cost_per_hour {
+            t += &format!(", {c:.2} per hour");
+        }
+        if let Some(c) = r.cost_per_million_output_tokens {
+            t += &format!(", {c:.3} per million output tokens");
+        }
+        t += "\n";
+    }
+    for w in &p.warnings {
+        t += &format!("warning: {w}\n");
+    }
+    t
 }

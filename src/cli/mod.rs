@@ -4,13 +4,15 @@
 pub mod args;
 pub mod exit;
 pub mod headless;
+pub mod search;
 pub mod sweep;
 
+use crate::tui::setup::StartRequest;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-pub use exit::{exit_code_for, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+pub use exit::{exit_code_for, EXIT_BAD_INPUT, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 
 /// How much traffic can your LLM endpoint carry before latency breaks its SLA?
 ///
@@ -32,6 +34,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a concurrency sweep: fixed levels, one after another, N requests each
     Sweep(sweep::SweepArgs),
+    /// Find the highest concurrency that meets every SLA (max-concurrency-under-sla)
+    Search(search::SearchArgs),
     /// Serve the simulated OpenAI-compatible endpoint
     Sim(crate::sim::SimArgs),
     /// Print where the user's config file goes and which files are read
@@ -48,9 +52,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Some(Command::Sweep(args))
             if std::io::stdout().is_terminal() && !args.no_tui && !args.json =>
         {
-            crate::tui::run_dashboard(cli.config, Some(args)).await
+            let start = StartRequest::Sweep(Box::new(args));
+            crate::tui::run_dashboard(cli.config, Some(start)).await
         }
         Some(Command::Sweep(args)) => sweep::execute(args, cli.config.as_deref()).await,
+        Some(Command::Search(args))
+            if std::io::stdout().is_terminal() && !args.no_tui && !args.json =>
+        {
+            let start = StartRequest::Search(Box::new(args));
+            crate::tui::run_dashboard(cli.config, Some(start)).await
+        }
+        Some(Command::Search(args)) => search::execute(args, cli.config.as_deref()).await,
         Some(Command::Sim(args)) => {
             let cfg = args.into_config().map_err(exit::BadInput)?;
             crate::sim::serve_forever(cfg).await?;

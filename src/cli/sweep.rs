@@ -1,13 +1,17 @@
 //! `rightsize sweep`: a concurrency sweep run headless, progress on stderr, the table (or
 //! JSON) on stdout. Also the no-argument demo, which sweeps the built-in simulator.
 
-use super::args::{duration_arg, EndpointArgs, WorkloadArgs};
-use super::exit::{BadInput, EXIT_INTERRUPTED};
+use super::args::{duration_arg, EndpointArgs, PlanningArgs, SlaArgs, WorkloadArgs};
+use super::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED};
 use super::headless;
 use crate::config::file::load_layered;
 use crate::config::resolve::{resolve_sweep, EndpointTarget, SweepOverrides};
 use crate::config::values::{parse_concurrency, parse_positive};
-use crate::engine::{self, LevelPlanner, RunRequest, SweepPlanner};
+use crate::engine::{self, LevelPlanner, RunRequest};
+use crate::plan::gate::{self, Answer, Gate};
+use crate::plan::sla::SlaSet;
+use crate::plan::{Analysis, SweepPlanner};
+use crate::workload::WorkloadSpec;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,12 +47,20 @@ pub struct SweepArgs {
     /// Print the summary as JSON on stdout instead of the table
     #[arg(long)]
     pub json: bool,
-    /// Stay headless even when stdout is a terminal (progress on stderr, table on stdout)
+    /// Never open the dashboard (sweeps are headless for now; accepted for scripts)
     #[arg(long)]
     pub no_tui: bool,
     /// Ask the simulator to stamp each chunk with its send time (timing ground truth)
     #[arg(long, hide = true)]
     pub sim_timing: bool,
+    /// After the levels, add up to 3 between the two that bracket the knee, until they are
+    /// within 1.25x of each other
+    #[arg(long)]
+    pub refine_knee: bool,
+    #[command(flatten)]
+    pub sla: SlaArgs,
+    #[command(flatten)]
+    pub planning: PlanningArgs,
 }
 
 impl SweepArgs {
@@ -85,23 +97,20 @@ impl SweepArgs {
             json: false,
             no_tui: true,
             sim_timing: false,
+            refine_knee: false,
+            sla: SlaArgs::default(),
+            planning: PlanningArgs::default(),
         }
     }
 }
 
-/// A run ready to start: the engine's request and planner, and the in-process simulator
-/// when the endpoint is the built-in one (shut it down after the run).
-pub struct PreparedRun {
-    pub req: RunRequest,
-    pub planner: Box<dyn LevelPlanner>,
-    pub sim: Option<crate::sim::SimServer>,
-    /// The simulator's time scale, when it runs in-process.
-    pub sim_time_scale: Option<f64>,
+/// Resolves, starts the simulator if asked, runs, prints. Returns the exit code.
+pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    launch(resolve(&args, config)?).await
 }
 
-/// Resolves config and flags and starts the simulator if asked: shared by the headless run
-/// and the dashboard.
-pub async fn prepare(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result<PreparedRun> {
+/// Config files plus flags into a run ready to launch (shared with the dashboard).
+pub(crate) fn resolve(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result<Launch> {
     let (cfg, sources) = load_layered(config)?;
     let mut endpoint_overrides = args.endpoint.overrides();
     endpoint_overrides.sim_timing = args.sim_timing;
@@ -119,14 +128,84 @@ pub async fn prepare(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result<
             out: args.out.clone(),
         },
     )?;
-    let results_root = match spec.results_root.clone() {
+    let slas = SlaSet(args.sla.thresholds());
+    if let Some(m) = slas.streaming_error(spec.workload.stream) {
+        return Err(BadInput(m).into());
+    }
+    let analysis = Analysis {
+        slas,
+        search: None,
+        capacity: args.planning.capacity().map_err(BadInput)?,
+    };
+    let planner = SweepPlanner {
+        levels: spec.levels.clone(),
+        refine_knee: args.refine_knee,
+        analysis: analysis.clone(),
+    };
+    Ok(Launch {
+        kind: "sweep",
+        endpoint: spec.endpoint,
+        workload: spec.workload,
+        request_count: spec.request_count,
+        warmup: spec.warmup,
+        timeout: spec.timeout,
+        results_root: spec.results_root,
+        config_sources: spec.config_sources,
+        planner: Box::new(planner),
+        analysis,
+        planning: args.planning.clone(),
+        json: args.json,
+        rows: false,
+    })
+}
+
+/// One headless run, sweep or search, resolved.
+pub(crate) struct Launch {
+    pub kind: &'static str,
+    pub endpoint: EndpointTarget,
+    pub workload: WorkloadSpec,
+    pub request_count: u32,
+    pub warmup: u32,
+    pub timeout: Duration,
+    pub results_root: Option<PathBuf>,
+    pub config_sources: Vec<String>,
+    pub planner: Box<dyn LevelPlanner>,
+    pub analysis: Analysis,
+    pub planning: PlanningArgs,
+    pub json: bool,
+    /// Print the iteration table on stdout row by row as levels finish.
+    pub rows: bool,
+}
+
+/// A run ready to start: the engine's request and planner, how to read the result, and the
+/// in-process simulator when the endpoint is the built-in one (shut it down after the run).
+pub(crate) struct Prepared {
+    pub req: RunRequest,
+    pub planner: Box<dyn LevelPlanner>,
+    pub analysis: Analysis,
+    pub gate: Gate,
+    pub sim: Option<crate::sim::SimServer>,
+    /// The simulator's time scale, when it runs in-process.
+    pub sim_time_scale: Option<f64>,
+}
+
+/// Loads the gate's baseline and starts the simulator if asked.
+pub(crate) async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
+    let results_root = match l.results_root.clone() {
         Some(r) => r,
         None => crate::report::default_root()
             .ok_or_else(|| BadInput("no data directory on this platform; pass --out DIR".into()))?,
     };
-
-    let (endpoint, sim) = match &spec.endpoint {
-        EndpointTarget::Remote(s) => (s.clone(), None),
+    let gate = Gate {
+        require_concurrency: l.planning.require_concurrency,
+        baseline: match &l.planning.baseline {
+            Some(run) => Some(load_baseline(&results_root, run)?),
+            None => None,
+        },
+        max_regression: l.planning.max_regression.unwrap_or(0.1),
+    };
+    let (endpoint, sim, sim_time_scale) = match &l.endpoint {
+        EndpointTarget::Remote(s) => (s.clone(), None, None),
         EndpointTarget::Simulator { time_scale, spec } => {
             let server = crate::sim::start(crate::sim::SimConfig::fast(*time_scale)).await?;
             let mut s = spec.clone();
@@ -134,43 +213,41 @@ pub async fn prepare(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result<
             if s.model.is_empty() {
                 s.model = server.model.clone();
             }
-            (s, Some(server))
+            (s, Some(server), Some(*time_scale))
         }
     };
     let req = RunRequest {
-        kind: "sweep".into(),
+        kind: l.kind.into(),
         endpoint,
-        workload: spec.workload.clone(),
-        request_count: spec.request_count,
-        warmup: spec.warmup,
-        timeout: spec.timeout,
+        workload: l.workload.clone(),
+        request_count: l.request_count,
+        warmup: l.warmup,
+        timeout: l.timeout,
         results_root,
         in_process_sim: sim.is_some(),
-        config_sources: spec.config_sources.clone(),
+        config_sources: l.config_sources.clone(),
     };
-    let planner = Box::new(SweepPlanner {
-        levels: spec.levels.clone(),
-    });
-    let sim_time_scale = match &spec.endpoint {
-        EndpointTarget::Simulator { time_scale, .. } => Some(*time_scale),
-        EndpointTarget::Remote(_) => None,
-    };
-    Ok(PreparedRun {
+    Ok(Prepared {
         req,
-        planner,
+        planner: l.planner,
+        analysis: l.analysis,
+        gate,
         sim,
         sim_time_scale,
     })
 }
 
-/// Resolves, starts the simulator if asked, runs, prints. Returns the exit code.
-pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let PreparedRun {
+/// Starts the simulator if asked, runs the plan, prints, applies the gate.
+pub(crate) async fn launch(l: Launch) -> anyhow::Result<ExitCode> {
+    let (json, rows) = (l.json, l.rows);
+    let Prepared {
         req,
         planner,
+        analysis,
+        gate,
         sim,
         sim_time_scale,
-    } = prepare(&args, config).await?;
+    } = prepare(l).await?;
     if let Some(f) = sim_time_scale {
         eprintln!(
             "note: the built-in simulator runs {f}x faster than real time: its token rates \
@@ -185,7 +262,8 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
         }
     });
     let (tx, rx) = tokio::sync::mpsc::channel(256);
-    let printer = tokio::spawn(headless::print_progress(rx));
+    let row_analysis = (rows && !json).then(|| analysis.clone());
+    let printer = tokio::spawn(headless::print_progress(rx, row_analysis));
     let result = engine::run(req, planner, tx, cancel.clone()).await;
     signal_task.abort();
     let state = printer.await.unwrap_or_default();
@@ -193,10 +271,44 @@ pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<E
         server.shutdown();
     }
     let outcome = result?;
-    headless::print_final(&state, &outcome, args.json)?;
-    Ok(if outcome.interrupted {
-        ExitCode::from(EXIT_INTERRUPTED)
-    } else {
+    let analysis = crate::plan::analyse(&analysis, &outcome.levels);
+    headless::print_final(&state, &outcome, &analysis, json, rows)?;
+    if outcome.interrupted {
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    let failures = gate::check(analysis.answer.as_ref(), &gate);
+    for f in &failures {
+        eprintln!("gate failed: {f}");
+    }
+    Ok(if failures.is_empty() {
         ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_GATE)
+    })
+}
+
+/// The answer of an earlier run: a run folder, or a run id under the results root.
+fn load_baseline(root: &Path, run: &str) -> anyhow::Result<Answer> {
+    let given = PathBuf::from(run);
+    let dir = if given.is_dir() {
+        given
+    } else {
+        root.join(run)
+    };
+    let path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        BadInput(format!(
+            "--baseline {run}: cannot read {}: {e}",
+            path.display()
+        ))
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| BadInput(format!("--baseline {run}: {}: {e}", path.display())))?;
+    serde_json::from_value::<Answer>(v["answer"].clone()).map_err(|_| {
+        BadInput(format!(
+            "--baseline {run}: {} has no answer to compare with",
+            path.display()
+        ))
+        .into()
     })
 }

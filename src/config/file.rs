@@ -24,6 +24,8 @@ pub struct ConfigFile {
     pub profiles: BTreeMap<String, ProfileEntry>,
     #[serde(default)]
     pub sweeps: BTreeMap<String, SweepEntry>,
+    #[serde(default)]
+    pub searches: BTreeMap<String, SearchEntry>,
 }
 
 /// `[defaults]`: what to use when a flag does not say.
@@ -33,6 +35,8 @@ pub struct Defaults {
     pub endpoint: Option<String>,
     pub profile: Option<String>,
     pub sweep: Option<String>,
+    /// A `[searches.NAME]` for `rightsize search` without `--plan`.
+    pub search: Option<String>,
     /// Per-request timeout.
     pub timeout: Option<DurationValue>,
     /// Where runs are saved (default: the platform data directory).
@@ -94,6 +98,31 @@ pub struct SweepEntry {
     pub warmup: Option<u32>,
 }
 
+/// `[searches.NAME]`: an SLA search plan, with SPEC's keys. Latency SLAs are milliseconds
+/// (`e2e_sla_ms = 50000`) or a string with a statistic (`ttft_sla_ms = "p99:800ms"`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchEntry {
+    pub e2e_sla_ms: Option<SlaValue>,
+    pub ttft_sla_ms: Option<SlaValue>,
+    pub tpot_sla_ms: Option<SlaValue>,
+    pub error_rate_sla: Option<SlaValue>,
+    pub concurrency_min: Option<Positive>,
+    pub concurrency_max: Option<Positive>,
+    pub search_max_iterations: Option<Positive>,
+    pub request_count: Option<Positive>,
+    pub warmup: Option<u32>,
+}
+
+/// An SLA value in a file: a number (ms, or a fraction for the error rate) or a string
+/// `"[STAT:]VALUE"` as the flags take it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum SlaValue {
+    Number(f64),
+    Text(String),
+}
+
 /// A config problem, naming where it is.
 #[derive(Debug, thiserror::Error)]
 #[error("{file}: {message}")]
@@ -126,11 +155,13 @@ impl ConfigFile {
         self.defaults.endpoint = d.endpoint.or(self.defaults.endpoint);
         self.defaults.profile = d.profile.or(self.defaults.profile);
         self.defaults.sweep = d.sweep.or(self.defaults.sweep);
+        self.defaults.search = d.search.or(self.defaults.search);
         self.defaults.timeout = d.timeout.or(self.defaults.timeout);
         self.defaults.results_dir = d.results_dir.or(self.defaults.results_dir);
         self.endpoints.extend(over.endpoints);
         self.profiles.extend(over.profiles);
         self.sweeps.extend(over.sweeps);
+        self.searches.extend(over.searches);
         self
     }
 }
@@ -173,6 +204,12 @@ mod tests {
             vec![64, 256, 1024]
         );
         assert!(c.profiles.contains_key("chat"));
+        let s = &c.searches["reference"];
+        assert_eq!(s.e2e_sla_ms, Some(SlaValue::Number(50_000.0)));
+        assert_eq!(s.concurrency_min, Some(Positive(16)));
+        assert_eq!(s.concurrency_max, Some(Positive(4096)));
+        assert_eq!(s.search_max_iterations, Some(Positive(10)));
+        assert_eq!(s.request_count, Some(Positive(1024)));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod file;
 pub mod resolve;
+pub mod search;
 pub mod values;
 
 pub use file::{ConfigError, ConfigFile};

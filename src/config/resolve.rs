@@ -91,7 +91,7 @@ pub struct SweepSpec {
     pub config_sources: Vec<String>,
 }
 
-fn unknown(what: &str, name: &str, known: impl Iterator<Item = String>) -> InputError {
+pub(crate) fn unknown(what: &str, name: &str, known: impl Iterator<Item = String>) -> InputError {
     let known: Vec<String> = known.collect();
     InputError(format!(
         "unknown {what} `{name}`; the config defines: {}",

@@ -22,6 +22,11 @@ pub trait LevelPlanner: Send {
     fn next(&mut self, finished: &[LevelSummary]) -> Option<u32>;
     /// The plan as recorded in `run.json`.
     fn describe(&self) -> serde_json::Value;
+    /// What the finished levels mean under this plan (search result, knee, planning
+    /// numbers, iteration table): an object whose keys are added to `summary.json`.
+    fn report(&self, _finished: &[LevelSummary]) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 /// A fixed list of levels, run in order.
@@ -192,12 +197,18 @@ pub async fn run(
     echo.ended_at = Some(crate::report::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
     dir.write_run(&echo)?;
-    dir.write_summary(&serde_json::json!({
+    let mut summary = serde_json::json!({
         "run_id": run_id,
         "kind": req.kind,
         "interrupted": interrupted,
         "levels": levels,
-    }))?;
+    });
+    if let (Some(s), serde_json::Value::Object(extra)) =
+        (summary.as_object_mut(), planner.report(&levels))
+    {
+        s.extend(extra);
+    }
+    dir.write_summary(&summary)?;
     let _ = events.send(EngineEvent::RunFinished { interrupted }).await;
     Ok(RunOutcome {
         run_id,

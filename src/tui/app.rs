@@ -3,9 +3,10 @@
 //! do outside (start or stop a run, quit). Nothing here touches the terminal.
 
 use super::series::RunView;
-use super::setup::{SetupChoices, SetupForm};
-use crate::cli::sweep::SweepArgs;
+use super::setup::{FieldId, SetupChoices, SetupForm, StartRequest};
 use crate::engine::EngineEvent;
+use crate::plan::sla::SlaMetric;
+use crate::plan::{Analysis, RunAnalysis};
 use crate::state::RunState;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ pub enum Panel {
 #[derive(Debug, Clone)]
 pub enum Action {
     None,
-    Start(Box<SweepArgs>),
+    Start(Box<StartRequest>),
     Stop,
     Quit,
     /// Reload the list of past runs.
@@ -71,6 +72,10 @@ pub struct App {
     pub sim_time_scale: Option<f64>,
     /// A past run drawn over the current one: (run id, its levels).
     pub overlay: Option<(String, Vec<crate::metrics::LevelSummary>)>,
+    /// How to read the run (SLAs, search bounds, peak and price), from the run's settings.
+    pub analysis: Analysis,
+    /// What the finished levels mean: iteration table, search answer, knee, planning numbers.
+    pub report: Option<RunAnalysis>,
 }
 
 impl App {
@@ -92,13 +97,16 @@ impl App {
             runs_selected: 0,
             sim_time_scale: None,
             overlay: None,
+            analysis: Analysis::default(),
+            report: None,
         }
     }
 
     /// A run was launched with these settings.
-    pub fn run_started(&mut self, sim_time_scale: Option<f64>) {
+    pub fn run_started(&mut self, sim_time_scale: Option<f64>, analysis: Analysis) {
         self.run = RunState::default();
-        self.view = RunView::build(&[], self.setup.e2e_sla_ms(), None, None);
+        self.analysis = analysis;
+        self.refresh_view();
         self.live = true;
         self.screen = Screen::Run;
         self.sim_time_scale = sim_time_scale;
@@ -137,12 +145,32 @@ impl App {
 
     /// Recomputes the chart series from the finished levels.
     pub fn refresh_view(&mut self) {
-        let knee = None; // KNEE-HOOK
+        let report = crate::plan::analyse(&self.analysis, &self.run.levels);
+        let knee = report.knee.as_ref().map(|k| k.concurrency);
+        let sla_ms = self
+            .analysis
+            .slas
+            .0
+            .iter()
+            .find(|t| t.metric == SlaMetric::E2e)
+            .map(|t| t.limit);
         let overlay = self
             .overlay
             .as_ref()
             .map(|(id, levels)| (id.as_str(), levels.as_slice()));
-        self.view = RunView::build(&self.run.levels, self.setup.e2e_sla_ms(), knee, overlay);
+        self.view = RunView::build(&self.run.levels, sla_ms, knee, overlay);
+        self.report = Some(report);
+    }
+
+    /// Peak and price changed on the run screen: the planning numbers follow at once.
+    fn replan(&mut self) {
+        match self.setup.planning().capacity() {
+            Ok(c) => {
+                self.analysis.capacity = c;
+                self.refresh_view();
+            }
+            Err(e) => self.status = Some(e),
+        }
     }
 
     /// Handles one key press.
@@ -211,7 +239,12 @@ impl App {
             return Action::None;
         };
         match key.code {
-            KeyCode::Enter | KeyCode::Tab => self.setup.finish_edit(true),
+            KeyCode::Enter | KeyCode::Tab => {
+                self.setup.finish_edit(true);
+                if self.screen == Screen::Run {
+                    self.replan();
+                }
+            }
             KeyCode::Esc => self.setup.finish_edit(false),
             KeyCode::Backspace => {
                 text.pop();
@@ -244,7 +277,7 @@ impl App {
             self.status = Some("fix the fields marked in red, then press s".into());
             return Action::None;
         }
-        Action::Start(Box::new(self.setup.to_args()))
+        Action::Start(Box::new(self.setup.to_request()))
     }
 
     fn on_run_key(&mut self, key: KeyEvent) -> Action {
@@ -270,6 +303,8 @@ impl App {
                 self.level_scroll = self.level_scroll.saturating_sub(1);
             }
             KeyCode::Char('s') => return self.start(),
+            KeyCode::Char('p') => self.setup.edit(FieldId::PeakConcurrency),
+            KeyCode::Char('$') => self.setup.edit(FieldId::PricePerHour),
             _ => {}
         }
         Action::None

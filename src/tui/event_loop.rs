@@ -6,7 +6,8 @@ use super::app::{Action, App};
 use super::history::load_runs;
 use super::render::render;
 use super::setup::SetupChoices;
-use crate::cli::sweep::{prepare, SweepArgs};
+use super::setup::StartRequest;
+use crate::cli::sweep::{prepare, Prepared};
 use crate::engine::{self, EngineEvent, RunError, RunOutcome};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::path::{Path, PathBuf};
@@ -89,7 +90,7 @@ pub async fn run_loop(
     mut app: App,
     config: Option<PathBuf>,
     results_root: Option<PathBuf>,
-    start: Option<SweepArgs>,
+    start: Option<StartRequest>,
 ) -> anyhow::Result<App> {
     let (input_tx, mut input_rx) = mpsc::channel::<Input>(64);
     let stop_input = Arc::new(AtomicBool::new(false));
@@ -109,9 +110,9 @@ pub async fn run_loop(
                 Action::Start(args) => {
                     let (tx, rx) = mpsc::channel(256);
                     events_rx = rx;
-                    match start_run(&args, config.as_deref(), tx).await {
-                        Ok((run, scale)) => {
-                            app.run_started(scale);
+                    match start_run(*args, config.as_deref(), tx).await {
+                        Ok((run, scale, analysis)) => {
+                            app.run_started(scale, analysis);
                             live = Some(run);
                         }
                         Err(e) => app.status = Some(format!("cannot start: {e:#}")),
@@ -202,24 +203,31 @@ pub async fn run_loop(
 }
 
 async fn start_run(
-    args: &SweepArgs,
+    request: StartRequest,
     config: Option<&Path>,
     events: mpsc::Sender<EngineEvent>,
-) -> anyhow::Result<(LiveRun, Option<f64>)> {
-    let prepared = prepare(args, config).await?;
+) -> anyhow::Result<(LiveRun, Option<f64>, crate::plan::Analysis)> {
+    let launch = match &request {
+        StartRequest::Sweep(a) => crate::cli::sweep::resolve(a, config)?,
+        StartRequest::Search(a) => crate::cli::search::resolve(a, config)?,
+    };
+    let Prepared {
+        req,
+        planner,
+        analysis,
+        sim,
+        sim_time_scale,
+        ..
+    } = prepare(launch).await?;
     let cancel = CancellationToken::new();
-    let handle = tokio::spawn(engine::run(
-        prepared.req,
-        prepared.planner,
-        events,
-        cancel.clone(),
-    ));
+    let handle = tokio::spawn(engine::run(req, planner, events, cancel.clone()));
     Ok((
         LiveRun {
             cancel,
             handle,
-            sim: prepared.sim,
+            sim,
         },
-        prepared.sim_time_scale,
+        sim_time_scale,
+        analysis,
     ))
 }

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 /// covers panics), then prints the last run's table on stdout.
 pub async fn run_dashboard(
     config: Option<PathBuf>,
-    start: Option<crate::cli::sweep::SweepArgs>,
+    start: Option<setup::StartRequest>,
 ) -> anyhow::Result<ExitCode> {
     let choices = event_loop::choices(config.as_deref())?;
     let (cfg, _) = crate::config::file::load_layered(config.as_deref())?;

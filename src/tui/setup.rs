@@ -2,9 +2,18 @@
 //! message beside it. Turns into the same `SweepArgs` the headless command takes, so both
 //! surfaces share one resolution path.
 
-use crate::cli::args::{EndpointArgs, WorkloadArgs};
+use crate::cli::args::{EndpointArgs, PlanningArgs, SlaArgs, WorkloadArgs};
+use crate::cli::search::SearchArgs;
 use crate::cli::sweep::SweepArgs;
-use crate::config::values::{parse_concurrency_list, parse_duration, parse_positive};
+use crate::config::values::{parse_concurrency, parse_concurrency_list, parse_positive};
+use crate::plan::sla::{SlaMetric, SlaThreshold};
+
+/// What the form launches.
+#[derive(Debug, Clone)]
+pub enum StartRequest {
+    Sweep(Box<SweepArgs>),
+    Search(Box<SearchArgs>),
+}
 
 /// How a field is edited.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +29,7 @@ pub enum FieldKind {
 /// Which setting a field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldId {
+    Mode,
     Endpoint,
     Model,
     Profile,
@@ -29,6 +39,12 @@ pub enum FieldId {
     Concurrency,
     Requests,
     E2eSla,
+    TtftSla,
+    SearchMin,
+    SearchMax,
+    MaxIterations,
+    PeakConcurrency,
+    PricePerHour,
     TimeScale,
 }
 
@@ -92,6 +108,13 @@ impl SetupForm {
         SetupForm {
             fields: vec![
                 f(
+                    FieldId::Mode,
+                    "plan",
+                    FieldKind::Choice(vec!["sweep".into(), "search".into()]),
+                    "sweep".into(),
+                    "sweep: fixed levels; search: highest under the SLA",
+                ),
+                f(
                     FieldId::Endpoint,
                     "endpoint",
                     FieldKind::Choice(c.endpoints.clone()),
@@ -149,10 +172,52 @@ impl SetupForm {
                 ),
                 f(
                     FieldId::E2eSla,
-                    "e2e p99 SLA",
+                    "e2e SLA",
                     FieldKind::Text,
                     String::new(),
-                    "e.g. 50s; drawn as a line",
+                    "[stat:]time, p99 default, e.g. 50s",
+                ),
+                f(
+                    FieldId::TtftSla,
+                    "TTFT SLA",
+                    FieldKind::Text,
+                    String::new(),
+                    "[stat:]time, p95 default, e.g. 1.5s",
+                ),
+                f(
+                    FieldId::SearchMin,
+                    "search min",
+                    FieldKind::Text,
+                    "16".into(),
+                    "search: first level",
+                ),
+                f(
+                    FieldId::SearchMax,
+                    "search max",
+                    FieldKind::Text,
+                    "4096".into(),
+                    "search: highest level",
+                ),
+                f(
+                    FieldId::MaxIterations,
+                    "max iterations",
+                    FieldKind::Text,
+                    "10".into(),
+                    "search: most levels",
+                ),
+                f(
+                    FieldId::PeakConcurrency,
+                    "peak concurrency",
+                    FieldKind::Text,
+                    String::new(),
+                    "right-size for it (p on the run screen)",
+                ),
+                f(
+                    FieldId::PricePerHour,
+                    "price / hour",
+                    FieldKind::Text,
+                    String::new(),
+                    "per instance ($ on the run screen)",
                 ),
                 f(
                     FieldId::TimeScale,
@@ -167,7 +232,8 @@ impl SetupForm {
         }
     }
 
-    fn get(&self, id: FieldId) -> &str {
+    /// The text of field `id`.
+    pub fn get(&self, id: FieldId) -> &str {
         self.fields
             .iter()
             .find(|f| f.id == id)
@@ -197,6 +263,14 @@ impl SetupForm {
         field.error = None;
     }
 
+    /// Selects field `id` and starts editing it (the run screen's planning keys).
+    pub fn edit(&mut self, id: FieldId) {
+        if let Some(i) = self.fields.iter().position(|f| f.id == id) {
+            self.selected = i;
+            self.editing = Some(self.fields[i].value.clone());
+        }
+    }
+
     /// Starts editing the selected text field, or cycles a choice/toggle.
     pub fn activate(&mut self) {
         match self.fields[self.selected].kind {
@@ -224,36 +298,73 @@ impl SetupForm {
         self.fields.iter().all(|f| f.error.is_none())
     }
 
-    /// The e2e SLA to draw, in milliseconds.
-    pub fn e2e_sla_ms(&self) -> Option<f64> {
-        let v = self.get(FieldId::E2eSla);
+    fn sla(&self, id: FieldId, metric: SlaMetric) -> Option<SlaThreshold> {
+        let v = self.get(id);
         (!v.is_empty())
-            .then(|| parse_duration(v).ok().map(|d| d.as_secs_f64() * 1e3))
+            .then(|| SlaThreshold::parse(metric, v).ok())
             .flatten()
     }
 
-    /// The sweep these settings ask for. Call [`SetupForm::validate`] first.
-    pub fn to_args(&self) -> SweepArgs {
+    /// The planning inputs (peak and price), as the flags would give them.
+    pub fn planning(&self) -> PlanningArgs {
+        PlanningArgs {
+            peak_concurrency: self.get(FieldId::PeakConcurrency).parse().ok(),
+            price_per_hour: self.get(FieldId::PricePerHour).parse().ok(),
+            ..PlanningArgs::default()
+        }
+    }
+
+    /// The run these settings ask for. Call [`SetupForm::validate`] first.
+    pub fn to_request(&self) -> StartRequest {
         let opt_num = |id| parse_positive(self.get(id)).ok();
-        let mut args = SweepArgs::demo();
-        args.plan = None;
-        args.endpoint = EndpointArgs {
+        let demo = SweepArgs::demo();
+        let endpoint = EndpointArgs {
             endpoint: Some(self.get(FieldId::Endpoint).to_string()).filter(|s| !s.is_empty()),
             model: Some(self.get(FieldId::Model).to_string()).filter(|s| !s.is_empty()),
             sim_time_scale: self.get(FieldId::TimeScale).parse().ok(),
-            ..args.endpoint
+            ..demo.endpoint.clone()
         };
-        args.workload = WorkloadArgs {
+        let workload = WorkloadArgs {
             profile: Some(self.get(FieldId::Profile).to_string()).filter(|s| !s.is_empty()),
             input_tokens: opt_num(FieldId::InputTokens),
             output_tokens: opt_num(FieldId::OutputTokens),
             stream: self.get(FieldId::Stream) == "on",
             no_stream: self.get(FieldId::Stream) != "on",
-            ..args.workload
+            ..demo.workload.clone()
         };
-        args.concurrency = parse_concurrency_list(self.get(FieldId::Concurrency)).ok();
-        args.requests = opt_num(FieldId::Requests);
-        args
+        let sla = SlaArgs {
+            e2e_sla: self.sla(FieldId::E2eSla, SlaMetric::E2e),
+            ttft_sla: self.sla(FieldId::TtftSla, SlaMetric::Ttft),
+            ..SlaArgs::default()
+        };
+        if self.get(FieldId::Mode) == "search" {
+            return StartRequest::Search(Box::new(SearchArgs {
+                endpoint,
+                workload,
+                sla,
+                plan: None,
+                min: parse_concurrency(self.get(FieldId::SearchMin)).ok(),
+                max: parse_concurrency(self.get(FieldId::SearchMax)).ok(),
+                max_iterations: opt_num(FieldId::MaxIterations),
+                requests: opt_num(FieldId::Requests),
+                warmup: None,
+                timeout: None,
+                out: None,
+                json: false,
+                no_tui: true,
+                planning: self.planning(),
+            }));
+        }
+        StartRequest::Sweep(Box::new(SweepArgs {
+            endpoint,
+            workload,
+            plan: None,
+            concurrency: parse_concurrency_list(self.get(FieldId::Concurrency)).ok(),
+            requests: opt_num(FieldId::Requests),
+            sla,
+            planning: self.planning(),
+            ..demo
+        }))
     }
 }
 
@@ -268,7 +379,16 @@ pub fn check(id: FieldId, v: &str) -> Result<(), String> {
             .map(|_| ())
             .map_err(|e| format!("requests {e}")),
         FieldId::Concurrency => parse_concurrency_list(v).map(|_| ()),
-        FieldId::E2eSla if !optional => parse_duration(v).map(|_| ()),
+        FieldId::E2eSla if !optional => SlaThreshold::parse(SlaMetric::E2e, v).map(|_| ()),
+        FieldId::TtftSla if !optional => SlaThreshold::parse(SlaMetric::Ttft, v).map(|_| ()),
+        FieldId::SearchMin | FieldId::SearchMax => parse_concurrency(v).map(|_| ()),
+        FieldId::MaxIterations => parse_positive(v)
+            .map(|_| ())
+            .map_err(|e| format!("iterations {e}")),
+        FieldId::PeakConcurrency | FieldId::PricePerHour if !optional => match v.parse::<f64>() {
+            Ok(f) if f.is_finite() && f > 0.0 => Ok(()),
+            _ => Err(format!("`{v}` is not a positive number")),
+        },
         FieldId::TimeScale if !optional => match v.parse::<f64>() {
             Ok(f) if f.is_finite() && f > 0.0 => Ok(()),
             _ => Err(format!("`{v}` is not a positive number")),
@@ -296,24 +416,37 @@ mod tests {
     fn defaults_cycle_and_edit() {
         let mut f = SetupForm::new(&choices());
         assert_eq!(f.get(FieldId::Endpoint), "sim");
+        f.move_cursor(1);
         f.cycle(1);
         assert_eq!(f.get(FieldId::Endpoint), "local");
-        f.selected = 6; // concurrency
+        f.selected = 7; // concurrency
         f.activate();
         f.editing = Some("8, 0".into());
         f.finish_edit(true);
         assert_eq!(
-            f.fields[6].error.as_deref(),
+            f.fields[7].error.as_deref(),
             Some("concurrency must be at least 1, got 0")
         );
         assert!(!f.validate());
-        f.fields[6].value = "8,32".into();
+        f.fields[7].value = "8,32".into();
         assert!(f.validate());
-        let a = f.to_args();
+        let StartRequest::Sweep(a) = f.to_request() else {
+            panic!("a sweep")
+        };
         assert_eq!(a.concurrency, Some(vec![8, 32]));
         assert_eq!(a.requests, Some(128));
         assert_eq!(a.endpoint.endpoint.as_deref(), Some("local"));
         assert!(a.workload.stream && !a.workload.no_stream);
+        f.fields[0].value = "search".into();
+        f.fields[9].value = "p99:2s".into(); // e2e SLA
+        let StartRequest::Search(s) = f.to_request() else {
+            panic!("a search")
+        };
+        assert_eq!(
+            (s.min, s.max, s.max_iterations),
+            (Some(16), Some(4096), Some(10))
+        );
+        assert_eq!(s.sla.e2e_sla.map(|t| t.limit), Some(2000.0));
     }
 
     #[test]
@@ -324,6 +457,10 @@ mod tests {
             (FieldId::Requests, "", false),
             (FieldId::E2eSla, "50s", true),
             (FieldId::E2eSla, "soon", false),
+            (FieldId::TtftSla, "p99:800ms", true),
+            (FieldId::SearchMin, "0", false),
+            (FieldId::PricePerHour, "4.5", true),
+            (FieldId::PeakConcurrency, "-1", false),
             (FieldId::TimeScale, "-2", false),
             (FieldId::TimeScale, "20", true),
         ];

@@ -7,6 +7,10 @@ use super::setup::SetupChoices;
 use crate::engine::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 use crate::engine::EngineEvent;
 use crate::metrics::{LevelAccumulator, LevelMeta, LevelProgress, LevelSummary};
+use crate::plan::capacity::{CapacityInputs, Peak};
+use crate::plan::search::SearchConfig;
+use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
+use crate::plan::Analysis;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -135,8 +139,8 @@ fn empty_setup() {
 #[test]
 fn setup_shows_validation_beside_the_field() {
     let mut a = app();
-    a.setup.selected = 6;
-    a.setup.fields[6].value = "16,0".into();
+    a.setup.selected = 7;
+    a.setup.fields[7].value = "16,0".into();
     a.on_key(key('s'));
     insta::assert_snapshot!(draw(&a, 100, 30));
 }
@@ -144,7 +148,7 @@ fn setup_shows_validation_beside_the_field() {
 #[test]
 fn mid_run_with_two_levels_done() {
     let mut a = app();
-    a.run_started(Some(20.0));
+    a.run_started(Some(20.0), Analysis::default());
     a.on_engine(&started());
     for l in sweep_levels().into_iter().take(2) {
         a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
@@ -168,10 +172,20 @@ fn mid_run_with_two_levels_done() {
 }
 
 #[test]
-fn finished_run_with_knee_and_sla_line() {
+fn finished_search_with_knee_sla_line_and_planning() {
     let mut a = app();
-    a.setup.fields[8].value = "30s".into(); // e2e SLA
-    a.run_started(Some(20.0));
+    let analysis = Analysis {
+        slas: SlaSet(vec![SlaThreshold::parse(SlaMetric::E2e, "30s").unwrap()]),
+        search: Some(SearchConfig::default()),
+        capacity: CapacityInputs {
+            peak: Some(Peak::Concurrency(1000.0)),
+            headroom: 0.2,
+            price_per_hour: Some(4.0),
+        },
+    };
+    a.setup.fields[14].value = "1000".into(); // peak concurrency
+    a.setup.fields[15].value = "4".into(); // price per hour
+    a.run_started(Some(20.0), analysis);
     a.on_engine(&started());
     for l in sweep_levels() {
         a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
@@ -184,7 +198,7 @@ fn finished_run_with_knee_and_sla_line() {
 #[test]
 fn error_heavy_level() {
     let mut a = app();
-    a.run_started(None);
+    a.run_started(None, Analysis::default());
     a.on_engine(&started());
     a.on_engine(&EngineEvent::LevelFinished(Box::new(level(
         0,
@@ -215,7 +229,7 @@ fn error_heavy_level() {
 #[test]
 fn layout_at_80x24() {
     let mut a = app();
-    a.run_started(Some(20.0));
+    a.run_started(Some(20.0), Analysis::default());
     a.on_engine(&started());
     for l in sweep_levels().into_iter().take(3) {
         a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
@@ -238,7 +252,7 @@ fn help_overlay_lists_every_key_and_quit_asks_while_live() {
     insta::assert_snapshot!(draw(&a, 100, 30));
     a.on_key(key('x')); // any key closes help
     assert!(!a.help);
-    a.run_started(None);
+    a.run_started(None, Analysis::default());
     assert!(matches!(a.on_key(key('q')), super::app::Action::None));
     assert!(a.confirm_quit);
     assert!(matches!(a.on_key(key('y')), super::app::Action::Quit));
@@ -282,4 +296,47 @@ fn past_runs_list_and_an_overlay_of_two_runs() {
     a.refresh_view();
     a.screen = Screen::Run;
     insta::assert_snapshot!("overlay_on_the_run_screen", draw(&a, 120, 36));
+}
+
+#[test]
+fn peak_and_price_typed_on_the_run_screen_update_the_planning_numbers() {
+    let mut a = app();
+    let analysis = Analysis {
+        slas: SlaSet(vec![SlaThreshold::parse(SlaMetric::E2e, "30s").unwrap()]),
+        ..Analysis::default()
+    };
+    a.run_started(None, analysis);
+    for l in sweep_levels() {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    a.run_ended(None);
+    let instances = |a: &App| {
+        a.report
+            .as_ref()
+            .and_then(|r| r.planning.right_size.as_ref())
+            .map(|r| (r.instances, r.cost_per_hour))
+    };
+    assert_eq!(instances(&a), None);
+    fn typed_more(a: &mut App, text: &str) {
+        for c in text.chars() {
+            a.on_key(key(c));
+        }
+        a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    }
+    let typed = |a: &mut App, k: char, text: &str| {
+        a.on_key(key(k));
+        typed_more(a, text);
+    };
+    // ideal balance 256 carries 256 streams: 1000 * 1.2 / 256 -> 5 instances
+    typed(&mut a, 'p', "1000");
+    assert_eq!(instances(&a), Some((5, None)));
+    typed(&mut a, '$', "4");
+    assert_eq!(instances(&a), Some((5, Some(20.0))));
+    // the field opens holding 1000: erase it, type 2000
+    a.on_key(key('p'));
+    for _ in 0..4 {
+        a.on_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    }
+    typed_more(&mut a, "2000");
+    assert_eq!(instances(&a).map(|i| i.0), Some(10));
 }

@@ -2,6 +2,7 @@
 
 mod charts;
 mod panels;
+mod results;
 mod runs;
 mod setup;
 
@@ -129,7 +130,7 @@ fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         _ if app.setup.editing.is_some() => "type, Enter keep, Esc cancel",
         Screen::Setup => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit",
         Screen::Run if app.live => "x stop  Tab panel  ↑↓ scroll  ? help  q quit",
-        Screen::Run => "s run again  1 setup  3 runs  ? help  q quit",
+        Screen::Run => "s run again  p peak  $ price  1 setup  3 runs  ? help  q quit",
         Screen::Runs => "↑↓ pick  Enter open  c overlay  d delete  ? help  q quit",
     };
     let line = match &app.status {
@@ -151,6 +152,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("Enter / e", "edit a field; open a past run"),
     ("s", "start a run with the setup's settings"),
     ("x", "stop the run (finished levels are kept)"),
+    (
+        "p / $",
+        "edit peak concurrency / price per hour: planning numbers update",
+    ),
     ("d", "delete the selected past run"),
     (
         "c / C",

@@ -27,7 +27,11 @@ pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [ml, mr] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(middle);
     render_ttft(frame, ml, &app.view, charts, theme);
-    render_level(frame, mr, app, theme);
+    if !app.live && app.run.progress.is_none() && !app.run.levels.is_empty() {
+        super::results::render_results(frame, mr, app, theme);
+    } else {
+        render_level(frame, mr, app, theme);
+    }
     let [bl, br] =
         Layout::horizontal([Constraint::Percentage(64), Constraint::Percentage(36)]).areas(bottom);
     render_levels_table(frame, bl, app, theme);
@@ -128,7 +132,6 @@ fn pick<T>(cells: Vec<T>, narrow: bool) -> Vec<T> {
 }
 
 fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let sla = app.view.sla_ms;
     let narrow = area.width < 64;
     let rows = app
         .run
@@ -138,10 +141,29 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
         .enumerate()
         .map(|(i, l)| {
             let p99 = l.e2e_p(99.0);
-            let verdict = match (sla, p99) {
-                (Some(s), Some(v)) if v > s || l.error_rate > 0.0 && l.ok_count() == 0 => "fail",
-                (Some(_), Some(_)) => "pass",
-                _ => "",
+            let row = app
+                .report
+                .as_ref()
+                .and_then(|r| r.iterations.get(app.level_scroll + i));
+            let verdict = match row.and_then(|r| r.pass) {
+                Some(true) => "pass".to_string(),
+                Some(false) => {
+                    // the SLA that broke, as `e2e 52.1 s`
+                    let broke = row
+                        .and_then(|r| r.slas.iter().find(|c| !c.pass))
+                        .map(|c| {
+                            format!(
+                                " {} {}",
+                                c.threshold.metric.label(),
+                                c.observed.map_or("-".into(), |v| {
+                                    crate::plan::sla::fmt_value(c.threshold.metric, v)
+                                })
+                            )
+                        })
+                        .unwrap_or_default();
+                    format!("fail{broke}")
+                }
+                None => String::new(),
             };
             let cells = vec![
                 (app.level_scroll + i + 1).to_string(),
@@ -163,7 +185,7 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                 format!("{verdict}{}", if l.partial { " partial" } else { "" }),
             ];
             let mut row = Row::new(pick(cells, narrow));
-            if verdict == "fail" || l.error_count() > 0 {
+            if verdict.starts_with("fail") || l.error_count() > 0 {
                 row = row.style(theme.fg(Color::Red));
             }
             row

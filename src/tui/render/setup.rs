@@ -26,7 +26,7 @@ pub fn render_setup(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         };
         let mut spans = vec![
             Span::styled(
-                format!("{} {:<15}", if selected { "›" } else { " " }, f.label),
+                format!("{} {:<17}", if selected { "›" } else { " " }, f.label),
                 if selected { theme.bold() } else { theme.dim() },
             ),
             Span::styled(

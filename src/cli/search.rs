@@ -1,0 +1,105 @@
+//! `rightsize search`: the highest concurrency that meets every SLA, found by the planner in
+//! `plan::search`, headless. The iteration table prints on stdout row by row as levels finish;
+//! the answer, knee and planning numbers follow.
+
+use super::args::{duration_arg, EndpointArgs, PlanningArgs, SlaArgs, WorkloadArgs};
+use super::exit::BadInput;
+use super::sweep::{launch, Launch};
+use crate::config::file::load_layered;
+use crate::config::search::{resolve_search, SearchOverrides};
+use crate::config::values::{parse_concurrency, parse_positive};
+use crate::plan::{Analysis, SearchPlanner};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Flags of `rightsize search`.
+#[derive(Debug, Clone, Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub sla: SlaArgs,
+    /// A search plan from the config (`reference`: p99 e2e < 50 s, 16 to 4096, 10 levels)
+    #[arg(long, value_name = "NAME")]
+    pub plan: Option<String>,
+    /// Lowest concurrency (the first level; default 16)
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
+    pub min: Option<u32>,
+    /// Highest concurrency (default 4096)
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
+    pub max: Option<u32>,
+    /// Most levels to run, re-measurements included (default 10)
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub max_iterations: Option<u32>,
+    /// Requests per level
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
+    pub requests: Option<u32>,
+    /// Warmup requests per level, sent first at the same concurrency and not counted
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+    /// Per-request timeout, e.g. 90s or 10m (a timed-out request counts as an error)
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub timeout: Option<Duration>,
+    /// Folder to keep runs in (default: the platform data dir's rightsize/runs)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the result as JSON on stdout instead of the tables
+    #[arg(long)]
+    pub json: bool,
+    /// Stay headless even when stdout is a terminal (progress on stderr, tables on stdout)
+    #[arg(long)]
+    pub no_tui: bool,
+    #[command(flatten)]
+    pub planning: PlanningArgs,
+}
+
+/// Resolves, runs the search, prints, applies the gate. Returns the exit code.
+pub async fn execute(args: SearchArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    launch(resolve(&args, config)?).await
+}
+
+/// Config files plus flags into a run ready to launch (shared with the dashboard).
+pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Result<Launch> {
+    let (cfg, sources) = load_layered(config)?;
+    let spec = resolve_search(
+        &cfg,
+        sources,
+        &args.endpoint.overrides(),
+        &args.workload.overrides(),
+        &SearchOverrides {
+            plan: args.plan.clone(),
+            slas: args.sla.thresholds(),
+            min: args.min,
+            max: args.max,
+            max_iterations: args.max_iterations,
+            requests: args.requests,
+            warmup: args.warmup,
+            timeout: args.timeout,
+            out: args.out.clone(),
+        },
+    )?;
+    let analysis = Analysis {
+        slas: spec.slas.clone(),
+        search: Some(spec.config),
+        capacity: args.planning.capacity().map_err(BadInput)?,
+    };
+    Ok(Launch {
+        kind: "search",
+        endpoint: spec.endpoint,
+        workload: spec.workload,
+        request_count: spec.request_count,
+        warmup: spec.warmup,
+        timeout: spec.timeout,
+        results_root: spec.results_root,
+        config_sources: spec.config_sources,
+        planner: Box::new(SearchPlanner::new(spec.config, analysis.clone())),
+        analysis,
+        planning: args.planning.clone(),
+        json: args.json,
+        rows: true,
+    })
+}

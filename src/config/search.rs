@@ -1,0 +1,246 @@
+//! Resolution of an SLA search: a `[searches.NAME]` plan (if named) with flags on top, into
+//! one validated [`SearchSpec`].
+
+use super::file::{ConfigFile, SearchEntry, SlaValue};
+use super::resolve::{
+    resolve_endpoint, resolve_workload, unknown, EndpointOverrides, EndpointTarget, InputError,
+    WorkloadOverrides, DEFAULT_TIMEOUT,
+};
+use crate::plan::search::SearchConfig;
+use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
+use crate::workload::WorkloadSpec;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Search choices given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct SearchOverrides {
+    pub plan: Option<String>,
+    /// SLAs from flags; each replaces the plan's threshold on the same metric.
+    pub slas: Vec<SlaThreshold>,
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub max_iterations: Option<u32>,
+    pub requests: Option<u32>,
+    pub warmup: Option<u32>,
+    pub timeout: Option<Duration>,
+    pub out: Option<PathBuf>,
+}
+
+/// A fully resolved SLA search.
+#[derive(Debug, Clone)]
+pub struct SearchSpec {
+    pub plan_name: String,
+    pub endpoint: EndpointTarget,
+    pub workload: WorkloadSpec,
+    pub slas: SlaSet,
+    pub config: SearchConfig,
+    pub request_count: u32,
+    pub warmup: u32,
+    pub timeout: Duration,
+    pub results_root: Option<PathBuf>,
+    pub config_sources: Vec<String>,
+}
+
+/// The thresholds a plan entry gives, with the file's key in any error.
+pub fn entry_slas(name: &str, e: &SearchEntry) -> Result<Vec<SlaThreshold>, InputError> {
+    let fields = [
+        (SlaMetric::E2e, &e.e2e_sla_ms),
+        (SlaMetric::Ttft, &e.ttft_sla_ms),
+        (SlaMetric::Tpot, &e.tpot_sla_ms),
+        (SlaMetric::ErrorRate, &e.error_rate_sla),
+    ];
+    let mut out = Vec::new();
+    for (metric, v) in fields {
+        let text = match v {
+            None => continue,
+            Some(SlaValue::Number(n)) if metric == SlaMetric::ErrorRate => n.to_string(),
+            Some(SlaValue::Number(n)) => format!("{n}ms"),
+            Some(SlaValue::Text(t)) => t.clone(),
+        };
+        let t = SlaThreshold::parse(metric, &text)
+            .map_err(|m| InputError(format!("[searches.{name}] {}: {m}", metric.key())))?;
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// Lays flag thresholds over a plan's: one threshold per metric, flags winning.
+pub fn merge_slas(plan: Vec<SlaThreshold>, flags: &[SlaThreshold]) -> SlaSet {
+    let mut out: Vec<SlaThreshold> = plan
+        .into_iter()
+        .filter(|t| !flags.iter().any(|f| f.metric == t.metric))
+        .collect();
+    out.extend(flags.iter().copied());
+    out.sort_by_key(|t| match t.metric {
+        SlaMetric::E2e => 0,
+        SlaMetric::Ttft => 1,
+        SlaMetric::Tpot => 2,
+        SlaMetric::ErrorRate => 3,
+    });
+    SlaSet(out)
+}
+
+/// Resolves a whole search.
+pub fn resolve_search(
+    cfg: &ConfigFile,
+    sources: Vec<String>,
+    e: &EndpointOverrides,
+    w: &WorkloadOverrides,
+    s: &SearchOverrides,
+) -> Result<SearchSpec, InputError> {
+    let workload = resolve_workload(cfg, w)?;
+    let endpoint = resolve_endpoint(cfg, e, workload.stream)?;
+    let name = s.plan.clone().or_else(|| cfg.defaults.search.clone());
+    let plan = match &name {
+        Some(n) => cfg
+            .searches
+            .get(n)
+            .cloned()
+            .ok_or_else(|| unknown("search", n, cfg.searches.keys().cloned()))?,
+        None => SearchEntry::default(),
+    };
+    let plan_name = name.unwrap_or_else(|| "custom".into());
+    let slas = merge_slas(entry_slas(&plan_name, &plan)?, &s.slas);
+    if slas.is_empty() {
+        return Err(InputError(
+            "a search needs at least one SLA: --e2e-sla, --ttft-sla, --tpot-sla or \
+             --error-rate-sla (or --plan NAME from the config)"
+                .into(),
+        ));
+    }
+    if let Some(m) = slas.streaming_error(workload.stream) {
+        return Err(InputError(m));
+    }
+    let defaults = SearchConfig::default();
+    let config = SearchConfig {
+        min: s
+            .min
+            .or(plan.concurrency_min.map(|p| p.0))
+            .unwrap_or(defaults.min),
+        max: s
+            .max
+            .or(plan.concurrency_max.map(|p| p.0))
+            .unwrap_or(defaults.max),
+        max_iterations: s
+            .max_iterations
+            .or(plan.search_max_iterations.map(|p| p.0))
+            .unwrap_or(defaults.max_iterations),
+        tolerance: defaults.tolerance,
+    };
+    if config.min > config.max {
+        return Err(InputError(format!(
+            "concurrency_min {} is above concurrency_max {}",
+            config.min, config.max
+        )));
+    }
+    Ok(SearchSpec {
+        plan_name,
+        endpoint,
+        workload,
+        slas,
+        config,
+        request_count: s
+            .requests
+            .or(plan.request_count.map(|p| p.0))
+            .unwrap_or(1024),
+        warmup: s.warmup.or(plan.warmup).unwrap_or(0),
+        timeout: s
+            .timeout
+            .or(cfg.defaults.timeout.map(|d| d.0))
+            .unwrap_or(DEFAULT_TIMEOUT),
+        results_root: s.out.clone().or_else(|| cfg.defaults.results_dir.clone()),
+        config_sources: sources,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::file::{SHIPPED, SHIPPED_NAME};
+    use crate::plan::sla::Statistic;
+
+    fn shipped() -> ConfigFile {
+        ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap()
+    }
+
+    fn search(plan: Option<&str>, slas: Vec<SlaThreshold>) -> Result<SearchSpec, InputError> {
+        let s = SearchOverrides {
+            plan: plan.map(String::from),
+            slas,
+            ..Default::default()
+        };
+        resolve_search(
+            &shipped(),
+            vec![],
+            &Default::default(),
+            &Default::default(),
+            &s,
+        )
+    }
+
+    #[test]
+    fn reference_plan_resolves_to_specs_numbers() {
+        let s = search(Some("reference"), vec![]).unwrap();
+        assert_eq!(
+            s.slas.0,
+            vec![SlaThreshold {
+                metric: SlaMetric::E2e,
+                stat: Statistic::P(99),
+                limit: 50_000.0
+            }]
+        );
+        assert_eq!(
+            (s.config.min, s.config.max, s.config.max_iterations),
+            (16, 4096, 10)
+        );
+        assert_eq!(s.request_count, 1024);
+    }
+
+    #[test]
+    fn flags_replace_the_plans_threshold_on_the_same_metric() {
+        let ttft = SlaThreshold::parse(SlaMetric::Ttft, "p99:800ms").unwrap();
+        let e2e = SlaThreshold::parse(SlaMetric::E2e, "20s").unwrap();
+        let s = search(Some("interactive"), vec![ttft, e2e]).unwrap();
+        assert_eq!(s.slas.0, vec![e2e, ttft]);
+    }
+
+    #[test]
+    fn bad_searches_are_input_errors() {
+        assert_eq!(
+            search(None, vec![]).unwrap_err().to_string(),
+            "a search needs at least one SLA: --e2e-sla, --ttft-sla, --tpot-sla or \
+             --error-rate-sla (or --plan NAME from the config)"
+        );
+        assert_eq!(
+            search(Some("nope"), vec![]).unwrap_err().to_string(),
+            "unknown search `nope`; the config defines: interactive, reference"
+        );
+        let cfg = ConfigFile::parse("[searches.x]\nttft_sla_ms = \"p42:1s\"\n", "u.toml").unwrap();
+        let e = entry_slas("x", &cfg.searches["x"]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "[searches.x] ttft_sla_ms: `p42` is not a statistic (use avg, p50, p90, p95, p99 or max)"
+        );
+        let e = ConfigFile::parse("[searches.x]\ne2e_sla = 5\n", "u.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `e2e_sla`"), "{e}");
+    }
+
+    #[test]
+    fn ttft_without_streaming_is_a_clear_error() {
+        let w = WorkloadOverrides {
+            stream: Some(false),
+            ..Default::default()
+        };
+        let s = SearchOverrides {
+            slas: vec![SlaThreshold::parse(SlaMetric::Ttft, "1s").unwrap()],
+            ..Default::default()
+        };
+        let e = resolve_search(&shipped(), vec![], &Default::default(), &w, &s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("ttft_sla_ms needs streamed responses"), "{e}");
+    }
+}

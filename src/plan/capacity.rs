@@ -1,0 +1,244 @@
+//! Capacity planning (SPEC workflow step 4): the ideal balance, the breaking point, and the
+//! right-size factor with its costs, from a run's levels.
+
+use serde::Serialize;
+
+/// The user's peak traffic, in one of three units.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "unit", content = "value")]
+pub enum Peak {
+    /// Requests in flight at once.
+    Concurrency(f64),
+    /// Requests per second.
+    Rps(f64),
+    /// Output tokens per second.
+    OutputTps(f64),
+}
+
+/// What right-sizing needs besides the measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CapacityInputs {
+    pub peak: Option<Peak>,
+    /// Spare capacity on top of the peak (0.2 = 20 %).
+    pub headroom: f64,
+    /// Price of one instance per hour (any currency).
+    pub price_per_hour: Option<f64>,
+}
+
+impl Default for CapacityInputs {
+    fn default() -> Self {
+        CapacityInputs {
+            peak: None,
+            headroom: 0.2,
+            price_per_hour: None,
+        }
+    }
+}
+
+/// The operating point one instance is sized at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct IdealPoint {
+    pub concurrency: u32,
+    /// Output tokens/sec at that point.
+    pub output_tps: f64,
+    /// Requests/sec at that point.
+    pub rps: f64,
+    /// Mean end-to-end latency (ms) at that point.
+    pub e2e_avg_ms: f64,
+}
+
+/// Instances for the peak, and what they cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RightSize {
+    pub peak: Peak,
+    pub headroom: f64,
+    /// One instance's capacity in the peak's unit (at the ideal point).
+    pub per_instance: f64,
+    pub instances: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_per_hour: Option<f64>,
+    /// At the ideal point: price per hour / output tokens per hour, times a million.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_per_million_output_tokens: Option<f64>,
+}
+
+/// One instance's capacity in the unit of `peak`.
+pub fn per_instance(peak: Peak, ideal: &IdealPoint) -> f64 {
+    match peak {
+        Peak::Concurrency(_) => ideal.concurrency as f64,
+        Peak::Rps(_) => ideal.rps,
+        Peak::OutputTps(_) => ideal.output_tps,
+    }
+}
+
+/// Instances needed: ceil(peak * (1 + headroom) / per-instance capacity); `None` when the
+/// capacity is zero.
+pub fn right_size(inputs: &CapacityInputs, ideal: &IdealPoint) -> Option<RightSize> {
+    let peak = inputs.peak?;
+    let value = match peak {
+        Peak::Concurrency(v) | Peak::Rps(v) | Peak::OutputTps(v) => v,
+    };
+    let cap = per_instance(peak, ideal);
+    if cap <= 0.0 || !cap.is_finite() {
+        return None;
+    }
+    let need = value * (1.0 + inputs.headroom) / cap;
+    // 100 * 1.2 / 40 is 3.0000000000000004 in floating point: do not round that up to 4
+    let instances = ((need - 1e-9).ceil().max(1.0)) as u32;
+    let per_million =
+        |price: f64| (ideal.output_tps > 0.0).then(|| price / (ideal.output_tps * 3600.0) * 1e6);
+    Some(RightSize {
+        peak,
+        headroom: inputs.headroom,
+        per_instance: cap,
+        instances,
+        cost_per_hour: inputs.price_per_hour.map(|p| p * instances as f64),
+        cost_per_million_output_tokens: inputs.price_per_hour.and_then(per_million),
+    })
+}
+
+/// The concurrency one instance would need to carry the peak alone (Little's law for a
+/// request rate; proportional scaling for a token rate).
+pub fn peak_as_concurrency(peak: Peak, ideal: &IdealPoint) -> f64 {
+    match peak {
+        Peak::Concurrency(v) => v,
+        Peak::Rps(v) => v * ideal.e2e_avg_ms / 1e3,
+        Peak::OutputTps(v) if ideal.output_tps > 0.0 => {
+            v / ideal.output_tps * ideal.concurrency as f64
+        }
+        Peak::OutputTps(_) => 0.0,
+    }
+}
+
+/// A warning when the highest level measured is below the declared peak.
+pub fn peak_coverage_warning(peak: Peak, ideal: &IdealPoint, highest: u32) -> Option<String> {
+    let need = peak_as_concurrency(peak, ideal);
+    (need > highest as f64).then(|| {
+        let what = match peak {
+            Peak::Concurrency(v) => format!("the declared peak concurrency {v}"),
+            Peak::Rps(v) => format!("the declared peak of {v} req/s (~{need:.0} in flight)"),
+            Peak::OutputTps(v) => {
+                format!("the declared peak of {v} output tok/s (~{need:.0} in flight)")
+            }
+        };
+        format!(
+            "the highest level measured ({highest}) is below {what}: the curve past it is \
+             not measured; add levels up to the peak"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ideal() -> IdealPoint {
+        IdealPoint {
+            concurrency: 256,
+            output_tps: 2823.4,
+            rps: 11.0,
+            e2e_avg_ms: 23_000.0,
+        }
+    }
+
+    #[test]
+    fn right_size_table() {
+        let cases: &[(Peak, f64, Option<f64>, u32, f64, Option<f64>)] = &[
+            // peak, headroom, price, instances, per-instance, cost per hour
+            (
+                Peak::Concurrency(1000.0),
+                0.2,
+                Some(4.0),
+                5,
+                256.0,
+                Some(20.0),
+            ),
+            (Peak::Concurrency(256.0), 0.0, None, 1, 256.0, None),
+            (Peak::Concurrency(213.4), 0.2, None, 2, 256.0, None),
+            (Peak::Rps(100.0), 0.2, Some(2.5), 11, 11.0, Some(27.5)),
+            (Peak::Rps(55.0), 0.2, None, 6, 11.0, None),
+            (
+                Peak::OutputTps(10_000.0),
+                0.5,
+                Some(1.0),
+                6,
+                2823.4,
+                Some(6.0),
+            ),
+        ];
+        for (peak, headroom, price, n, cap, cost) in cases {
+            let r = right_size(
+                &CapacityInputs {
+                    peak: Some(*peak),
+                    headroom: *headroom,
+                    price_per_hour: *price,
+                },
+                &ideal(),
+            )
+            .unwrap();
+            assert_eq!(r.instances, *n, "{peak:?}");
+            assert_eq!(r.per_instance, *cap, "{peak:?}");
+            assert_eq!(r.cost_per_hour, *cost, "{peak:?}");
+        }
+        // 100 * 1.2 / 40 is exactly 3 instances, not 4
+        let i = IdealPoint {
+            concurrency: 40,
+            ..ideal()
+        };
+        let r = right_size(
+            &CapacityInputs {
+                peak: Some(Peak::Concurrency(100.0)),
+                ..Default::default()
+            },
+            &i,
+        )
+        .unwrap();
+        assert_eq!(r.instances, 3);
+    }
+
+    #[test]
+    fn cost_per_million_output_tokens_at_the_ideal_point() {
+        // $3.60/h at 1000 tok/s = 3.6M tokens/h: $1 per million
+        let i = IdealPoint {
+            output_tps: 1000.0,
+            ..ideal()
+        };
+        let r = right_size(
+            &CapacityInputs {
+                peak: Some(Peak::Concurrency(10.0)),
+                headroom: 0.2,
+                price_per_hour: Some(3.6),
+            },
+            &i,
+        )
+        .unwrap();
+        assert_eq!(r.cost_per_million_output_tokens, Some(1.0));
+        assert_eq!(r.instances, 1);
+        assert_eq!(
+            right_size(&CapacityInputs::default(), &i),
+            None,
+            "no peak, no right-size"
+        );
+    }
+
+    #[test]
+    fn warns_when_the_sweep_stops_below_the_peak() {
+        assert_eq!(
+            peak_coverage_warning(Peak::Concurrency(2000.0), &ideal(), 1024).unwrap(),
+            "the highest level measured (1024) is below the declared peak concurrency 2000: \
+             the curve past it is not measured; add levels up to the peak"
+        );
+        assert_eq!(
+            peak_coverage_warning(Peak::Concurrency(1024.0), &ideal(), 1024),
+            None
+        );
+        // 100 req/s at 23 s each is 2300 in flight
+        assert!(peak_coverage_warning(Peak::Rps(100.0), &ideal(), 1024)
+            .unwrap()
+            .contains("(~2300 in flight)"));
+        assert_eq!(
+            peak_as_concurrency(Peak::OutputTps(5646.8), &ideal()),
+            512.0
+        );
+    }
+}

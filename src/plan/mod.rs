@@ -1,0 +1,14 @@
+//! Planning: the SLA search planner, knee detection and capacity planning, all pure functions
+//! of finished level summaries (table-tested), plus the [`crate::engine::LevelPlanner`]s that
+//! let the engine drive them and the analysis that `summary.json` and the printer share.
+
+pub mod analysis;
+pub mod capacity;
+pub mod gate;
+pub mod knee;
+pub mod planner;
+pub mod search;
+pub mod sla;
+
+pub use analysis::{analyse, Analysis, RunAnalysis};
+pub use planner::{SearchPlanner, SweepPlanner};

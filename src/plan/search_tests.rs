@@ -1,0 +1,244 @@
+//! Table tests of the search planner: SPEC's reference table, synthetic monotonic, step and
+//! noisy curves.
+
+use super::*;
+
+fn pt(c: u32, pass: bool) -> Point {
+    Point {
+        concurrency: c,
+        pass,
+        ratios: vec![],
+    }
+}
+
+fn next(cfg: &SearchConfig, pts: &[Point]) -> (u32, Why) {
+    match decide(cfg, pts) {
+        Step::Measure { concurrency, why } => (concurrency, why),
+        Step::Done(o) => panic!("unexpected done: {o:?}"),
+    }
+}
+
+/// Runs the planner against a metric curve `f(c)` (observed / limit) until it stops.
+fn run_curve(cfg: &SearchConfig, f: impl Fn(u32, usize) -> f64) -> (Vec<(u32, Why)>, Outcome) {
+    let mut pts: Vec<Point> = Vec::new();
+    let mut trace = Vec::new();
+    loop {
+        match decide(cfg, &pts) {
+            Step::Measure { concurrency, why } => {
+                let r = f(concurrency, pts.len());
+                trace.push((concurrency, why));
+                pts.push(Point {
+                    concurrency,
+                    pass: r <= 1.0,
+                    ratios: vec![r],
+                });
+            }
+            Step::Done(o) => return (trace, o),
+        }
+    }
+}
+
+#[test]
+fn spec_reference_table_in_order_flags_320_over_284() {
+    let cfg = SearchConfig::default();
+    let table = [
+        (16, true),
+        (32, true),
+        (64, true),
+        (128, true),
+        (256, true),
+        (512, false),
+        (320, true),
+        (284, false),
+    ];
+    let mut pts = Vec::new();
+    // the exponential phase doubles from 16 as the reference did
+    for (c, pass) in &table[..6] {
+        assert_eq!(next(&cfg, &pts), (*c, Why::Exponential));
+        pts.push(pt(*c, *pass));
+    }
+    // without metric values the first refinement bisects [256, 512]
+    assert_eq!(next(&cfg, &pts), (362, Why::Bisect));
+    pts.push(pt(320, true));
+    assert_eq!(next(&cfg, &pts), (405, Why::Bisect));
+    pts.push(pt(284, false));
+    assert_eq!(
+        contradictions(&pts),
+        vec![Contradiction {
+            passed: 320,
+            failed: 284
+        }]
+    );
+    // re-measure the failing level first, then the passing one
+    assert_eq!(next(&cfg, &pts), (284, Why::Remeasure));
+    pts.push(pt(284, false));
+    assert_eq!(next(&cfg, &pts), (320, Why::Remeasure));
+    pts.push(pt(320, false));
+    // ten levels: the budget is spent; 320 (pass, fail) counts as a fail
+    let Step::Done(o) = decide(&cfg, &pts) else {
+        panic!("expected done")
+    };
+    assert_eq!(o.reason, StopReason::Budget);
+    assert_eq!((o.max_passing, o.first_failing), (Some(256), Some(284)));
+    assert_eq!(
+        o.confidence,
+        "contradiction: 320 passed but 284 failed; re-measured 284 (fail, fail), \
+         320 (pass, fail); a level passes only if most of its measurements did; \
+         bracket [256, 284] wider than 5 %: the iteration budget (10) ran out"
+    );
+    // with budget left it bisects the bracket that the re-measurements left
+    let more = SearchConfig {
+        max_iterations: 12,
+        ..cfg
+    };
+    assert_eq!(next(&more, &pts), (270, Why::Bisect));
+}
+
+#[test]
+fn a_contradiction_that_survives_remeasurement_is_reported_as_such() {
+    let cfg = SearchConfig {
+        max_iterations: 10,
+        ..Default::default()
+    };
+    let mut pts: Vec<Point> = [16, 32, 64, 128, 256]
+        .iter()
+        .map(|c| pt(*c, true))
+        .collect();
+    pts.extend([pt(512, false), pt(320, true), pt(284, false)]);
+    pts.extend([pt(284, false), pt(320, true)]);
+    let Step::Done(o) = decide(&cfg, &pts) else {
+        panic!("expected done")
+    };
+    assert_eq!((o.max_passing, o.first_failing), (Some(256), Some(284)));
+    assert!(
+        o.confidence
+            .contains("re-measured 284 (fail, fail), 320 (pass, pass)")
+            && o.confidence.contains("still non-monotonic"),
+        "{}",
+        o.confidence
+    );
+}
+
+#[test]
+fn smooth_curves_land_within_tolerance_in_seven_levels() {
+    // e2e-like: a + b * c, crossing the limit at `truth`
+    let cfg = SearchConfig::default();
+    for truth in [40.5_f64, 55.3, 70.7, 90.2, 110.9, 126.4] {
+        let f = |c: u32, _| (0.3 + 0.7 * c as f64 / truth).min(50.0);
+        let (trace, o) = run_curve(&cfg, f);
+        let ans = o.max_passing.unwrap() as f64;
+        assert!(
+            ans <= truth && ans >= 0.95 * truth,
+            "{truth}: {trace:?} {o:?}"
+        );
+        assert!(trace.len() <= 7, "{truth}: {trace:?}");
+        assert_eq!(o.reason, StopReason::Converged, "{truth}: {trace:?}");
+        assert!(o.confidence.ends_with("no contradictions"));
+    }
+    // convex (queueing) curves too: flat, then rising steeply
+    for truth in [60.6_f64, 100.3, 119.8] {
+        let f = |c: u32, _| 0.2 + 0.8 * (c as f64 / truth).powi(3);
+        let (trace, o) = run_curve(&cfg, f);
+        let ans = o.max_passing.unwrap() as f64;
+        assert!(ans >= 0.95 * truth && ans <= truth, "{truth}: {trace:?}");
+        assert!(trace.len() <= 7, "{truth}: {trace:?}");
+    }
+}
+
+#[test]
+fn exact_trace_of_one_smooth_curve() {
+    let cfg = SearchConfig::default();
+    let (trace, o) = run_curve(&cfg, |c, _| 0.3 + 0.7 * c as f64 / 90.0);
+    assert_eq!(
+        trace,
+        vec![
+            (16, Why::Exponential),
+            (32, Why::Exponential),
+            (64, Why::Exponential),
+            (128, Why::Exponential),
+            (86, Why::Model),
+            (91, Why::Model),
+        ]
+    );
+    assert_eq!((o.max_passing, o.first_failing), (Some(86), Some(91)));
+    assert_eq!(
+        o.confidence,
+        "bracket [86, 91] within 5 %; no contradictions"
+    );
+}
+
+#[test]
+fn a_step_curve_falls_back_to_bisection() {
+    // an error rate: zero up to 100, then large
+    let cfg = SearchConfig::default();
+    let (trace, o) = run_curve(&cfg, |c, _| if c <= 100 { 0.0 } else { 40.0 });
+    assert!(
+        trace[4..].iter().all(|(_, w)| *w == Why::Bisect),
+        "{trace:?}"
+    );
+    assert_eq!(
+        trace[4..].iter().map(|t| t.0).collect::<Vec<_>>(),
+        vec![91, 108, 99, 103]
+    );
+    assert_eq!(o.max_passing, Some(99), "{trace:?}");
+    assert!(trace.len() <= 8, "{trace:?}");
+}
+
+#[test]
+fn ends_of_the_range() {
+    let cfg = SearchConfig {
+        min: 16,
+        max: 100,
+        ..Default::default()
+    };
+    let (trace, o) = run_curve(&cfg, |_, _| 0.5);
+    assert_eq!(
+        trace.iter().map(|t| t.0).collect::<Vec<_>>(),
+        vec![16, 32, 64, 100]
+    );
+    assert_eq!(o.reason, StopReason::MaxPasses);
+    assert_eq!(o.max_passing, Some(100));
+    assert!(o
+        .confidence
+        .starts_with("every level passed up to concurrency_max 100"));
+    let (trace, o) = run_curve(&cfg, |_, _| 2.0);
+    assert_eq!(trace.len(), 1);
+    assert_eq!((o.reason, o.max_passing), (StopReason::MinFails, None));
+    assert_eq!(
+        o.confidence,
+        "the SLA fails already at concurrency_min 16; no contradictions"
+    );
+}
+
+#[test]
+fn noisy_curves_report_contradictions_and_answer_inside_the_bracket() {
+    // a deterministic wobble of +-15 % around a smooth curve crossing at 200
+    let cfg = SearchConfig {
+        max_iterations: 14,
+        ..Default::default()
+    };
+    for seed in 0..40u64 {
+        let f = |c: u32, i: usize| {
+            let h = crate::rng::mix64(seed * 1000 + i as u64);
+            let z = (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+            (0.3 + 0.7 * c as f64 / 200.0) * (1.0 + 0.15 * z)
+        };
+        let (trace, o) = run_curve(&cfg, f);
+        let (lo, hi) = (o.max_passing, o.first_failing);
+        if let (Some(l), Some(h)) = (lo, hi) {
+            assert!(l < h, "{seed}: {trace:?}");
+        }
+        assert!(trace.len() <= 14);
+        if !o.contradictions.is_empty() {
+            assert!(
+                o.confidence.starts_with("contradiction: "),
+                "{}",
+                o.confidence
+            );
+        }
+        // no level is measured more than twice
+        for c in trace.iter().map(|t| t.0) {
+            assert!(trace.iter().filter(|t| t.0 == c).count() <= 2, "{trace:?}");
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! The results panel: the search answer with its bracket and confidence, the binding SLA, the
+//! knee, and the planning numbers with the peak and price the user can edit in place.
+
+use super::charts::compact;
+use super::Theme;
+use crate::plan::sla::fmt_value;
+use crate::tui::app::App;
+use crate::tui::setup::FieldId;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::Frame;
+
+/// The text being typed for `id`, or its value.
+fn input(app: &App, id: FieldId) -> String {
+    let f = &app.setup.fields[app.setup.selected];
+    match &app.setup.editing {
+        Some(text) if f.id == id => format!("{text}▏"),
+        _ => {
+            let v = app.setup.get(id);
+            if v.is_empty() {
+                "-".into()
+            } else {
+                v.to_string()
+            }
+        }
+    }
+}
+
+/// Draws what the finished levels mean.
+pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let mut lines = Vec::new();
+    let Some(r) = &app.report else {
+        return;
+    };
+    if let Some(s) = &r.search {
+        let answer = match (s.outcome.max_passing, s.output_tps_at_answer) {
+            (Some(c), Some(t)) => format!("answer {c} at {} tok/s", compact(t)),
+            (Some(c), None) => format!("answer {c}"),
+            _ => "no concurrency met the SLA".into(),
+        };
+        let bracket = |v: Option<u32>| v.map_or("-".into(), |c| c.to_string());
+        lines.push(Line::from(vec![
+            Span::styled(answer, theme.bold().patch(theme.fg(Color::Green))),
+            Span::raw(format!(
+                "  bracket [{}, {}]",
+                bracket(s.bracket[0]),
+                bracket(s.bracket[1]),
+            )),
+        ]));
+        if let Some(b) = &s.binding_sla {
+            let seen = |v: Option<f64>| v.map_or("-".into(), |v| fmt_value(b.threshold.metric, v));
+            lines.push(Line::raw(format!(
+                "binding: {} (at answer {}, first fail {})",
+                b.threshold.describe(),
+                seen(b.observed_at_answer),
+                seen(b.observed_at_first_failing)
+            )));
+        }
+    }
+    let p = &r.planning;
+    let ideal = match &p.ideal {
+        Some(i) => format!(
+            "ideal balance {} ({} tok/s, by {})",
+            i.concurrency,
+            compact(i.output_tps),
+            p.ideal_basis
+        ),
+        None => "ideal balance: none qualifies".into(),
+    };
+    let breaking = match (r.slas.is_empty(), p.breaking_point) {
+        (true, _) => String::new(),
+        (false, Some(c)) => format!("  breaking point {c}"),
+        (false, None) => "  breaking point: not reached".into(),
+    };
+    lines.push(Line::raw(format!("{ideal}{breaking}")));
+    if let Some(rs) = &p.right_size {
+        let money =
+            |v: Option<f64>, unit: &str| v.map_or(String::new(), |v| format!("  {v:.2}{unit}"));
+        lines.push(Line::from(Span::styled(
+            format!(
+                "right-size {} instances (+{:.0}%){}{}",
+                rs.instances,
+                rs.headroom * 100.0,
+                money(rs.cost_per_hour, "/h"),
+                money(rs.cost_per_million_output_tokens, "/M tok"),
+            ),
+            theme.bold(),
+        )));
+    }
+    for w in &p.warnings {
+        lines.push(Line::from(Span::styled(
+            format!("⚠ {w}"),
+            theme.fg(Color::Yellow),
+        )));
+    }
+    lines.push(Line::from(vec![
+        Span::styled("p", theme.bold()),
+        Span::raw(format!(" peak {}  ", input(app, FieldId::PeakConcurrency))),
+        Span::styled("$", theme.bold()),
+        Span::raw(format!(" price/h {}", input(app, FieldId::PricePerHour))),
+    ]));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .block(Block::default().borders(Borders::ALL).title(" results ")),
+        area,
+    );
+}
