@@ -140,8 +140,8 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     };
     let cfg = config(&dir, "4, 16, 64, 256, 512", 512, 32, 50.0);
     let before = launch(&t, &dir, &cfg);
-    // the e2e SLA field: eight rows down, edit, type, keep
-    for _ in 0..8 {
+    // the e2e SLA field: nine rows down, edit, type, keep
+    for _ in 0..9 {
         t.keys(&["Down"]);
     }
     t.keys(&["Enter"]);
