@@ -12,6 +12,7 @@
 //! with no fonts installed.
 
 mod draw;
+mod parts;
 
 use std::sync::OnceLock;
 
@@ -20,8 +21,10 @@ use plotters::prelude::*;
 
 use crate::metrics::LevelSummary;
 
-/// The font family name every chart text uses (registered by [`ensure_font`]).
-pub const FONT: &str = "sans-serif";
+/// The font family name every chart text uses (registered by [`ensure_font`]). The embedded
+/// font is monospaced, so SVG viewers are asked for a monospace font too: its text then
+/// takes the width the layout measured.
+pub const FONT: &str = "monospace";
 
 /// One measured level, as the charts need it.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +194,19 @@ mod tests {
             }],
             sla_ms: Some(150.0),
         }
+    }
+
+    #[test]
+    fn text_uses_only_the_embedded_font_never_the_system_ones() {
+        ensure_font().unwrap();
+        // the registered family measures text...
+        let ours = FontDesc::new(FontFamily::Name(FONT), 20.0, FontStyle::Normal);
+        let (w, h) = ours.box_size("knee c=8").unwrap();
+        assert!(w > 50 && h > 10, "{w}x{h}");
+        // ...and a family that is only on some systems is not looked up at all: the font
+        // backend is ab_glyph with our registered bytes, so a bare server renders the same
+        let system = FontDesc::new(FontFamily::Name("DejaVu Sans"), 20.0, FontStyle::Normal);
+        assert!(system.box_size("x").is_err());
     }
 
     #[test]
