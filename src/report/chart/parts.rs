@@ -240,3 +240,58 @@ pub(super) fn headroom(v: f64) -> f64 {
         1.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::chart::ChartRun;
+
+    fn spec_at(levels: &[u32]) -> ChartSpec {
+        let points = levels
+            .iter()
+            .map(|&c| ChartPoint {
+                concurrency: c,
+                output_tps: 1.0,
+                e2e_p50_ms: None,
+                e2e_p99_ms: None,
+                ttft_p50_ms: None,
+                ttft_p95_ms: None,
+            })
+            .collect();
+        ChartSpec {
+            title: String::new(),
+            subtitle: String::new(),
+            runs: vec![ChartRun {
+                label: String::new(),
+                points,
+                knee: None,
+            }],
+            sla_ms: None,
+        }
+    }
+
+    #[test]
+    fn ticks_sit_at_the_levels_without_crowding() {
+        assert_eq!(
+            conc_ticks(&spec_at(&[64, 256, 1024])),
+            vec![64.0, 256.0, 1024.0]
+        );
+        // 300 is within 1.25x of 284 (the search's refinement points): one label
+        let t = conc_ticks(&spec_at(&[16, 32, 64, 128, 256, 284, 320, 512]));
+        assert_eq!(t, vec![16.0, 32.0, 64.0, 128.0, 256.0, 320.0, 512.0]);
+        let many: Vec<u32> = (0..20).map(|i| 1 << i).collect();
+        let t = conc_ticks(&spec_at(&many));
+        assert!(
+            t.len() <= 11 && t.last() == Some(&f64::from(1u32 << 19)),
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn the_axis_is_padded_around_the_levels() {
+        let (lo, hi) = conc_range(&spec_at(&[4, 64]));
+        assert!(lo < 4.0 && hi > 64.0);
+        assert_eq!(axis_number(2.5), "2.5");
+        assert_eq!(axis_number(1234.4), "1234");
+    }
+}
