@@ -151,3 +151,38 @@ fn a_bad_run_lists_close_matches_and_exits_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no run 'nope'"), "{}", stderr(&o));
 }
+
+#[test]
+fn the_runs_folder_comes_from_the_config_else_the_data_dir() {
+    let (r, a, _) = runs();
+    let cfg = common::tmpdir("history-cfg").join("rightsize.toml");
+    std::fs::write(
+        &cfg,
+        format!("[defaults]\nresults_dir = \"{}\"\n", r.display()),
+    )
+    .unwrap();
+    let o = common::bin()
+        .args(["--config", cfg.to_str().unwrap(), "runs"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains(&id(a)), "{}", stdout(&o));
+
+    // no flag, no config entry: the platform data dir (XDG_DATA_HOME here)
+    let data = common::tmpdir("history-xdg");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf/sagemaker");
+    let o = common::bin()
+        .env("XDG_DATA_HOME", &data)
+        .args(["import", "aiperf", fixture.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains(&data.join("rightsize/runs").display().to_string()));
+    let o = common::bin()
+        .env("XDG_DATA_HOME", &data)
+        .args(["runs"])
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("import-aiperf"), "{}", stdout(&o));
+}
