@@ -203,6 +203,35 @@ fn csv_has_stable_columns_and_one_row_per_level() {
 }
 
 #[test]
+fn csv_and_json_go_to_stdout_with_a_dash() {
+    let (r, a, _) = runs();
+    let o = rs(r, &["export", &id(a), "--csv", "-"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv = stdout(&o);
+    assert!(csv.starts_with("index,concurrency,partial,"), "{csv}");
+    assert_eq!(csv.lines().count(), 4);
+    let dir = tmpdir("json-dash");
+    let o = rs(
+        r,
+        &[
+            "export",
+            &id(a),
+            "--json",
+            "-",
+            "--svg",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stdout is the JSON");
+    assert_eq!(v["levels"].as_array().unwrap().len(), 3);
+    assert!(
+        stderr(&o).contains(".svg"),
+        "the files written are listed on stderr"
+    );
+}
+
+#[test]
 fn json_export_holds_the_run_and_every_level() {
     let (_, a, _) = runs();
     let dir = tmpdir("json");

@@ -4,7 +4,8 @@
 use super::exit::BadInput;
 use super::history::{print, RunsDirArgs};
 use crate::report::chart::{MAX_SIZE, MIN_SIZE};
-use crate::report::export_run::{export_run, ExportRequest, DEFAULT_SIZE};
+use crate::report::export_run::{export_run, run_json_text, ExportRequest, DEFAULT_SIZE};
+use crate::report::{levels_csv, load_run};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,10 +21,12 @@ pub struct ExportArgs {
     /// Write the charts as SVG to this file, or into this folder as <run>.svg
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
-    /// Write one CSV row per level (columns in docs/export.md) to this file or folder
+    /// Write one CSV row per level (columns in docs/export.md) to this file or folder, or to
+    /// stdout with -
     #[arg(long, value_name = "PATH")]
     pub csv: Option<PathBuf>,
-    /// Write the run (echo, levels, summary) as JSON to this file or folder
+    /// Write the run (echo, levels, summary) as JSON to this file or folder, or to stdout
+    /// with -
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
     /// Write one AIPerf profile_export_aiperf.json per level into this folder
@@ -66,29 +69,50 @@ pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCo
         Some(spec) => Some(args.dir.resolve(config, spec)?),
         None => None,
     };
+    let to_stdout = |p: &Option<PathBuf>| p.as_deref() == Some(Path::new("-"));
+    let (csv_out, json_out) = (to_stdout(&args.csv), to_stdout(&args.json));
+    if csv_out && json_out {
+        return Err(BadInput("only one of --csv and --json can be - (stdout)".into()).into());
+    }
     let req = ExportRequest {
         png: args.png,
         svg: args.svg,
-        csv: args.csv,
-        json: args.json,
+        csv: args.csv.filter(|_| !csv_out),
+        json: args.json.filter(|_| !json_out),
         aiperf: args.aiperf,
         compare,
         size: args.size,
     };
-    if req.is_empty() {
+    if req.is_empty() && !csv_out && !json_out {
         return Err(BadInput(
             "nothing to export: give at least one of --png, --svg, --csv, --json, --aiperf \
-             (each a file or a folder)"
+             (each a file or a folder; --csv and --json also take - for stdout)"
                 .into(),
         )
         .into());
     }
-    let written = export_run(&run_dir, &req)?;
-    let mut text = String::new();
+    let written = if req.is_empty() {
+        Vec::new()
+    } else {
+        export_run(&run_dir, &req)?
+    };
+    let mut paths = String::new();
     for p in &written {
-        text += &format!("{}\n", p.display());
+        paths += &format!("{}\n", p.display());
     }
-    print(&text)?;
+    if csv_out || json_out {
+        // stdout carries the data: the list of files goes to stderr
+        eprint!("{paths}");
+        let run = load_run(&run_dir)
+            .map_err(|e| anyhow::anyhow!("cannot read the run in {}: {e}", run_dir.display()))?;
+        if csv_out {
+            print(&levels_csv(&run.levels))?;
+        } else {
+            print(&run_json_text(&run)?)?;
+        }
+    } else {
+        print(&paths)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

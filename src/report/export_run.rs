@@ -154,6 +154,18 @@ fn input_config(run: &RunData, concurrency: u32, planned: u64) -> Value {
     })
 }
 
+/// The run as the JSON export holds it: `{"run_id", "run", "summary", "levels"}`, pretty,
+/// ending in a newline.
+pub fn run_json_text(run: &RunData) -> anyhow::Result<String> {
+    let v = json!({
+        "run_id": run.info.id,
+        "run": run.echo,
+        "summary": run.summary,
+        "levels": run.levels,
+    });
+    Ok(serde_json::to_string_pretty(&v).context("cannot serialise the run")? + "\n")
+}
+
 /// Exports the run in `run_dir` as `req` asks; returns the files written, in the order PNG,
 /// SVG, CSV, JSON, AIPerf.
 pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<PathBuf>> {
@@ -192,14 +204,7 @@ pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<Pat
     }
     if let Some(p) = &req.json {
         let path = target(p, &format!("{}.json", run.info.id))?;
-        let v = json!({
-            "run_id": run.info.id,
-            "run": run.echo,
-            "summary": run.summary,
-            "levels": run.levels,
-        });
-        let text = serde_json::to_string_pretty(&v).context("cannot serialise the run")?;
-        write(&path, (text + "\n").as_bytes())?;
+        write(&path, run_json_text(&run)?.as_bytes())?;
         written.push(path);
     }
     if let Some(dir) = &req.aiperf {
