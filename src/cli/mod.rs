@@ -3,7 +3,10 @@
 
 pub mod args;
 pub mod exit;
+pub mod export;
 pub mod headless;
+pub mod history;
+pub mod import;
 pub mod search;
 pub mod sweep;
 
@@ -40,6 +43,17 @@ pub enum Command {
     Sim(crate::sim::SimArgs),
     /// Print where the user's config file goes and which files are read
     ConfigPath,
+    /// List past runs: id, date, endpoint, model, workload, kind, answer
+    Runs(history::RunsArgs),
+    /// Print a finished run's level table and planning numbers
+    Show(history::ShowArgs),
+    /// Print two runs side by side, level by level
+    Compare(history::CompareArgs),
+    /// Export a run's charts (PNG, SVG), levels (CSV), run (JSON) or AIPerf files
+    Export(export::ExportArgs),
+    /// Bring results made elsewhere into a run (AIPerf / SageMaker benchmark exports)
+    #[command(subcommand)]
+    Import(import::ImportCommand),
 }
 
 /// Runs the program. Errors are returned for `main` to print and map to exit codes.
@@ -68,6 +82,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             crate::sim::serve_forever(cfg).await?;
             Ok(std::process::ExitCode::SUCCESS)
         }
+        Some(Command::Runs(args)) => history::runs(args, cli.config.as_deref()),
+        Some(Command::Show(args)) => history::show(args, cli.config.as_deref()),
+        Some(Command::Compare(args)) => history::compare(args, cli.config.as_deref()),
+        Some(Command::Export(args)) => export::execute(args, cli.config.as_deref()),
+        Some(Command::Import(cmd)) => import::execute(cmd, cli.config.as_deref()),
         Some(Command::ConfigPath) => {
             match crate::config::file::user_config_path() {
                 Some(p) => println!(

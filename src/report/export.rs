@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
+use crate::engine::record::ErrorKind;
 use crate::metrics::{LevelSummary, Stats};
 
 /// One level as an AIPerf `profile_export_aiperf.json` object: the level's metric objects and
@@ -22,30 +23,120 @@ pub fn aiperf_export(level: &LevelSummary, input_config: Value) -> Value {
     Value::Object(obj)
 }
 
-const CSV_HEADER: &str = "index,concurrency,partial,request_count,error_request_count,\
-error_rate,cancelled_count,request_throughput_rps,output_token_throughput_tps,\
-output_token_throughput_steady_tps,achieved_concurrency,benchmark_duration_s,\
-ttft_p50_ms,ttft_p95_ms,ttft_p99_ms,itl_p50_ms,itl_p95_ms,itl_p99_ms,\
-e2e_p50_ms,e2e_p90_ms,e2e_p95_ms,e2e_p99_ms,osl_avg_tokens,isl_avg_tokens";
+/// The metric objects written to the CSV, with the unit suffix of their columns.
+pub const CSV_METRICS: [(&str, &str); 8] = [
+    ("time_to_first_token", "ms"),
+    ("inter_token_latency", "ms"),
+    ("inter_chunk_latency", "ms"),
+    ("request_latency", "ms"),
+    ("output_sequence_length", "tokens"),
+    ("input_sequence_length", "tokens"),
+    ("output_token_throughput_per_user", "tps"),
+    ("slot_to_send", "ms"),
+];
+
+/// The statistics written for each metric in [`CSV_METRICS`], in column order.
+pub const CSV_STATS: [&str; 14] = [
+    "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std",
+    "count",
+];
+
+/// The columns before the metric statistics, in order.
+const CSV_HEAD: [&str; 18] = [
+    "index",
+    "concurrency",
+    "partial",
+    "start_time",
+    "end_time",
+    "planned_requests",
+    "request_count",
+    "error_request_count",
+    "error_rate",
+    "cancelled_count",
+    "request_throughput_rps",
+    "output_token_throughput_tps",
+    "output_token_throughput_steady_tps",
+    "goodput_rps",
+    "achieved_concurrency",
+    "benchmark_duration_s",
+    "total_osl_tokens",
+    "total_isl_tokens",
+];
+
+/// Every CSV column name, in order: [`CSV_HEAD`], then `<metric>_<stat>_<unit>` for each of
+/// [`CSV_METRICS`] and [`CSV_STATS`] (`count` has no unit suffix), then `errors_<kind>` for
+/// each error kind. These names are stable: new columns are only ever appended.
+pub fn csv_columns() -> Vec<String> {
+    let mut cols: Vec<String> = CSV_HEAD.iter().map(|s| s.to_string()).collect();
+    for (metric, unit) in CSV_METRICS {
+        for stat in CSV_STATS {
+            cols.push(if stat == "count" {
+                format!("{metric}_count")
+            } else {
+                format!("{metric}_{stat}_{unit}")
+            });
+        }
+    }
+    for kind in ErrorKind::ALL {
+        cols.push(format!("errors_{}", kind.as_str()));
+    }
+    cols
+}
 
 fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 
-fn pct(s: &Option<Stats>, q: f64) -> String {
-    opt(s.as_ref().and_then(|s| s.percentile(q)))
+fn metric<'a>(l: &'a LevelSummary, name: &str) -> Option<&'a Stats> {
+    match name {
+        "time_to_first_token" => l.time_to_first_token.as_ref(),
+        "inter_token_latency" => l.inter_token_latency.as_ref(),
+        "inter_chunk_latency" => l.inter_chunk_latency.as_ref(),
+        "request_latency" => l.request_latency.as_ref(),
+        "output_sequence_length" => l.output_sequence_length.as_ref(),
+        "input_sequence_length" => l.input_sequence_length.as_ref(),
+        "output_token_throughput_per_user" => l.output_token_throughput_per_user.as_ref(),
+        "slot_to_send" => l.slot_to_send.as_ref(),
+        _ => None,
+    }
 }
 
-/// The levels as CSV (header plus one row per level, `\n` line ends); missing metrics are
-/// empty cells. Values are written at full precision.
+fn stat(s: &Stats, name: &str) -> String {
+    match name {
+        "avg" => s.avg.to_string(),
+        "std" => s.std.to_string(),
+        "count" => s.count.to_string(),
+        "min" => s.min.to_string(),
+        "max" => s.max.to_string(),
+        p => opt(p
+            .strip_prefix('p')
+            .and_then(|q| q.parse::<f64>().ok())
+            .and_then(|q| s.percentile(q))),
+    }
+}
+
+/// A CSV cell: quoted when it holds a comma, quote or line break.
+fn cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The levels as CSV (header plus one row per level, `\n` line ends), columns as
+/// [`csv_columns`]; missing metrics are empty cells. Values are written at full precision.
 pub fn levels_csv(levels: &[LevelSummary]) -> String {
-    let mut out = String::from(CSV_HEADER);
+    let mut out = csv_columns().join(",");
     out.push('\n');
     for l in levels {
-        let cells = [
+        let mut cells = vec![
             l.index.to_string(),
             l.concurrency.to_string(),
             l.partial.to_string(),
+            cell(&l.start_time),
+            cell(&l.end_time),
+            l.planned_requests.to_string(),
             l.ok_count().to_string(),
             l.error_count().to_string(),
             l.error_rate.to_string(),
@@ -53,21 +144,27 @@ pub fn levels_csv(levels: &[LevelSummary]) -> String {
             l.request_throughput.avg.to_string(),
             l.output_token_throughput.avg.to_string(),
             opt(l.output_token_throughput_steady.as_ref().map(|s| s.avg)),
+            opt(l.goodput.as_ref().map(|s| s.avg)),
             opt(l.achieved_concurrency),
             l.benchmark_duration.avg.to_string(),
-            pct(&l.time_to_first_token, 50.0),
-            pct(&l.time_to_first_token, 95.0),
-            pct(&l.time_to_first_token, 99.0),
-            pct(&l.inter_token_latency, 50.0),
-            pct(&l.inter_token_latency, 95.0),
-            pct(&l.inter_token_latency, 99.0),
-            pct(&l.request_latency, 50.0),
-            pct(&l.request_latency, 90.0),
-            pct(&l.request_latency, 95.0),
-            pct(&l.request_latency, 99.0),
-            opt(l.output_sequence_length.as_ref().map(|s| s.avg)),
-            opt(l.input_sequence_length.as_ref().map(|s| s.avg)),
+            l.total_osl.avg.to_string(),
+            l.total_isl.avg.to_string(),
         ];
+        for (name, _) in CSV_METRICS {
+            match metric(l, name) {
+                Some(s) => cells.extend(CSV_STATS.iter().map(|st| stat(s, st))),
+                None => cells.extend(CSV_STATS.iter().map(|_| String::new())),
+            }
+        }
+        for kind in ErrorKind::ALL {
+            cells.push(
+                l.errors_by_kind
+                    .get(&kind)
+                    .copied()
+                    .unwrap_or(0)
+                    .to_string(),
+            );
+        }
         let _ = writeln!(out, "{}", cells.join(","));
     }
     out
@@ -107,7 +204,15 @@ mod tests {
         let header = lines.next().unwrap();
         let row = lines.next().unwrap();
         assert_eq!(header.split(',').count(), row.split(',').count());
-        assert!(row.starts_with("2,64,true,0,0,0,0,0,0,,,0,,"));
+        assert!(
+            row.starts_with("2,64,true,2026-11-29T08:30:12.000Z,"),
+            "{row}"
+        );
         assert!(lines.next().is_none());
+        let cols = csv_columns();
+        assert_eq!(cols.len(), 18 + 8 * 14 + ErrorKind::ALL.len());
+        assert!(cols.contains(&"request_latency_p99_ms".to_string()));
+        assert!(cols.contains(&"time_to_first_token_count".to_string()));
+        assert!(cols.contains(&"errors_http_status".to_string()));
     }
 }

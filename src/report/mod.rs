@@ -1,12 +1,20 @@
 //! Outputs: the results folder on disk (JSON per level, request log, run echo and summary),
-//! AIPerf-shaped and CSV exports, UTC wall-clock labels, and the final text table.
+//! AIPerf-shaped and CSV exports, charts (SVG and PNG), run history (list, show, compare),
+//! AIPerf import, UTC wall-clock labels, and the final text table.
 
+pub mod chart;
 pub mod export;
+pub mod export_run;
+pub mod history;
+pub mod history_text;
+pub mod import_aiperf;
 pub mod results;
 pub mod table;
 pub mod wallclock;
 
-pub use export::{aiperf_export, levels_csv};
+pub use export::{aiperf_export, csv_columns, levels_csv};
+pub use export_run::{export_run, ExportRequest};
+pub use history::{list_run_infos, load_run, resolve_run, RunData, RunInfo, RunLookupError};
 pub use results::{
     default_root, level_file_name, list_runs, load_levels, load_requests, read_json,
     write_json_atomic, RequestLine, RequestLog, ResultsDir,

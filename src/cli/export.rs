@@ -1,0 +1,130 @@
+//! `rightsize export RUN`: charts (PNG, SVG), CSV, JSON and AIPerf files of a finished run,
+//! optionally overlaying a second run on the charts (`--compare`).
+
+use super::exit::BadInput;
+use super::history::{print, RunsDirArgs};
+use crate::report::chart::{MAX_SIZE, MIN_SIZE};
+use crate::report::export_run::{export_run, run_json_text, ExportRequest, DEFAULT_SIZE};
+use crate::report::{levels_csv, load_run};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Flags of `rightsize export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// The run: an id, a unique prefix of one, or a run folder's path
+    pub run: String,
+    /// Write the charts as PNG to this file, or into this folder as <run>.png
+    #[arg(long, value_name = "PATH")]
+    pub png: Option<PathBuf>,
+    /// Write the charts as SVG to this file, or into this folder as <run>.svg
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+    /// Write one CSV row per level (columns in docs/export.md) to this file or folder, or to
+    /// stdout with -
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write the run (echo, levels, summary) as JSON to this file or folder, or to stdout
+    /// with -
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write one AIPerf profile_export_aiperf.json per level into this folder
+    #[arg(long, value_name = "DIR")]
+    pub aiperf: Option<PathBuf>,
+    /// Overlay this second run (id, prefix or path) on the charts
+    #[arg(long, value_name = "RUN")]
+    pub compare: Option<String>,
+    /// Chart size in pixels, WIDTHxHEIGHT
+    #[arg(long, value_name = "WxH", default_value = "1600x900", value_parser = parse_size)]
+    pub size: (u32, u32),
+    #[command(flatten)]
+    pub dir: RunsDirArgs,
+}
+
+/// Parses `1600x900`.
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || {
+        format!(
+            "'{s}' is not a size: give WIDTHxHEIGHT in pixels, e.g. {}x{}, between {}x{} and {}x{}",
+            DEFAULT_SIZE.0, DEFAULT_SIZE.1, MIN_SIZE.0, MIN_SIZE.1, MAX_SIZE.0, MAX_SIZE.1
+        )
+    };
+    let (w, h) = s
+        .to_ascii_lowercase()
+        .split_once('x')
+        .map(|(w, h)| (w.trim().to_string(), h.trim().to_string()))
+        .ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (w.parse().map_err(|_| bad())?, h.parse().map_err(|_| bad())?);
+    if w < MIN_SIZE.0 || h < MIN_SIZE.1 || w > MAX_SIZE.0 || h > MAX_SIZE.1 {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
+/// `rightsize export RUN`.
+pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let run_dir = args.dir.resolve(config, &args.run)?;
+    let compare = match &args.compare {
+        Some(spec) => Some(args.dir.resolve(config, spec)?),
+        None => None,
+    };
+    let to_stdout = |p: &Option<PathBuf>| p.as_deref() == Some(Path::new("-"));
+    let (csv_out, json_out) = (to_stdout(&args.csv), to_stdout(&args.json));
+    if csv_out && json_out {
+        return Err(BadInput("only one of --csv and --json can be - (stdout)".into()).into());
+    }
+    let req = ExportRequest {
+        png: args.png,
+        svg: args.svg,
+        csv: args.csv.filter(|_| !csv_out),
+        json: args.json.filter(|_| !json_out),
+        aiperf: args.aiperf,
+        compare,
+        size: args.size,
+    };
+    if req.is_empty() && !csv_out && !json_out {
+        return Err(BadInput(
+            "nothing to export: give at least one of --png, --svg, --csv, --json, --aiperf \
+             (each a file or a folder; --csv and --json also take - for stdout)"
+                .into(),
+        )
+        .into());
+    }
+    let written = if req.is_empty() {
+        Vec::new()
+    } else {
+        export_run(&run_dir, &req)?
+    };
+    let mut paths = String::new();
+    for p in &written {
+        paths += &format!("{}\n", p.display());
+    }
+    if csv_out || json_out {
+        // stdout carries the data: the list of files goes to stderr
+        eprint!("{paths}");
+        let run = load_run(&run_dir)
+            .map_err(|e| anyhow::anyhow!("cannot read the run in {}: {e}", run_dir.display()))?;
+        if csv_out {
+            print(&levels_csv(&run.levels))?;
+        } else {
+            print(&run_json_text(&run)?)?;
+        }
+    } else {
+        print(&paths)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("800x450"), Ok((800, 450)));
+        assert_eq!(parse_size("1600X900"), Ok((1600, 900)));
+        assert!(parse_size("800").is_err());
+        assert!(parse_size("10x10").unwrap_err().contains("between"));
+    }
+}

@@ -1,0 +1,237 @@
+//! Charts of finished runs, drawn with plotters: the same drawing code ([`draw`]) renders to
+//! SVG (text as `<text>` elements) and to PNG (an RGB buffer encoded with the `png` crate).
+//!
+//! One image holds four panels: output throughput against concurrency; p50 and p99
+//! end-to-end latency with the p50-p99 band, the SLA line and the knee marker; TTFT p50 and
+//! p95; and throughput against p99 latency with each point labelled by its concurrency.
+//! Several runs overlay on the same panels (`export --compare`).
+//!
+//! Text needs a font even for SVG (plotters measures labels to lay out the axes). The font is
+//! Hack Regular, embedded by the `epaint_default_fonts` crate (MIT and Bitstream Vera
+//! licences) and registered with plotters' `ab_glyph` backend, so charts render on a server
+//! with no fonts installed.
+
+mod draw;
+mod parts;
+
+use std::sync::OnceLock;
+
+use plotters::backend::RGBPixel;
+use plotters::prelude::*;
+
+use crate::metrics::LevelSummary;
+
+/// The font family name every chart text uses (registered by [`ensure_font`]). The embedded
+/// font is monospaced, so SVG viewers are asked for a monospace font too: its text then
+/// takes the width the layout measured.
+pub const FONT: &str = "monospace";
+
+/// One measured level, as the charts need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartPoint {
+    pub concurrency: u32,
+    /// Output tokens/sec.
+    pub output_tps: f64,
+    /// End-to-end latency percentiles (ms).
+    pub e2e_p50_ms: Option<f64>,
+    pub e2e_p99_ms: Option<f64>,
+    /// Time to first token percentiles (ms); `None` when the run did not stream.
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p95_ms: Option<f64>,
+}
+
+/// One run's series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartRun {
+    /// Prefix of this run's legend entries (empty for a single run; `A`, `B` to compare).
+    pub label: String,
+    /// Points sorted by concurrency, one per concurrency.
+    pub points: Vec<ChartPoint>,
+    /// The knee concurrency, drawn as a vertical marker.
+    pub knee: Option<u32>,
+}
+
+impl ChartRun {
+    /// The points of `levels`, sorted by concurrency; when a concurrency was measured twice
+    /// the later level wins (a re-measured point replaces the first).
+    pub fn from_levels(label: &str, levels: &[LevelSummary], knee: Option<u32>) -> ChartRun {
+        let mut points: Vec<ChartPoint> = Vec::new();
+        for l in levels {
+            let p = ChartPoint {
+                concurrency: l.concurrency,
+                output_tps: l.output_tps(),
+                e2e_p50_ms: l.e2e_p50_ms(),
+                e2e_p99_ms: l.e2e_p99_ms(),
+                ttft_p50_ms: l.ttft_p(50.0),
+                ttft_p95_ms: l.ttft_p95_ms(),
+            };
+            match points.iter_mut().find(|q| q.concurrency == l.concurrency) {
+                Some(q) => *q = p,
+                None => points.push(p),
+            }
+        }
+        points.sort_by_key(|p| p.concurrency);
+        ChartRun {
+            label: label.to_string(),
+            points,
+            knee,
+        }
+    }
+}
+
+/// What one chart image shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartSpec {
+    /// First title line, e.g. `sim · sim-model · rag: 1024 in / 256 out`.
+    pub title: String,
+    /// Second title line, e.g. the run id and date.
+    pub subtitle: String,
+    pub runs: Vec<ChartRun>,
+    /// The end-to-end p99 SLA (ms), drawn as a horizontal line on the latency panel.
+    pub sla_ms: Option<f64>,
+}
+
+/// A chart could not be drawn or encoded.
+#[derive(Debug, thiserror::Error)]
+#[error("chart: {0}")]
+pub struct ChartError(pub String);
+
+/// Registers the embedded font with plotters once per process.
+pub fn ensure_font() -> Result<(), ChartError> {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, epaint_default_fonts::HACK_REGULAR)
+            .is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ChartError("the embedded font did not load".into()))
+    }
+}
+
+/// Smallest chart size accepted (pixels), below which text no longer fits.
+pub const MIN_SIZE: (u32, u32) = (400, 225);
+/// Largest chart size accepted (pixels).
+pub const MAX_SIZE: (u32, u32) = (8000, 8000);
+
+fn check_size((w, h): (u32, u32)) -> Result<(), ChartError> {
+    if w < MIN_SIZE.0 || h < MIN_SIZE.1 || w > MAX_SIZE.0 || h > MAX_SIZE.1 {
+        return Err(ChartError(format!(
+            "size {w}x{h} is outside {}x{} to {}x{}",
+            MIN_SIZE.0, MIN_SIZE.1, MAX_SIZE.0, MAX_SIZE.1
+        )));
+    }
+    Ok(())
+}
+
+/// The chart as an SVG document of `size` (width, height) pixels.
+pub fn render_svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, ChartError> {
+    check_size(size)?;
+    ensure_font()?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
+        root.present().map_err(|e| ChartError(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// The chart as PNG bytes of `size` (width, height) pixels, 8-bit RGB.
+pub fn render_png(spec: &ChartSpec, size: (u32, u32)) -> Result<Vec<u8>, ChartError> {
+    check_size(size)?;
+    ensure_font()?;
+    let (w, h) = size;
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut rgb, size)
+            .map_err(|e| ChartError(e.to_string()))?;
+        let root = backend.into_drawing_area();
+        draw::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
+        root.present().map_err(|e| ChartError(e.to_string()))?;
+    }
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut writer = enc
+            .write_header()
+            .map_err(|e| ChartError(format!("png: {e}")))?;
+        writer
+            .write_image_data(&rgb)
+            .map_err(|e| ChartError(format!("png: {e}")))?;
+        writer
+            .finish()
+            .map_err(|e| ChartError(format!("png: {e}")))?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> ChartSpec {
+        let pts = [(2, 100.0, 50.0, 80.0), (8, 300.0, 90.0, 200.0)]
+            .map(|(c, tps, p50, p99)| ChartPoint {
+                concurrency: c,
+                output_tps: tps,
+                e2e_p50_ms: Some(p50),
+                e2e_p99_ms: Some(p99),
+                ttft_p50_ms: Some(p50 / 10.0),
+                ttft_p95_ms: Some(p99 / 10.0),
+            })
+            .to_vec();
+        ChartSpec {
+            title: "t".into(),
+            subtitle: "s".into(),
+            runs: vec![ChartRun {
+                label: String::new(),
+                points: pts,
+                knee: Some(8),
+            }],
+            sla_ms: Some(150.0),
+        }
+    }
+
+    #[test]
+    fn text_uses_only_the_embedded_font_never_the_system_ones() {
+        ensure_font().unwrap();
+        // the registered family measures text...
+        let ours = FontDesc::new(FontFamily::Name(FONT), 20.0, FontStyle::Normal);
+        let (w, h) = ours.box_size("knee c=8").unwrap();
+        assert!(w > 50 && h > 10, "{w}x{h}");
+        // ...and a family that is only on some systems is not looked up at all: the font
+        // backend is ab_glyph with our registered bytes, so a bare server renders the same
+        let system = FontDesc::new(FontFamily::Name("DejaVu Sans"), 20.0, FontStyle::Normal);
+        assert!(system.box_size("x").is_err());
+    }
+
+    #[test]
+    fn sizes_out_of_range_are_refused() {
+        assert!(render_svg(&spec(), (10, 10)).is_err());
+        assert!(render_png(&spec(), (9000, 900)).is_err());
+    }
+
+    #[test]
+    fn svg_has_text_and_png_has_a_header() {
+        let svg = render_svg(&spec(), (800, 450)).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("knee c=8"));
+        let png = render_png(&spec(), (800, 450)).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+    }
+
+    #[test]
+    fn later_levels_replace_earlier_ones_at_the_same_concurrency() {
+        let mut a = crate::metrics::LevelAccumulator::new(4, 1)
+            .finish(crate::metrics::LevelMeta::default());
+        let mut b = a.clone();
+        a.output_token_throughput.avg = 1.0;
+        b.output_token_throughput.avg = 2.0;
+        let r = ChartRun::from_levels("", &[a, b], None);
+        assert_eq!(r.points.len(), 1);
+        assert_eq!(r.points[0].output_tps, 2.0);
+    }
+}

@@ -1,0 +1,297 @@
+//! Pieces the panels share: sizes that scale with the image, colours, the concurrency axis
+//! (log scale, ticks at the measured levels), lines with dots and legend entries, knee markers.
+
+use plotters::coord::combinators::{BindKeyPoints, LogCoord, WithKeyPoints};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{ChartPoint, ChartRun, ChartSpec, FONT};
+
+pub(super) type Fallible<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+pub(super) type ConcChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<WithKeyPoints<LogCoord<f64>>, RangedCoordf64>>;
+
+/// Colour of the SLA line.
+pub const SLA_COLOR: RGBColor = RGBColor(214, 39, 40);
+/// Colour of the subtitle.
+pub(super) const SUBTITLE_COLOR: RGBColor = RGBColor(80, 80, 80);
+/// Colour of the knee marker.
+pub const KNEE_COLOR: RGBColor = RGBColor(90, 90, 90);
+/// Per run: (main series colour, second series colour).
+pub const RUN_COLORS: [(RGBColor, RGBColor); 3] = [
+    (RGBColor(31, 119, 180), RGBColor(255, 127, 14)),
+    (RGBColor(44, 160, 44), RGBColor(148, 103, 189)),
+    (RGBColor(140, 86, 75), RGBColor(227, 119, 194)),
+];
+
+/// Text and stroke sizes for one image size.
+pub(super) struct Sizes {
+    pub title: f64,
+    pub text: f64,
+    pub small: f64,
+    pub stroke: u32,
+    pub dot: i32,
+}
+
+impl Sizes {
+    pub fn for_image(w: u32, h: u32) -> Sizes {
+        let s = (f64::from(w) / 1600.0).min(f64::from(h) / 900.0);
+        Sizes {
+            title: (28.0 * s).max(15.0),
+            text: (19.0 * s).max(11.0),
+            small: (16.0 * s).max(10.0),
+            stroke: if s >= 0.75 { 3 } else { 2 },
+            dot: if s >= 0.75 { 5 } else { 3 },
+        }
+    }
+}
+
+pub(super) fn colors(i: usize) -> (RGBColor, RGBColor) {
+    RUN_COLORS[i % RUN_COLORS.len()]
+}
+
+pub(super) fn name(run: &ChartRun, what: &str) -> String {
+    if run.label.is_empty() {
+        what.to_string()
+    } else {
+        format!("{} {what}", run.label)
+    }
+}
+
+pub(super) fn axis_number(v: f64) -> String {
+    if v.abs() >= 10.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The concurrency range over every run, padded, for a log axis.
+pub(super) fn conc_range(spec: &ChartSpec) -> (f64, f64) {
+    let cs = spec
+        .runs
+        .iter()
+        .flat_map(|r| r.points.iter().map(|p| p.concurrency));
+    let lo = cs.clone().min().unwrap_or(1).max(1) as f64;
+    let hi = cs.max().unwrap_or(1).max(1) as f64;
+    (lo / 1.4, hi * 1.4)
+}
+
+/// Tick marks at the measured concurrencies, thinned to at most 10 so labels do not collide
+/// (the first and last always stay).
+pub(super) fn conc_ticks(spec: &ChartSpec) -> Vec<f64> {
+    let mut cs: Vec<u32> = spec
+        .runs
+        .iter()
+        .flat_map(|r| r.points.iter().map(|p| p.concurrency))
+        .collect();
+    cs.sort_unstable();
+    cs.dedup();
+    // on a log axis neighbours closer than 1.25x overlap their labels
+    let mut ticks: Vec<u32> = Vec::new();
+    for c in cs.iter().copied() {
+        if ticks
+            .last()
+            .is_none_or(|t| f64::from(c) >= f64::from(*t) * 1.25)
+        {
+            ticks.push(c);
+        }
+    }
+    let step = ticks.len().div_ceil(10).max(1);
+    let last = ticks.last().copied();
+    let mut out: Vec<f64> = ticks.iter().step_by(step).map(|c| f64::from(*c)).collect();
+    if let Some(l) = last.map(f64::from) {
+        if out.last() != Some(&l) {
+            out.push(l);
+        }
+    }
+    out
+}
+
+pub(super) fn nothing<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    caption: &str,
+    why: &str,
+    sz: &Sizes,
+) -> Fallible<DB> {
+    let (w, h) = area.dim_in_pixel();
+    let style = |size: f64| {
+        TextStyle::from((FONT, size).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Center))
+    };
+    area.draw(&Text::new(
+        caption.to_string(),
+        ((w / 2) as i32, (sz.text * 1.2) as i32),
+        style(sz.text),
+    ))?;
+    area.draw(&Text::new(
+        why.to_string(),
+        ((w / 2) as i32, (h / 2) as i32),
+        style(sz.small),
+    ))
+}
+
+pub(super) fn conc_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    spec: &ChartSpec,
+    caption: &str,
+    y_desc: &str,
+    y_max: f64,
+    sz: &Sizes,
+) -> Result<ConcChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (lo, hi) = conc_range(spec);
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, (FONT, sz.text))
+        .margin((sz.small * 0.8) as u32)
+        .x_label_area_size((sz.small * 2.8) as u32)
+        .y_label_area_size((sz.small * 5.0) as u32)
+        .build_cartesian_2d(
+            (lo..hi).log_scale().with_key_points(conc_ticks(spec)),
+            0f64..y_max,
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("concurrency")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| axis_number(*v))
+        .label_style((FONT, sz.small))
+        .axis_desc_style((FONT, sz.small))
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(BLACK.mix(0.08))
+        .draw()?;
+    Ok(chart)
+}
+
+pub(super) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    sz: &Sizes,
+    pos: SeriesLabelPosition,
+) -> Fallible<DB> {
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .label_font((FONT, sz.small))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()
+}
+
+/// A line with dots, with a legend entry.
+pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<DB, CT>,
+    pts: &[(f64, f64)],
+    color: RGBColor,
+    label: String,
+    sz: &Sizes,
+) -> Fallible<DB> {
+    let stroke = sz.stroke;
+    chart
+        .draw_series(LineSeries::new(
+            pts.iter().copied(),
+            color.stroke_width(stroke),
+        ))?
+        .label(label)
+        .legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(stroke))
+        });
+    let dot = sz.dot;
+    chart.draw_series(pts.iter().map(|p| Circle::new(*p, dot, color.filled())))?;
+    Ok(())
+}
+
+/// The knee of each run: a dashed vertical line with a legend entry `knee c=N`.
+pub(super) fn knees<DB: DrawingBackend>(
+    chart: &mut ConcChart<DB>,
+    spec: &ChartSpec,
+    y_max: f64,
+    sz: &Sizes,
+) -> Fallible<DB> {
+    for run in &spec.runs {
+        let Some(k) = run.knee else { continue };
+        let style = KNEE_COLOR.stroke_width(sz.stroke);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(f64::from(k), 0.0), (f64::from(k), y_max)],
+                8,
+                6,
+                style,
+            ))?
+            .label(name(run, &format!("knee c={k}")))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+    }
+    Ok(())
+}
+
+pub(super) fn max_of(spec: &ChartSpec, f: impl Fn(&ChartPoint) -> Option<f64>) -> Option<f64> {
+    spec.runs
+        .iter()
+        .flat_map(|r| r.points.iter().filter_map(&f))
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+}
+
+pub(super) fn headroom(v: f64) -> f64 {
+    if v > 0.0 && v.is_finite() {
+        v * 1.15
+    } else {
+        1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::chart::ChartRun;
+
+    fn spec_at(levels: &[u32]) -> ChartSpec {
+        let points = levels
+            .iter()
+            .map(|&c| ChartPoint {
+                concurrency: c,
+                output_tps: 1.0,
+                e2e_p50_ms: None,
+                e2e_p99_ms: None,
+                ttft_p50_ms: None,
+                ttft_p95_ms: None,
+            })
+            .collect();
+        ChartSpec {
+            title: String::new(),
+            subtitle: String::new(),
+            runs: vec![ChartRun {
+                label: String::new(),
+                points,
+                knee: None,
+            }],
+            sla_ms: None,
+        }
+    }
+
+    #[test]
+    fn ticks_sit_at_the_levels_without_crowding() {
+        assert_eq!(
+            conc_ticks(&spec_at(&[64, 256, 1024])),
+            vec![64.0, 256.0, 1024.0]
+        );
+        // 300 is within 1.25x of 284 (the search's refinement points): one label
+        let t = conc_ticks(&spec_at(&[16, 32, 64, 128, 256, 284, 320, 512]));
+        assert_eq!(t, vec![16.0, 32.0, 64.0, 128.0, 256.0, 320.0, 512.0]);
+        let many: Vec<u32> = (0..20).map(|i| 1 << i).collect();
+        let t = conc_ticks(&spec_at(&many));
+        assert!(
+            t.len() <= 11 && t.last() == Some(&f64::from(1u32 << 19)),
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn the_axis_is_padded_around_the_levels() {
+        let (lo, hi) = conc_range(&spec_at(&[4, 64]));
+        assert!(lo < 4.0 && hi > 64.0);
+        assert_eq!(axis_number(2.5), "2.5");
+        assert_eq!(axis_number(1234.4), "1234");
+    }
+}

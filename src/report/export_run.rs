@@ -1,0 +1,226 @@
+//! Exporting a finished run: charts (PNG, SVG; optionally overlaying a second run), the level
+//! table as CSV, the whole run as JSON, and one AIPerf `profile_export_aiperf.json` per level.
+//! [`export_run`] is the one entry point, shared by `rightsize export` and the dashboard.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::{json, Value};
+
+use super::chart::{render_png, render_svg, ChartRun, ChartSpec};
+use super::export::{aiperf_export, levels_csv};
+use super::history::{load_run, RunData};
+use super::history_text::workload_line;
+
+/// Default chart size (pixels).
+pub const DEFAULT_SIZE: (u32, u32) = (1600, 900);
+
+/// What to export. Each path may be a file or an existing folder (or end in `/`), in which
+/// case the file is named after the run: `<run_id>.png`, or `<a>-vs-<b>.png` when comparing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportRequest {
+    pub png: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    /// A folder to receive `level-NNN-cCCCC/profile_export_aiperf.json`, one per level.
+    pub aiperf: Option<PathBuf>,
+    /// A second run folder to overlay on the charts (CSV, JSON and AIPerf cover the first run).
+    pub compare: Option<PathBuf>,
+    /// Chart size (width, height) in pixels.
+    pub size: (u32, u32),
+}
+
+impl Default for ExportRequest {
+    fn default() -> Self {
+        ExportRequest {
+            png: None,
+            svg: None,
+            csv: None,
+            json: None,
+            aiperf: None,
+            compare: None,
+            size: DEFAULT_SIZE,
+        }
+    }
+}
+
+impl ExportRequest {
+    /// Nothing would be written.
+    pub fn is_empty(&self) -> bool {
+        self.png.is_none()
+            && self.svg.is_none()
+            && self.csv.is_none()
+            && self.json.is_none()
+            && self.aiperf.is_none()
+    }
+}
+
+fn date(run: &RunData) -> String {
+    run.info
+        .started_at
+        .get(..16)
+        .unwrap_or(&run.info.started_at)
+        .replace('T', " ")
+}
+
+fn describe(run: &RunData) -> String {
+    let mut parts = vec![run.info.endpoint.clone(), run.info.model.clone()];
+    parts.push(workload_line(&run.echo));
+    parts.retain(|p| !p.is_empty() && p != "-");
+    parts.join(" | ")
+}
+
+/// The chart of one run, or of several overlaid (labelled `A`, `B`, ...). The SLA line is the
+/// first run's that recorded one; each run brings its own knee.
+pub fn chart_spec(runs: &[&RunData]) -> ChartSpec {
+    let single = runs.len() == 1;
+    let label = |i: usize| {
+        if single {
+            String::new()
+        } else {
+            char::from(b'A' + (i % 26) as u8).to_string()
+        }
+    };
+    let mut titles: Vec<String> = Vec::new();
+    for r in runs {
+        let d = describe(r);
+        if !titles.contains(&d) {
+            titles.push(d);
+        }
+    }
+    let subtitle = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let tag = if single {
+                String::new()
+            } else {
+                format!("{}: ", label(i))
+            };
+            format!("{tag}run {} ({} UTC)", r.info.id, date(r))
+        })
+        .collect::<Vec<_>>()
+        .join("   vs   ");
+    ChartSpec {
+        title: titles.join("  vs  "),
+        subtitle,
+        runs: runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ChartRun::from_levels(&label(i), &r.levels, r.knee()))
+            .collect(),
+        sla_ms: runs.iter().find_map(|r| r.sla_e2e_ms()),
+    }
+}
+
+/// Where to write: `path` itself, or `path/<default_name>` when `path` is a folder (exists as
+/// one, or ends in a separator). Parent folders are created.
+fn target(path: &Path, default_name: &str) -> anyhow::Result<PathBuf> {
+    let as_dir = path.is_dir() || path.as_os_str().to_string_lossy().ends_with(['/', '\\']);
+    let out = if as_dir {
+        path.join(default_name)
+    } else {
+        path.to_path_buf()
+    };
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the folder {}", parent.display()))?;
+    }
+    Ok(out)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The AIPerf `input_config` echo of a level of `run`.
+fn input_config(run: &RunData, concurrency: u32, planned: u64) -> Value {
+    let e = &run.echo;
+    json!({
+        "endpoint": {
+            "model_names": [e["endpoint"]["model"]],
+            "streaming": e["workload"]["stream"],
+            "url": e["endpoint"]["base_url"],
+        },
+        "loadgen": { "concurrency": concurrency, "request_count": planned },
+        "input": { "prompt": {
+            "input_tokens": { "mean": e["workload"]["input_tokens"],
+                              "stddev": e["workload"]["input_tokens_stddev"] },
+            "output_tokens": { "mean": e["workload"]["output_tokens"],
+                               "stddev": e["workload"]["output_tokens_stddev"] },
+        }},
+    })
+}
+
+/// The run as the JSON export holds it: `{"run_id", "run", "summary", "levels"}`, pretty,
+/// ending in a newline.
+pub fn run_json_text(run: &RunData) -> anyhow::Result<String> {
+    let v = json!({
+        "run_id": run.info.id,
+        "run": run.echo,
+        "summary": run.summary,
+        "levels": run.levels,
+    });
+    Ok(serde_json::to_string_pretty(&v).context("cannot serialise the run")? + "\n")
+}
+
+/// Exports the run in `run_dir` as `req` asks; returns the files written, in the order PNG,
+/// SVG, CSV, JSON, AIPerf.
+pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<PathBuf>> {
+    let run = load_run(run_dir)
+        .with_context(|| format!("cannot read the run in {}", run_dir.display()))?;
+    let other = match &req.compare {
+        Some(dir) => Some(
+            load_run(dir).with_context(|| format!("cannot read the run in {}", dir.display()))?,
+        ),
+        None => None,
+    };
+    let stem = match &other {
+        Some(o) => format!("{}-vs-{}", run.info.id, o.info.id),
+        None => run.info.id.clone(),
+    };
+    let mut written = Vec::new();
+    if req.png.is_some() || req.svg.is_some() {
+        let mut runs = vec![&run];
+        runs.extend(other.as_ref());
+        let spec = chart_spec(&runs);
+        if let Some(p) = &req.png {
+            let path = target(p, &format!("{stem}.png"))?;
+            write(&path, &render_png(&spec, req.size)?)?;
+            written.push(path);
+        }
+        if let Some(p) = &req.svg {
+            let path = target(p, &format!("{stem}.svg"))?;
+            write(&path, render_svg(&spec, req.size)?.as_bytes())?;
+            written.push(path);
+        }
+    }
+    if let Some(p) = &req.csv {
+        let path = target(p, &format!("{}.csv", run.info.id))?;
+        write(&path, levels_csv(&run.levels).as_bytes())?;
+        written.push(path);
+    }
+    if let Some(p) = &req.json {
+        let path = target(p, &format!("{}.json", run.info.id))?;
+        write(&path, run_json_text(&run)?.as_bytes())?;
+        written.push(path);
+    }
+    if let Some(dir) = &req.aiperf {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+        for l in &run.levels {
+            let sub = dir.join(format!("level-{:03}-c{:04}", l.index + 1, l.concurrency));
+            fs::create_dir_all(&sub)
+                .with_context(|| format!("cannot create the folder {}", sub.display()))?;
+            let mut v = aiperf_export(l, input_config(&run, l.concurrency, l.planned_requests));
+            v["benchmark_id"] = json!(format!("{}-level-{:03}", run.info.id, l.index + 1));
+            let path = sub.join("profile_export_aiperf.json");
+            let text = serde_json::to_string_pretty(&v).context("cannot serialise a level")?;
+            write(&path, (text + "\n").as_bytes())?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}

@@ -1,0 +1,322 @@
+//! Past runs: what `rightsize runs` lists, how a RUN argument (an id, a unique prefix of one,
+//! or a path) finds its folder, and a finished run read back whole for `show`, `compare` and
+//! `export`. Everything here reads `run.json` and `summary.json` as loose JSON, so runs made by
+//! older versions, interrupted runs and imported runs all read.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::results::{list_runs, load_levels, read_json, RUN_FILE, SUMMARY_FILE};
+use crate::metrics::LevelSummary;
+
+/// One line of `rightsize runs`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunInfo {
+    /// The run id (its folder's name).
+    pub id: String,
+    /// The run folder.
+    pub path: PathBuf,
+    /// Wall-clock start, RFC 3339 (empty when unknown).
+    pub started_at: String,
+    /// Endpoint name (config name or URL).
+    pub endpoint: String,
+    /// Model name.
+    pub model: String,
+    /// Workload profile name.
+    pub workload: String,
+    /// `sweep`, `search`, `import-aiperf`, ...
+    pub kind: String,
+    /// Number of level files.
+    pub levels: usize,
+    /// The run's answer in a few words: the search answer, else the knee, else `-`.
+    pub answer: String,
+    /// The run was interrupted.
+    pub interrupted: bool,
+}
+
+/// A run read back whole.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    pub info: RunInfo,
+    /// `run.json` as written (see `engine::RunEcho`); `Null` when missing.
+    pub echo: Value,
+    /// Every level, sorted by index.
+    pub levels: Vec<LevelSummary>,
+    /// `summary.json`, when the run wrote one.
+    pub summary: Option<Value>,
+}
+
+impl RunData {
+    /// The knee concurrency recorded in `summary.json` (`"knee": {"concurrency": N}`).
+    pub fn knee(&self) -> Option<u32> {
+        knee_of(self.summary.as_ref())
+    }
+
+    /// The end-to-end SLA line in ms recorded in `summary.json` (`"sla": {"e2e_ms": X}`).
+    pub fn sla_e2e_ms(&self) -> Option<f64> {
+        self.summary.as_ref()?.get("sla")?.get("e2e_ms")?.as_f64()
+    }
+}
+
+fn knee_of(summary: Option<&Value>) -> Option<u32> {
+    let c = summary?.get("knee")?.get("concurrency")?.as_u64()?;
+    u32::try_from(c).ok()
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn answer_of(summary: Option<&Value>, interrupted: bool) -> String {
+    let search = summary.and_then(|s| {
+        s.get("search")
+            .and_then(|x| x.get("answer"))
+            .or_else(|| s.get("answer"))
+    });
+    if let Some(c) = search.and_then(|a| a.get("concurrency").or(Some(a)).and_then(Value::as_u64)) {
+        return format!("c={c}");
+    }
+    if let Some(k) = knee_of(summary) {
+        return format!("knee c={k}");
+    }
+    if interrupted {
+        "interrupted".into()
+    } else {
+        "-".into()
+    }
+}
+
+fn is_run_dir(dir: &Path) -> bool {
+    if dir.join(RUN_FILE).is_file() {
+        return true;
+    }
+    std::fs::read_dir(dir).is_ok_and(|it| {
+        it.filter_map(Result::ok).any(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.starts_with("level-") && n.ends_with(".json")
+        })
+    })
+}
+
+fn count_levels(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|it| {
+            it.filter_map(Result::ok)
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.starts_with("level-") && n.ends_with(".json")
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn optional_json(path: &Path) -> io::Result<Option<Value>> {
+    if path.exists() {
+        read_json(path).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn info_from(dir: &Path, echo: &Value, summary: Option<&Value>) -> RunInfo {
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let interrupted = echo["interrupted"].as_bool().unwrap_or(false)
+        || summary.is_some_and(|s| s["interrupted"].as_bool().unwrap_or(false));
+    RunInfo {
+        started_at: text(&echo["started_at"]),
+        endpoint: text(&echo["endpoint"]["name"]),
+        model: text(&echo["endpoint"]["model"]),
+        workload: text(&echo["workload"]["name"]),
+        kind: text(&echo["kind"]),
+        levels: count_levels(dir),
+        answer: answer_of(summary, interrupted),
+        interrupted,
+        path: dir.to_path_buf(),
+        id,
+    }
+}
+
+/// The line for one run folder. A missing `run.json` gives empty fields; a file that does
+/// not parse is an error naming it.
+pub fn run_info(dir: &Path) -> io::Result<RunInfo> {
+    let echo = optional_json(&dir.join(RUN_FILE))?.unwrap_or(Value::Null);
+    let summary = optional_json(&dir.join(SUMMARY_FILE))?;
+    Ok(info_from(dir, &echo, summary.as_ref()))
+}
+
+/// The runs under `root`, oldest first. Folders that are not runs (no `run.json`, no level
+/// files) are skipped, and so are runs whose files do not parse.
+pub fn list_run_infos(root: &Path) -> io::Result<Vec<RunInfo>> {
+    Ok(list_runs(root)?
+        .into_iter()
+        .filter(|d| is_run_dir(d))
+        .filter_map(|d| run_info(&d).ok())
+        .collect())
+}
+
+/// Reads a run folder whole: echo, levels and summary.
+pub fn load_run(dir: &Path) -> io::Result<RunData> {
+    let echo = optional_json(&dir.join(RUN_FILE))?.unwrap_or(Value::Null);
+    let summary = optional_json(&dir.join(SUMMARY_FILE))?;
+    let levels = load_levels(dir)?;
+    Ok(RunData {
+        info: info_from(dir, &echo, summary.as_ref()),
+        echo,
+        levels,
+        summary,
+    })
+}
+
+/// Why a RUN argument found no single run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunLookupError {
+    #[error(
+        "no run '{spec}' in {root}{hint}; `rightsize runs` lists them (or give a run folder's path)",
+        hint = close_hint(close)
+    )]
+    NotFound {
+        spec: String,
+        root: PathBuf,
+        close: Vec<String>,
+    },
+    #[error("'{spec}' matches {} runs: {}; give more of the id", matches.len(), matches.join(", "))]
+    Ambiguous { spec: String, matches: Vec<String> },
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+fn close_hint(close: &[String]) -> String {
+    if close.is_empty() {
+        " (there are no runs there yet)".into()
+    } else {
+        format!("; close matches: {}", close.join(", "))
+    }
+}
+
+/// Levenshtein distance (characters).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Up to five ids closest to `spec`: those containing it, then by edit distance of `spec`
+/// to the id's prefix of the same length; the newest runs when nothing is close.
+pub fn close_matches(spec: &str, ids: &[String]) -> Vec<String> {
+    let n = spec.chars().count();
+    let mut scored: Vec<(usize, &String)> = ids
+        .iter()
+        .filter_map(|id| {
+            if id.contains(spec) {
+                return Some((0, id));
+            }
+            let head: String = id.chars().take(n).collect();
+            let d = edit_distance(spec, &head).min(edit_distance(spec, id));
+            (d <= (n / 3).max(2)).then_some((d, id))
+        })
+        .collect();
+    scored.sort_by_key(|(d, _)| *d);
+    let mut out: Vec<String> = scored.into_iter().take(5).map(|(_, s)| s.clone()).collect();
+    if out.is_empty() {
+        out = ids.iter().rev().take(5).cloned().collect();
+    }
+    out
+}
+
+/// Finds the run folder a RUN argument names: a path to a run folder, an id under `root`, or
+/// a unique prefix of one.
+pub fn resolve_run(root: &Path, spec: &str) -> Result<PathBuf, RunLookupError> {
+    let as_path = Path::new(spec);
+    if as_path.is_dir() && is_run_dir(as_path) {
+        return Ok(as_path.to_path_buf());
+    }
+    let ids: Vec<String> = list_runs(root)?
+        .iter()
+        .filter(|d| is_run_dir(d))
+        .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if ids.iter().any(|id| id == spec) {
+        return Ok(root.join(spec));
+    }
+    let matches: Vec<String> = ids
+        .iter()
+        .filter(|id| !spec.is_empty() && id.starts_with(spec))
+        .cloned()
+        .collect();
+    match matches.len() {
+        1 => Ok(root.join(&matches[0])),
+        0 => Err(RunLookupError::NotFound {
+            spec: spec.to_string(),
+            root: root.to_path_buf(),
+            close: close_matches(spec, &ids),
+        }),
+        _ => Err(RunLookupError::Ambiguous {
+            spec: spec.to_string(),
+            matches,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ids() -> Vec<String> {
+        [
+            "20261129-083012-sweep",
+            "20261129-091500-sweep",
+            "20261130-101010-search",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", "abc"), 0);
+    }
+
+    #[test]
+    fn close_matches_prefer_near_prefixes() {
+        let m = close_matches("20261129-083013", &ids());
+        assert_eq!(m[0], "20261129-083012-sweep");
+        let m = close_matches("search", &ids());
+        assert_eq!(m, vec!["20261130-101010-search".to_string()]);
+        // nothing close: the newest runs
+        let m = close_matches("zzzzzzzzzzzzzzzzzz", &ids());
+        assert_eq!(m[0], "20261130-101010-search");
+    }
+
+    #[test]
+    fn answers_from_the_summary() {
+        let s = json!({"search": {"answer": {"concurrency": 320}}, "knee": {"concurrency": 256}});
+        assert_eq!(answer_of(Some(&s), false), "c=320");
+        let s = json!({"knee": {"concurrency": 256}});
+        assert_eq!(answer_of(Some(&s), false), "knee c=256");
+        assert_eq!(answer_of(None, true), "interrupted");
+        assert_eq!(answer_of(Some(&json!({"levels": []})), false), "-");
+    }
+}

@@ -1,0 +1,270 @@
+//! Text for the history commands: the `runs` list, one run's `show` (header, level table,
+//! planning numbers) and `compare` (two runs side by side, level by level).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::history::{RunData, RunInfo};
+use super::table::{fmt_ms, render_table};
+use crate::metrics::LevelSummary;
+
+/// Lays out rows under headers: left-aligned first `left` columns, the rest right-aligned,
+/// two spaces apart, a dashed rule under the header.
+fn layout(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i < left {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        parts.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    out += &line(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>());
+    for r in rows {
+        out += &line(r);
+    }
+    out
+}
+
+fn or_dash(s: &str) -> String {
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// The `rightsize runs` table, in the order given.
+pub fn render_runs(runs: &[RunInfo]) -> String {
+    if runs.is_empty() {
+        return "no runs yet: `rightsize sweep` makes one, `rightsize import aiperf` brings \
+                one in\n"
+            .into();
+    }
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.id.clone(),
+                or_dash(r.started_at.get(..16).unwrap_or(&r.started_at)).replace('T', " "),
+                or_dash(&r.endpoint),
+                or_dash(&r.model),
+                or_dash(&r.workload),
+                or_dash(&r.kind),
+                r.levels.to_string(),
+                r.answer.clone(),
+            ]
+        })
+        .collect();
+    layout(
+        &[
+            "id", "date", "endpoint", "model", "workload", "kind", "levels", "answer",
+        ],
+        &rows,
+        6,
+    )
+}
+
+/// One line describing the workload recorded in `run.json`.
+pub fn workload_line(echo: &Value) -> String {
+    let w = &echo["workload"];
+    let name = w["name"].as_str().unwrap_or("");
+    let stream = match w["stream"].as_bool() {
+        Some(true) => ", streaming",
+        Some(false) => ", not streaming",
+        None => "",
+    };
+    match (w["input_tokens"].as_u64(), w["output_tokens"].as_u64()) {
+        (Some(i), Some(o)) => format!("{}{i} in / {o} out{stream}", prefix(name)),
+        _ => or_dash(name),
+    }
+}
+
+fn prefix(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name}: ")
+    }
+}
+
+fn header(run: &RunData, tag: &str) -> String {
+    let i = &run.info;
+    let url = run.echo["endpoint"]["base_url"].as_str().unwrap_or("");
+    let endpoint = if url.is_empty() || url == i.endpoint {
+        or_dash(&i.endpoint)
+    } else {
+        format!("{} ({url})", or_dash(&i.endpoint))
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{tag}run {} ({})", i.id, or_dash(&i.kind));
+    let _ = writeln!(out, "  date      {}", or_dash(&i.started_at));
+    let _ = writeln!(out, "  endpoint  {endpoint}");
+    let _ = writeln!(out, "  model     {}", or_dash(&i.model));
+    let _ = writeln!(out, "  workload  {}", workload_line(&run.echo));
+    let _ = writeln!(out, "  folder    {}", i.path.display());
+    if i.interrupted {
+        let _ = writeln!(
+            out,
+            "  interrupted: the levels shown are the ones that finished"
+        );
+    }
+    out
+}
+
+/// Summary keys that are not planning numbers.
+const NOT_PLANNING: [&str; 4] = ["run_id", "kind", "interrupted", "levels"];
+
+/// The planning numbers in `summary.json`: the knee, the SLA and whatever else the planner
+/// recorded (printed as compact JSON under its key).
+fn planning(run: &RunData) -> String {
+    let mut out = String::from("planning\n");
+    let mut any = false;
+    if let Some(k) = run.knee() {
+        let _ = writeln!(out, "  knee: concurrency {k}");
+        any = true;
+    }
+    if let Some(sla) = run.sla_e2e_ms() {
+        let _ = writeln!(out, "  SLA: e2e p99 < {} ms", fmt_ms(Some(sla)));
+        any = true;
+    }
+    if let Some(Value::Object(map)) = &run.summary {
+        for (k, v) in map {
+            if NOT_PLANNING.contains(&k.as_str()) || k == "knee" || k == "sla" {
+                continue;
+            }
+            let _ = writeln!(out, "  {k}: {v}");
+            any = true;
+        }
+    }
+    if !any {
+        out += "  none recorded (no knee, SLA or search result in summary.json)\n";
+    }
+    out
+}
+
+/// `rightsize show`: the run's header, its level table and its planning numbers.
+pub fn render_show(run: &RunData) -> String {
+    let mut out = header(run, "");
+    out.push('\n');
+    if run.levels.is_empty() {
+        out += "no finished levels\n";
+    } else {
+        out += &render_table(&run.levels);
+    }
+    out.push('\n');
+    out += &planning(run);
+    out
+}
+
+fn level_at(levels: &[LevelSummary], c: u32) -> Option<&LevelSummary> {
+    // the last level at a concurrency wins (a re-measured point replaces the first)
+    levels.iter().rev().find(|l| l.concurrency == c)
+}
+
+fn change(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if a.abs() > f64::EPSILON => format!("{:+.1}%", (b - a) / a * 100.0),
+        _ => "-".into(),
+    }
+}
+
+/// `rightsize compare`: both runs' headers, then one row per concurrency either run measured,
+/// with B's change against A for throughput and p99 latency.
+pub fn render_compare(a: &RunData, b: &RunData) -> String {
+    let mut out = header(a, "A: ");
+    out += &header(b, "B: ");
+    out.push('\n');
+    let levels: BTreeSet<u32> = a
+        .levels
+        .iter()
+        .chain(&b.levels)
+        .map(|l| l.concurrency)
+        .collect();
+    let tps = |l: Option<&LevelSummary>| l.map(LevelSummary::output_tps);
+    let p99 = |l: Option<&LevelSummary>| l.and_then(LevelSummary::e2e_p99_ms);
+    let ttft = |l: Option<&LevelSummary>| l.and_then(LevelSummary::ttft_p95_ms);
+    let f1 = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+    let errs = |l: Option<&LevelSummary>| l.map_or("-".into(), |l| l.error_count().to_string());
+    let rows: Vec<Vec<String>> = levels
+        .iter()
+        .map(|&c| {
+            let (la, lb) = (level_at(&a.levels, c), level_at(&b.levels, c));
+            vec![
+                c.to_string(),
+                f1(tps(la)),
+                f1(tps(lb)),
+                change(tps(la), tps(lb)),
+                fmt_ms(p99(la)),
+                fmt_ms(p99(lb)),
+                change(p99(la), p99(lb)),
+                fmt_ms(ttft(la)),
+                fmt_ms(ttft(lb)),
+                errs(la),
+                errs(lb),
+            ]
+        })
+        .collect();
+    out += &layout(
+        &[
+            "concurrency",
+            "A out tok/s",
+            "B out tok/s",
+            "change",
+            "A e2e p99 ms",
+            "B e2e p99 ms",
+            "change",
+            "A ttft p95 ms",
+            "B ttft p95 ms",
+            "A errors",
+            "B errors",
+        ],
+        &rows,
+        0,
+    );
+    let knee = |r: &RunData| r.knee().map_or("-".into(), |k| format!("c={k}"));
+    let _ = writeln!(out, "\nknee: A {}, B {}", knee(a), knee(b));
+    let _ = writeln!(out, "answer: A {}, B {}", a.info.answer, b.info.answer);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn change_is_relative_to_a() {
+        assert_eq!(change(Some(100.0), Some(110.0)), "+10.0%");
+        assert_eq!(change(Some(100.0), Some(50.0)), "-50.0%");
+        assert_eq!(change(None, Some(1.0)), "-");
+    }
+
+    #[test]
+    fn workload_lines() {
+        let echo = serde_json::json!({"workload": {"name": "rag", "input_tokens": 1024,
+            "output_tokens": 256, "stream": true}});
+        assert_eq!(workload_line(&echo), "rag: 1024 in / 256 out, streaming");
+        assert_eq!(workload_line(&Value::Null), "-");
+    }
+
+    #[test]
+    fn empty_runs_list_says_how_to_make_one() {
+        assert!(render_runs(&[]).contains("rightsize sweep"));
+    }
+}

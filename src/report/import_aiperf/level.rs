@@ -1,0 +1,353 @@
+//! One AIPerf `profile_export_aiperf.json` object read into a [`LevelSummary`], field by
+//! field as SPEC names them. Anything may be absent: a missing percentile is interpolated
+//! from its neighbours (and said so in the notes), a missing scalar is derived from what is
+//! there (throughput from totals and duration, errors from `error_summary`).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::engine::record::ErrorKind;
+use crate::metrics::{
+    ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, TokenSourceCounts,
+};
+use crate::report::rfc3339_utc;
+
+/// The percentiles a metric object carries, by rank (0 = min and 100 = max are anchors).
+const RANKS: [(&str, f64); 9] = [
+    ("p1", 1.0),
+    ("p5", 5.0),
+    ("p10", 10.0),
+    ("p25", 25.0),
+    ("p50", 50.0),
+    ("p75", 75.0),
+    ("p90", 90.0),
+    ("p95", 95.0),
+    ("p99", 99.0),
+];
+
+/// Metric objects read as [`Stats`], with the unit assumed when the object has none.
+const STATS_METRICS: [(&str, &str); 8] = [
+    ("time_to_first_token", "ms"),
+    ("inter_token_latency", "ms"),
+    ("inter_chunk_latency", "ms"),
+    ("request_latency", "ms"),
+    ("output_sequence_length", "tokens"),
+    ("input_sequence_length", "tokens"),
+    ("output_token_throughput_per_user", "tokens/sec/user"),
+    ("slot_to_send", "ms"),
+];
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64().filter(|x| x.is_finite())
+}
+
+/// `obj[name]["avg"]`, or `obj[name]` when it is a bare number.
+pub fn scalar(obj: &Value, name: &str) -> Option<f64> {
+    let v = obj.get(name)?;
+    num(v).or_else(|| num(v.get("avg")?))
+}
+
+/// A metric object as [`Stats`]; `None` when it has no value at all. Filled-in fields are
+/// named in `notes`.
+fn stats(
+    obj: &Value,
+    name: &str,
+    unit: &str,
+    count: u64,
+    notes: &mut Vec<String>,
+) -> Option<Stats> {
+    let m = obj.get(name)?.as_object()?;
+    let get = |k: &str| m.get(k).and_then(num);
+    let mut known: Vec<(f64, f64)> = RANKS
+        .iter()
+        .filter_map(|(k, r)| Some((*r, get(k)?)))
+        .collect();
+    let avg = get("avg");
+    if known.is_empty() && avg.is_none() && get("min").is_none() && get("max").is_none() {
+        return None;
+    }
+    let min = get("min")
+        .or_else(|| known.first().map(|k| k.1))
+        .or(avg)
+        .or_else(|| get("max"))?;
+    let max = get("max")
+        .or_else(|| known.last().map(|k| k.1))
+        .or(avg)
+        .unwrap_or(min);
+    known.insert(0, (0.0, min));
+    known.push((100.0, max));
+    let mut filled = Vec::new();
+    let mut at = |key: &str, rank: f64| -> f64 {
+        if let Some(v) = get(key) {
+            return v;
+        }
+        filled.push(key.to_string());
+        let hi = known
+            .iter()
+            .position(|(r, _)| *r > rank)
+            .unwrap_or(known.len() - 1);
+        let (r0, v0) = known[hi.saturating_sub(1)];
+        let (r1, v1) = known[hi];
+        if r1 > r0 {
+            v0 + (v1 - v0) * (rank - r0) / (r1 - r0)
+        } else {
+            v0
+        }
+    };
+    let p = RANKS.map(|(k, r)| at(k, r));
+    let avg = avg.unwrap_or_else(|| {
+        filled.push("avg".into());
+        p[4]
+    });
+    let std = get("std").unwrap_or_else(|| {
+        filled.push("std".into());
+        0.0
+    });
+    let count = m.get("count").and_then(Value::as_u64).unwrap_or_else(|| {
+        filled.push("count".into());
+        count
+    });
+    if !filled.is_empty() {
+        notes.push(format!("{name}: {} not in the export", filled.join(", ")));
+    }
+    Some(Stats {
+        unit: m
+            .get("unit")
+            .and_then(Value::as_str)
+            .unwrap_or(unit)
+            .to_string(),
+        avg,
+        min,
+        max,
+        p1: p[0],
+        p5: p[1],
+        p10: p[2],
+        p25: p[3],
+        p50: p[4],
+        p75: p[5],
+        p90: p[6],
+        p95: p[7],
+        p99: p[8],
+        std,
+        count,
+    })
+}
+
+/// A time stamp as RFC 3339: strings are kept; numbers are read as epoch seconds, ms, µs or ns
+/// by their size.
+pub fn time_text(v: &Value) -> String {
+    if let Some(s) = v.as_str() {
+        return s.to_string();
+    }
+    let Some(x) = num(v).filter(|x| *x > 0.0) else {
+        return String::new();
+    };
+    let secs = if x > 1e17 {
+        x / 1e9
+    } else if x > 1e14 {
+        x / 1e6
+    } else if x > 1e11 {
+        x / 1e3
+    } else {
+        x
+    };
+    rfc3339_utc(UNIX_EPOCH + Duration::from_secs_f64(secs))
+}
+
+fn error_kind(kind: &str, code: Option<u16>) -> Option<ErrorKind> {
+    let lower = kind.to_ascii_lowercase();
+    ErrorKind::ALL
+        .into_iter()
+        .find(|k| k.as_str() == lower)
+        .or_else(|| lower.contains("timeout").then_some(ErrorKind::Timeout))
+        .or_else(|| lower.contains("cancel").then_some(ErrorKind::Cancelled))
+        .or_else(|| lower.contains("connect").then_some(ErrorKind::Connect))
+        .or_else(|| code.map(|_| ErrorKind::HttpStatus))
+}
+
+fn error_summary(obj: &Value) -> Vec<ErrorSummaryEntry> {
+    let Some(list) = obj.get("error_summary").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|e| {
+            let d = e.get("error_details").unwrap_or(&Value::Null);
+            let text = |k: &str| match d.get(k) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            Some(ErrorSummaryEntry {
+                error_details: ErrorDetails {
+                    code: d
+                        .get("code")
+                        .and_then(Value::as_u64)
+                        .and_then(|c| u16::try_from(c).ok()),
+                    kind: text("type"),
+                    message: text("message"),
+                },
+                count: e.get("count")?.as_u64()?,
+            })
+        })
+        .collect()
+}
+
+/// What a level file holds besides its summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LevelExtras {
+    /// `input_config` echo, `Null` when absent.
+    pub input_config: Value,
+    /// Fields filled in because the export lacked them.
+    pub notes: Vec<String>,
+}
+
+/// Reads one export object; `concurrency` comes from the caller (the `input_config`, or the
+/// file's path). The level's `index` is 0: the caller numbers levels once they are sorted.
+pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras) {
+    let mut notes = Vec::new();
+    let cfg = obj.get("input_config").cloned().unwrap_or(Value::Null);
+    let errors_list = error_summary(obj);
+    let mut errors_by_kind: BTreeMap<ErrorKind, u64> = BTreeMap::new();
+    for e in &errors_list {
+        if let Some(k) = error_kind(&e.error_details.kind, e.error_details.code) {
+            *errors_by_kind.entry(k).or_default() += e.count;
+        }
+    }
+    let cancelled = errors_by_kind
+        .get(&ErrorKind::Cancelled)
+        .copied()
+        .unwrap_or(0);
+    let ok = scalar(obj, "request_count")
+        .or_else(|| obj.get("request_latency")?.get("count").and_then(num))
+        .unwrap_or(0.0);
+    let errors = scalar(obj, "error_request_count").unwrap_or_else(|| {
+        let n: u64 = errors_list.iter().map(|e| e.count).sum();
+        n.saturating_sub(cancelled) as f64
+    });
+    let count = ok as u64;
+    let mut metrics: BTreeMap<&str, Stats> = BTreeMap::new();
+    for (name, unit) in STATS_METRICS {
+        if let Some(s) = stats(obj, name, unit, count, &mut notes) {
+            metrics.insert(name, s);
+        }
+    }
+    let start_time = time_text(obj.get("start_time").unwrap_or(&Value::Null));
+    let end_time = time_text(obj.get("end_time").unwrap_or(&Value::Null));
+    let duration = scalar(obj, "benchmark_duration").unwrap_or(0.0);
+    let avg_of = |m: &str| metrics.get(m).map(|s| s.avg);
+    let total = |name: &str, metric: &str| {
+        scalar(obj, name).unwrap_or_else(|| avg_of(metric).map_or(0.0, |a| a * ok))
+    };
+    let total_osl = total("total_osl", "output_sequence_length");
+    let total_isl = total("total_isl", "input_sequence_length");
+    let per_sec = |v: f64| if duration > 0.0 { v / duration } else { 0.0 };
+    let output_tps = scalar(obj, "output_token_throughput").unwrap_or_else(|| {
+        notes.push("output_token_throughput: derived from total_osl / benchmark_duration".into());
+        per_sec(total_osl)
+    });
+    let rps = scalar(obj, "request_throughput").unwrap_or_else(|| per_sec(ok));
+    let planned = cfg
+        .pointer("/loadgen/request_count")
+        .and_then(Value::as_u64)
+        .unwrap_or(count + errors as u64);
+    let mut take = |name: &str| metrics.remove(name);
+    let summary = LevelSummary {
+        index: 0,
+        concurrency,
+        planned_requests: planned,
+        start_time,
+        end_time,
+        partial: obj
+            .get("was_cancelled")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        time_to_first_token: take("time_to_first_token"),
+        inter_token_latency: take("inter_token_latency"),
+        inter_chunk_latency: take("inter_chunk_latency"),
+        request_latency: take("request_latency"),
+        output_sequence_length: take("output_sequence_length"),
+        input_sequence_length: take("input_sequence_length"),
+        output_token_throughput_per_user: take("output_token_throughput_per_user"),
+        output_token_throughput: Scalar::new("tokens/sec", output_tps),
+        output_token_throughput_steady: scalar(obj, "output_token_throughput_steady")
+            .map(|v| Scalar::new("tokens/sec", v)),
+        request_throughput: Scalar::new("requests/sec", rps),
+        request_count: Scalar::new("requests", ok),
+        error_request_count: Scalar::new("requests", errors),
+        benchmark_duration: Scalar::new("sec", duration),
+        total_osl: Scalar::new("tokens", total_osl),
+        total_isl: Scalar::new("tokens", total_isl),
+        goodput: scalar(obj, "goodput").map(|v| Scalar::new("requests/sec", v)),
+        error_summary: errors_list,
+        error_rate: if ok + errors > 0.0 {
+            errors / (ok + errors)
+        } else {
+            0.0
+        },
+        errors_by_kind,
+        cancelled_count: cancelled,
+        steady_window: None,
+        achieved_concurrency: obj.get("achieved_concurrency").and_then(num),
+        mean_in_flight: obj.get("mean_in_flight").and_then(num),
+        slot_to_send: take("slot_to_send"),
+        output_tokens_source: TokenSourceCounts::default(),
+        reconnect_count: 0,
+        client_lag: None,
+    };
+    (
+        summary,
+        LevelExtras {
+            input_config: cfg,
+            notes,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn missing_percentiles_are_interpolated_and_noted() {
+        let obj = json!({"request_latency": {"unit": "ms", "avg": 50.0, "min": 10.0,
+            "max": 110.0, "p50": 50.0, "p90": 90.0, "p99": 100.0, "std": 5.0}});
+        let mut notes = Vec::new();
+        let s = stats(&obj, "request_latency", "ms", 7, &mut notes).unwrap();
+        assert_eq!(s.p25, 30.0);
+        assert_eq!(s.p95, 90.0 + 10.0 * 5.0 / 9.0);
+        assert_eq!(s.p1, 10.0 + 40.0 / 50.0);
+        assert_eq!(s.count, 7);
+        assert!(
+            notes[0].contains("p25") && notes[0].contains("count"),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn numeric_times_by_magnitude() {
+        let ns = json!(1_764_405_012_000_000_000u64);
+        assert_eq!(time_text(&ns), "2025-11-29T08:30:12.000Z");
+        assert_eq!(
+            time_text(&json!(1_764_405_012.0)),
+            "2025-11-29T08:30:12.000Z"
+        );
+        assert_eq!(time_text(&json!("x")), "x");
+    }
+
+    #[test]
+    fn errors_come_from_the_summary_when_not_counted() {
+        let obj = json!({"request_count": {"unit": "requests", "avg": 9},
+        "error_summary": [
+            {"error_details": {"code": 500, "type": "HTTPError", "message": "boom"}, "count": 1},
+            {"error_details": {"code": null, "type": "cancelled", "message": ""}, "count": 2}
+        ]});
+        let (l, _) = parse_level(&obj, 4);
+        assert_eq!(l.error_count(), 1);
+        assert_eq!(l.cancelled_count, 2);
+        assert_eq!(l.errors_by_kind[&ErrorKind::HttpStatus], 1);
+        assert!((l.error_rate - 0.1).abs() < 1e-12);
+    }
+}

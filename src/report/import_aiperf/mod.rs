@@ -1,0 +1,383 @@
+//! `rightsize import aiperf PATH`: AIPerf exports made elsewhere (one
+//! `profile_export_aiperf.json` per concurrency level) brought into a run folder, so they can
+//! be listed, shown, charted, compared and planned from like a run recorded here.
+//!
+//! PATH is one export file, a folder searched for them, or the `.tar.gz` a SageMaker benchmark
+//! job writes (every `profile_export_aiperf.json` inside, at any depth). Each file is one
+//! level; its concurrency is `input_config.loadgen.concurrency`, else a `concurrency_64` /
+//! `c64` part of its path. Levels are numbered by concurrency.
+
+pub mod level;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+pub use level::{parse_level, LevelExtras};
+
+use crate::metrics::LevelSummary;
+use crate::report::{new_run_id, ResultsDir};
+
+/// The file name AIPerf writes.
+pub const EXPORT_FILE: &str = "profile_export_aiperf.json";
+/// Largest export file read (bytes); real ones are a few kilobytes.
+const MAX_FILE: u64 = 64 << 20;
+/// How deep a folder is searched.
+const MAX_DEPTH: usize = 8;
+
+/// Why an import could not read its input.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{0}: no such file or folder")]
+    NotFound(PathBuf),
+    #[error("{0}: no {EXPORT_FILE} found (give one export file, a folder of them, or a SageMaker .tar.gz)")]
+    NoExports(PathBuf),
+    #[error("{source_name}: {message}")]
+    Bad {
+        source_name: String,
+        message: String,
+    },
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// One export file's text and where it came from (a path, or `archive.tar.gz:inner/path`).
+#[derive(Debug, Clone)]
+pub struct ExportText {
+    pub source: String,
+    pub text: String,
+}
+
+fn is_tarball(p: &Path) -> bool {
+    let n = p.to_string_lossy().to_ascii_lowercase();
+    n.ends_with(".tar.gz") || n.ends_with(".tgz")
+}
+
+fn read_limited(path: &Path) -> Result<String, ImportError> {
+    let file = File::open(path).map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
+    let mut text = String::new();
+    file.take(MAX_FILE)
+        .read_to_string(&mut text)
+        .map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
+    Ok(text)
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ImportError::Io(dir.to_path_buf(), e))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| ImportError::Io(dir.to_path_buf(), e))?
+            .path();
+        if path.is_dir() && depth < MAX_DEPTH {
+            walk(&path, depth + 1, out)?;
+        } else if path.file_name().is_some_and(|n| n == EXPORT_FILE) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read_tarball(path: &Path) -> Result<Vec<ExportText>, ImportError> {
+    let io = |e| ImportError::Io(path.to_path_buf(), e);
+    let file = File::open(path).map_err(io)?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut out = Vec::new();
+    for entry in archive.entries().map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let inner = entry.path().map_err(io)?.into_owned();
+        if inner.file_name().is_some_and(|n| n == EXPORT_FILE) {
+            let mut text = String::new();
+            entry.take(MAX_FILE).read_to_string(&mut text).map_err(io)?;
+            out.push(ExportText {
+                source: format!("{}:{}", path.display(), inner.display()),
+                text,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Every export under `path` (a file, a folder or a `.tar.gz`), in path order.
+pub fn read_exports(path: &Path) -> Result<Vec<ExportText>, ImportError> {
+    if !path.exists() {
+        return Err(ImportError::NotFound(path.to_path_buf()));
+    }
+    let mut out = if path.is_dir() {
+        let mut files = Vec::new();
+        walk(path, 0, &mut files)?;
+        files.sort();
+        files
+            .into_iter()
+            .map(|f| {
+                Ok(ExportText {
+                    source: f.display().to_string(),
+                    text: read_limited(&f)?,
+                })
+            })
+            .collect::<Result<Vec<_>, ImportError>>()?
+    } else if is_tarball(path) {
+        read_tarball(path)?
+    } else {
+        vec![ExportText {
+            source: path.display().to_string(),
+            text: read_limited(path)?,
+        }]
+    };
+    out.sort_by(|a, b| a.source.cmp(&b.source));
+    if out.is_empty() {
+        return Err(ImportError::NoExports(path.to_path_buf()));
+    }
+    Ok(out)
+}
+
+/// A concurrency named in a path: `concurrency_64`, `concurrency-64`, `concurrency64`, `c64`.
+pub fn concurrency_in_path(source: &str) -> Option<u32> {
+    let positive = |t: &str| t.parse::<u32>().ok().filter(|n| *n > 0);
+    for part in source.rsplit(['/', '\\', ':']) {
+        let tokens: Vec<String> = part
+            .split(['_', '-', '.'])
+            .map(str::to_ascii_lowercase)
+            .collect();
+        for (i, t) in tokens.iter().enumerate() {
+            if t == "concurrency" || t == "c" {
+                if let Some(n) = tokens.get(i + 1).and_then(|n| positive(n)) {
+                    return Some(n);
+                }
+            }
+            let digits = t
+                .strip_prefix("concurrency")
+                .or_else(|| t.strip_prefix('c'));
+            if let Some(n) = digits.and_then(positive) {
+                return Some(n);
+            }
+        }
+    }
+    None
+}
+
+/// One parsed level with where it came from.
+#[derive(Debug, Clone)]
+pub struct ImportedLevel {
+    pub source: String,
+    pub summary: LevelSummary,
+    pub extras: LevelExtras,
+    /// The export's own top-level object (for `aiperf_version`, `benchmark_id`).
+    pub raw_head: Value,
+}
+
+/// Parses every export into a level, sorted by concurrency then start time, numbered 0.. .
+pub fn parse_exports(exports: &[ExportText]) -> Result<Vec<ImportedLevel>, ImportError> {
+    let mut levels = Vec::new();
+    for e in exports {
+        let bad = |message: String| ImportError::Bad {
+            source_name: e.source.clone(),
+            message,
+        };
+        let obj: Value =
+            serde_json::from_str(&e.text).map_err(|err| bad(format!("not JSON: {err}")))?;
+        if !obj.is_object() {
+            return Err(bad(
+                "not an AIPerf export: the top level is not an object".into()
+            ));
+        }
+        let concurrency = obj
+            .pointer("/input_config/loadgen/concurrency")
+            .and_then(Value::as_u64)
+            .and_then(|c| u32::try_from(c).ok())
+            .filter(|c| *c > 0)
+            .or_else(|| concurrency_in_path(&e.source))
+            .ok_or_else(|| {
+                bad(
+                    "no concurrency: the export has no input_config.loadgen.concurrency and \
+                     its path names none (e.g. concurrency_64/)"
+                        .into(),
+                )
+            })?;
+        if obj.get("request_latency").is_none() && obj.get("output_token_throughput").is_none() {
+            return Err(bad(
+                "not an AIPerf export: neither request_latency nor output_token_throughput".into(),
+            ));
+        }
+        let (summary, extras) = parse_level(&obj, concurrency);
+        let raw_head = json!({
+            "aiperf_version": obj.get("aiperf_version"),
+            "schema_version": obj.get("schema_version"),
+            "benchmark_id": obj.get("benchmark_id"),
+        });
+        levels.push(ImportedLevel {
+            source: e.source.clone(),
+            summary,
+            extras,
+            raw_head,
+        });
+    }
+    levels.sort_by(|a, b| {
+        (a.summary.concurrency, &a.summary.start_time)
+            .cmp(&(b.summary.concurrency, &b.summary.start_time))
+    });
+    for (i, l) in levels.iter_mut().enumerate() {
+        l.summary.index = i as u32;
+    }
+    Ok(levels)
+}
+
+/// Names to record for an imported run (defaults come from the exports).
+#[derive(Debug, Clone, Default)]
+pub struct ImportNames {
+    /// Endpoint name (default `aiperf`).
+    pub endpoint: Option<String>,
+    /// Model name (default: the exports' `input_config.endpoint.model_names[0]`).
+    pub model: Option<String>,
+    /// Workload name (default `aiperf`).
+    pub workload: Option<String>,
+}
+
+/// The `run.json` of an imported run, shaped like a recorded run's echo.
+pub fn import_echo(
+    run_id: &str,
+    path: &Path,
+    levels: &[ImportedLevel],
+    names: &ImportNames,
+) -> Value {
+    let cfg = levels
+        .first()
+        .map(|l| l.extras.input_config.clone())
+        .unwrap_or(Value::Null);
+    let model = names.model.clone().unwrap_or_else(|| {
+        cfg.pointer("/endpoint/model_names/0")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    });
+    let stream = cfg.pointer("/endpoint/streaming").and_then(Value::as_bool);
+    let mean = |p: &str| {
+        cfg.pointer(p)
+            .and_then(Value::as_f64)
+            .map(|v| v.round() as u64)
+    };
+    let starts = levels
+        .iter()
+        .map(|l| l.summary.start_time.as_str())
+        .filter(|s| !s.is_empty());
+    let ends = levels
+        .iter()
+        .map(|l| l.summary.end_time.as_str())
+        .filter(|s| !s.is_empty());
+    let notes: Vec<String> = levels
+        .iter()
+        .flat_map(|l| {
+            l.extras
+                .notes
+                .iter()
+                .map(move |n| format!("{}: {n}", l.source))
+        })
+        .collect();
+    json!({
+        "tool": "rightsize",
+        "version": env!("CARGO_PKG_VERSION"),
+        "run_id": run_id,
+        "kind": "import-aiperf",
+        "endpoint": {
+            "name": names.endpoint.clone().unwrap_or_else(|| "aiperf".into()),
+            "base_url": cfg.pointer("/endpoint/url").cloned().unwrap_or(json!("")),
+            "model": model,
+            "stream": stream,
+        },
+        "workload": {
+            "name": names.workload.clone().unwrap_or_else(|| "aiperf".into()),
+            "input_tokens": mean("/input/prompt/input_tokens/mean"),
+            "output_tokens": mean("/input/prompt/output_tokens/mean"),
+            "stream": stream,
+        },
+        "plan": {
+            "kind": "import",
+            "concurrency": levels.iter().map(|l| l.summary.concurrency).collect::<Vec<_>>(),
+        },
+        "request_count": cfg.pointer("/loadgen/request_count"),
+        "started_at": starts.min(),
+        "ended_at": ends.max(),
+        "interrupted": false,
+        "source": {
+            "format": "aiperf",
+            "path": path.display().to_string(),
+            "files": levels.iter().map(|l| l.source.clone()).collect::<Vec<_>>(),
+            "exports": levels.iter().map(|l| l.raw_head.clone()).collect::<Vec<_>>(),
+            "notes": notes,
+        },
+    })
+}
+
+/// What an import made.
+#[derive(Debug, Clone)]
+pub struct ImportOutcome {
+    pub run_id: String,
+    pub dir: PathBuf,
+    pub levels: Vec<LevelSummary>,
+    /// Fields the exports lacked, per file.
+    pub notes: Vec<String>,
+}
+
+/// Reads the exports under `path` and writes them as a new run under `root`.
+pub fn import_aiperf(
+    path: &Path,
+    root: &Path,
+    names: &ImportNames,
+) -> anyhow::Result<ImportOutcome> {
+    let levels = parse_exports(&read_exports(path)?)?;
+    let run_id = new_run_id("aiperf", std::time::SystemTime::now());
+    let dir = ResultsDir::create(root, &run_id)
+        .map_err(|e| anyhow::anyhow!("cannot create a run folder in {}: {e}", root.display()))?;
+    let run_id = dir.run_id().to_string();
+    let echo = import_echo(&run_id, path, &levels, names);
+    let io = |e: std::io::Error| anyhow::anyhow!("{}: {e}", dir.path().display());
+    dir.write_run(&echo).map_err(io)?;
+    for l in &levels {
+        dir.write_level(&l.summary).map_err(io)?;
+    }
+    let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
+    dir.write_summary(&json!({
+        "run_id": run_id,
+        "kind": "import-aiperf",
+        "interrupted": false,
+        "levels": summaries,
+    }))
+    .map_err(io)?;
+    Ok(ImportOutcome {
+        notes: echo["source"]["notes"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|n| n.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        run_id,
+        dir: dir.path().to_path_buf(),
+        levels: summaries,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrency_from_paths() {
+        assert_eq!(
+            concurrency_in_path("out/concurrency_64/profile_export_aiperf.json"),
+            Some(64)
+        );
+        assert_eq!(
+            concurrency_in_path("job.tar.gz:run/c256/profile_export_aiperf.json"),
+            Some(256)
+        );
+        assert_eq!(concurrency_in_path("x/concurrency-8/p.json"), Some(8));
+        assert_eq!(concurrency_in_path("x/level-001-c0016/p.json"), Some(16));
+        assert_eq!(
+            concurrency_in_path("x/results/profile_export_aiperf.json"),
+            None
+        );
+    }
+}
