@@ -70,6 +70,12 @@ pub enum PreflightError {
          usually ends in /v1)"
     )]
     NotFound { url: String },
+    #[error("no model given and {url} {}: pass --model NAME (or model = \"NAME\" in the endpoint's config)", listed(.available))]
+    ModelNeeded {
+        url: String,
+        /// What `GET /models` lists (may be empty).
+        available: Vec<String>,
+    },
     #[error("{url} redirects (HTTP {status}) to {location}: use that address as the base URL")]
     Redirect {
         url: String,
@@ -167,6 +173,43 @@ fn streaming_content_type(ct: &str) -> bool {
     ["event-stream", "ndjson", "jsonl", "jsonlines", "json-seq"]
         .iter()
         .any(|m| ct.contains(m))
+}
+
+fn listed(available: &[String]) -> String {
+    match available.len() {
+        0 => "lists no models".to_string(),
+        _ => format!("serves several: {}", available.join(", ")),
+    }
+}
+
+/// The model to use when none was given: the only one `GET /models` lists.
+pub async fn only_model(ep: &Endpoint) -> Result<String, PreflightError> {
+    let models_url = ep.models_url();
+    let timeout = ep.request_timeout().min(std::time::Duration::from_secs(30));
+    let timeout_ms = timeout.as_millis() as u64;
+    let available = match tokio::time::timeout(timeout, ep.get_models()).await {
+        Err(_) => {
+            return Err(PreflightError::Timeout {
+                url: display_url(models_url),
+                timeout_ms,
+            })
+        }
+        Ok(Err(FetchError::Transport(t, detail))) => {
+            return Err(transport_error(models_url, t, detail, timeout_ms))
+        }
+        Ok(Err(FetchError::Body)) => Vec::new(),
+        Ok(Ok(f)) if (200..300).contains(&f.status) => openai::parse_models(&f.body)
+            .map(|m| m.into_iter().map(|m| m.id).collect())
+            .unwrap_or_default(),
+        Ok(Ok(_)) => Vec::new(),
+    };
+    match available.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(PreflightError::ModelNeeded {
+            url: display_url(models_url),
+            available,
+        }),
+    }
 }
 
 /// Checks that the endpoint is reachable, accepts the key, serves the model and answers (and

@@ -112,7 +112,15 @@ pub async fn run(
 ) -> Result<RunOutcome, RunError> {
     let limits = raise_nofile_limit();
     let max_pool = 4096usize;
-    let endpoint = Endpoint::new(&req.endpoint, max_pool, req.timeout)?;
+    let endpoint = if req.endpoint.model.is_empty() {
+        // no model named: use the one the server lists (or say which to pick)
+        let probe = Endpoint::new(&req.endpoint, 1, req.timeout)?;
+        let mut spec = req.endpoint.clone();
+        spec.model = crate::endpoint::preflight::only_model(&probe).await?;
+        Endpoint::new(&spec, max_pool, req.timeout)?
+    } else {
+        Endpoint::new(&req.endpoint, max_pool, req.timeout)?
+    };
     let server = preflight(&endpoint).await?;
     let model = endpoint.spec().model.clone();
 

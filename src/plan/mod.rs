@@ -7,6 +7,7 @@ pub mod capacity;
 pub mod gate;
 pub mod knee;
 pub mod planner;
+pub mod recorded;
 pub mod search;
 pub mod sla;
 

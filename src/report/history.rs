@@ -49,14 +49,34 @@ pub struct RunData {
 }
 
 impl RunData {
-    /// The knee concurrency recorded in `summary.json` (`"knee": {"concurrency": N}`).
+    /// The knee, found in the levels themselves (so a run imported from AIPerf files gets
+    /// the same knee as the same data recorded natively).
     pub fn knee(&self) -> Option<u32> {
-        knee_of(self.summary.as_ref())
+        crate::plan::knee::find_knee(
+            &crate::plan::knee::curve(&self.levels),
+            crate::plan::knee::DEFAULT_MIN_GAIN,
+        )
+        .map(|k| k.concurrency)
     }
 
-    /// The end-to-end SLA line in ms recorded in `summary.json` (`"sla": {"e2e_ms": X}`).
+    /// How the run was meant to be read: its SLAs and search bounds, from `run.json`.
+    pub fn analysis(&self) -> crate::plan::Analysis {
+        crate::plan::recorded::analysis(&self.echo["plan"])
+    }
+
+    /// The end-to-end SLA's limit in ms, when the run had one (drawn as the SLA line).
     pub fn sla_e2e_ms(&self) -> Option<f64> {
-        self.summary.as_ref()?.get("sla")?.get("e2e_ms")?.as_f64()
+        self.analysis()
+            .slas
+            .0
+            .iter()
+            .find(|t| t.metric == crate::plan::sla::SlaMetric::E2e)
+            .map(|t| t.limit)
+    }
+
+    /// The answer, knee and planning numbers, computed from the levels as a live run would.
+    pub fn report(&self) -> crate::plan::RunAnalysis {
+        crate::plan::analyse(&self.analysis(), &self.levels)
     }
 }
 

@@ -1,0 +1,92 @@
+//! Reading a recorded plan back: the `plan` object of a run's `run.json` into the
+//! [`Analysis`] it was run with, so a past (or imported) run is analysed exactly as a live one.
+
+use super::search::SearchConfig;
+use super::sla::{parse_statistic, SlaMetric, SlaSet, SlaThreshold};
+use super::Analysis;
+use serde_json::Value;
+
+fn metric(name: &str) -> Option<SlaMetric> {
+    match name {
+        "ttft" => Some(SlaMetric::Ttft),
+        "tpot" => Some(SlaMetric::Tpot),
+        "e2e" => Some(SlaMetric::E2e),
+        "error_rate" => Some(SlaMetric::ErrorRate),
+        _ => None,
+    }
+}
+
+/// The SLAs in a recorded plan (`"slas": [{"metric", "stat", "limit"}]`); unreadable entries
+/// are skipped.
+pub fn slas(plan: &Value) -> SlaSet {
+    let list = plan.get("slas").and_then(Value::as_array);
+    SlaSet(
+        list.into_iter()
+            .flatten()
+            .filter_map(|t| {
+                Some(SlaThreshold {
+                    metric: metric(t.get("metric")?.as_str()?)?,
+                    stat: parse_statistic(t.get("stat")?.as_str()?).ok()?,
+                    limit: t.get("limit")?.as_f64()?,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The analysis a recorded plan asks for (capacity inputs are not recorded: none).
+pub fn analysis(plan: &Value) -> Analysis {
+    let search = (plan.get("kind").and_then(Value::as_str) == Some("search")).then(|| {
+        let d = SearchConfig::default();
+        let num = |k: &str| plan.get(k).and_then(Value::as_u64).map(|v| v as u32);
+        SearchConfig {
+            min: num("concurrency_min").unwrap_or(d.min),
+            max: num("concurrency_max").unwrap_or(d.max),
+            max_iterations: num("search_max_iterations").unwrap_or(d.max_iterations),
+            tolerance: plan
+                .get("tolerance")
+                .and_then(Value::as_f64)
+                .unwrap_or(d.tolerance),
+        }
+    });
+    Analysis {
+        slas: slas(plan),
+        search,
+        ..Analysis::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn round_trips_what_the_planners_record() {
+        let live = Analysis {
+            slas: SlaSet(vec![
+                SlaThreshold::parse(SlaMetric::E2e, "50s").unwrap(),
+                SlaThreshold::parse(SlaMetric::Ttft, "p99:800ms").unwrap(),
+                SlaThreshold::parse(SlaMetric::ErrorRate, "0.01").unwrap(),
+            ]),
+            search: Some(SearchConfig {
+                min: 8,
+                max: 512,
+                max_iterations: 7,
+                tolerance: 0.05,
+            }),
+            ..Analysis::default()
+        };
+        let plan = json!({
+            "kind": "search",
+            "concurrency_min": 8,
+            "concurrency_max": 512,
+            "search_max_iterations": 7,
+            "tolerance": 0.05,
+            "slas": live.slas,
+        });
+        assert_eq!(analysis(&plan), live);
+        let sweep = json!({"kind": "sweep", "concurrency": [16, 64]});
+        assert_eq!(analysis(&sweep), Analysis::default());
+    }
+}
