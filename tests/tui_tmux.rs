@@ -194,10 +194,10 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
         t.keys(&["Down"]);
     }
     t.keys(&["Enter"]);
-    t.keys(&["-l", "900ms"]);
+    t.keys(&["-l", "100ms"]);
     t.keys(&["Enter"]);
     t.wait_for("the SLA value", Duration::from_secs(5), |s| {
-        s.contains("900ms")
+        s.contains("100ms")
     });
     t.keys(&["s"]);
     let s = t.wait_for("the finished run", Duration::from_secs(120), |s| {
