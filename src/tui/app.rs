@@ -37,6 +37,11 @@ pub enum Action {
     /// Reload the list of past runs.
     LoadRuns,
     DeleteRun(PathBuf),
+    /// Write charts (PNG, SVG) and data (CSV, JSON) of a run, overlaying `compare` if set.
+    Export {
+        run: PathBuf,
+        compare: Option<PathBuf>,
+    },
 }
 
 /// A past run in the results folder.
@@ -70,8 +75,8 @@ pub struct App {
     pub runs_selected: usize,
     /// The simulator's time scale, shown so its rates are not mistaken for a GPU's.
     pub sim_time_scale: Option<f64>,
-    /// A past run drawn over the current one: (run id, its levels).
-    pub overlay: Option<(String, Vec<crate::metrics::LevelSummary>)>,
+    /// A past run drawn over the current one: (run id, its folder, its levels).
+    pub overlay: Option<(String, PathBuf, Vec<crate::metrics::LevelSummary>)>,
     /// How to read the run (SLAs, search bounds, peak and price), from the run's settings.
     pub analysis: Analysis,
     /// What the finished levels mean: iteration table, search answer, knee, planning numbers.
@@ -157,7 +162,7 @@ impl App {
         let overlay = self
             .overlay
             .as_ref()
-            .map(|(id, levels)| (id.as_str(), levels.as_slice()));
+            .map(|(id, _, levels)| (id.as_str(), levels.as_slice()));
         self.view = RunView::build(&self.run.levels, sla_ms, knee, overlay);
         self.report = Some(report);
     }
@@ -303,6 +308,15 @@ impl App {
                 self.level_scroll = self.level_scroll.saturating_sub(1);
             }
             KeyCode::Char('s') => return self.start(),
+            KeyCode::Char('e') if !self.live => match &self.run.dir {
+                Some(dir) => {
+                    return Action::Export {
+                        run: dir.clone(),
+                        compare: self.overlay.as_ref().map(|o| o.1.clone()),
+                    }
+                }
+                None => self.status = Some("no run to export yet".into()),
+            },
             KeyCode::Char('p') => self.setup.edit(FieldId::PeakConcurrency),
             KeyCode::Char('$') => self.setup.edit(FieldId::PricePerHour),
             _ => {}
@@ -337,7 +351,7 @@ impl App {
                                 "{} is drawn over the run screen's charts (C clears)",
                                 r.id
                             ));
-                            self.overlay = Some((r.id, levels));
+                            self.overlay = Some((r.id, r.path, levels));
                             self.refresh_view();
                         }
                         Err(e) => self.status = Some(format!("cannot read {}: {e}", r.id)),

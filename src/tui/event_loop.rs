@@ -151,6 +151,28 @@ pub async fn run_loop(
                     pending = Some(Action::LoadRuns);
                     continue;
                 }
+                Action::Export { run, compare } => {
+                    let folder = run.join("export");
+                    let req = crate::report::export_run::ExportRequest {
+                        png: Some(folder.join("")),
+                        svg: Some(folder.join("")),
+                        csv: Some(folder.join("")),
+                        json: Some(folder.join("")),
+                        compare,
+                        ..Default::default()
+                    };
+                    app.status = Some(
+                        match std::fs::create_dir_all(&folder)
+                            .map_err(anyhow::Error::from)
+                            .and_then(|_| crate::report::export_run::export_run(&run, &req))
+                        {
+                            Ok(files) => {
+                                format!("exported {} files to {}", files.len(), folder.display())
+                            }
+                            Err(e) => format!("export failed: {e:#}"),
+                        },
+                    );
+                }
                 Action::None => {}
             }
             dirty = true;

@@ -292,7 +292,11 @@ fn past_runs_list_and_an_overlay_of_two_runs() {
         level(1, 64, 128, 1100, 11600, 128, None),
         level(2, 256, 512, 5000, 31400, 128, None),
     ];
-    a.overlay = Some(("20261128-170000-sweep".into(), other));
+    a.overlay = Some((
+        "20261128-170000-sweep".into(),
+        "/tmp/runs/20261128-170000-sweep".into(),
+        other,
+    ));
     a.refresh_view();
     a.screen = Screen::Run;
     insta::assert_snapshot!("overlay_on_the_run_screen", draw(&a, 120, 36));

@@ -130,7 +130,7 @@ fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         _ if app.setup.editing.is_some() => "type, Enter keep, Esc cancel",
         Screen::Setup => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit",
         Screen::Run if app.live => "x stop  Tab panel  ↑↓ scroll  ? help  q quit",
-        Screen::Run => "s run again  p peak  $ price  1 setup  3 runs  ? help  q quit",
+        Screen::Run => "s run again  p peak  $ price  e export  3 runs  ? help  q quit",
         Screen::Runs => "↑↓ pick  Enter open  c overlay  d delete  ? help  q quit",
     };
     let line = match &app.status {
