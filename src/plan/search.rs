@@ -465,7 +465,7 @@ fn confidence_note(
     } else {
         format!("re-measured {}", re.join(", "))
     };
-    let agg_pass = |c: u32| remeasured.get(&c).map_or(true, |v| passes(v));
+    let agg_pass = |c: u32| remeasured.get(&c).is_none_or(|v| passes(v));
     let unresolved = contradictions
         .iter()
         .any(|c| agg_pass(c.passed) && hi.is_some_and(|h| c.passed > h));
