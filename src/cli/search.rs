@@ -35,6 +35,10 @@ pub struct SearchArgs {
     /// Most levels to run, re-measurements included (default 10)
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     pub max_iterations: Option<u32>,
+    /// Do not measure the bracket's two ends a second time once it is within 5 % (saves
+    /// two levels; noise can then go unnoticed)
+    #[arg(long)]
+    pub no_confirm: bool,
     /// Requests per level
     #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
     pub requests: Option<u32>,
@@ -76,6 +80,7 @@ pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Resul
             min: args.min,
             max: args.max,
             max_iterations: args.max_iterations,
+            no_confirm: args.no_confirm,
             requests: args.requests,
             warmup: args.warmup,
             timeout: args.timeout,

@@ -21,6 +21,8 @@ pub struct SearchOverrides {
     pub min: Option<u32>,
     pub max: Option<u32>,
     pub max_iterations: Option<u32>,
+    /// Do not re-measure the bracket's ends once it is narrow.
+    pub no_confirm: bool,
     pub requests: Option<u32>,
     pub warmup: Option<u32>,
     pub timeout: Option<Duration>,
@@ -127,6 +129,7 @@ pub fn resolve_search(
             .or(plan.search_max_iterations.map(|p| p.0))
             .unwrap_or(defaults.max_iterations),
         tolerance: defaults.tolerance,
+        confirm: !s.no_confirm,
     };
     if config.min > config.max {
         return Err(InputError(format!(

@@ -141,9 +141,12 @@ mod tests {
         }
     }
 
+    /// peak, headroom, price, instances, per-instance capacity, cost per hour
+    type Case = (Peak, f64, Option<f64>, u32, f64, Option<f64>);
+
     #[test]
     fn right_size_table() {
-        let cases: &[(Peak, f64, Option<f64>, u32, f64, Option<f64>)] = &[
+        let cases: &[Case] = &[
             // peak, headroom, price, instances, per-instance, cost per hour
             (
                 Peak::Concurrency(1000.0),

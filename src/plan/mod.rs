@@ -6,6 +6,8 @@ pub mod analysis;
 pub mod capacity;
 pub mod gate;
 pub mod knee;
+pub mod model;
+pub mod outcome;
 pub mod planner;
 pub mod recorded;
 pub mod search;

@@ -9,6 +9,9 @@
 //! Contradictions (a pass above a fail) are re-measured once per level; a level measured twice
 //! passes only if most of its measurements passed (a tie fails: the cautious side).
 
+pub use super::model::model_crossing;
+use super::outcome::outcome;
+pub use super::outcome::outcome_now;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -23,6 +26,11 @@ pub struct SearchConfig {
     pub max_iterations: u32,
     /// Stop when the bracket's high end is within this fraction of its low end (0.05 = 5 %).
     pub tolerance: f64,
+    /// Once the bracket is within the tolerance, measure each end once more (budget
+    /// permitting): noise that flips a verdict then shows up as a contradiction instead of
+    /// a confident answer. Inside one search a new level always lies inside the bracket, so
+    /// without a second look noise could never contradict anything.
+    pub confirm: bool,
 }
 
 impl Default for SearchConfig {
@@ -32,6 +40,7 @@ impl Default for SearchConfig {
             max: 4096,
             max_iterations: 10,
             tolerance: 0.05,
+            confirm: true,
         }
     }
 }
@@ -59,6 +68,8 @@ pub enum Why {
     Bisect,
     /// A second measurement of a level involved in a contradiction.
     Remeasure,
+    /// A second measurement of a bracket end once the bracket is narrow.
+    Confirm,
 }
 
 /// Why the search stopped.
@@ -108,7 +119,7 @@ pub enum Step {
 }
 
 /// Per concurrency: its measurements' verdicts, in order, and mean ratios.
-fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<bool>, Vec<f64>)> {
+pub(crate) fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<bool>, Vec<f64>)> {
     let mut m: BTreeMap<u32, (Vec<bool>, Vec<Vec<f64>>)> = BTreeMap::new();
     for p in points {
         let e = m.entry(p.concurrency).or_default();
@@ -127,18 +138,19 @@ fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<bool>, Vec<f64>)> {
 }
 
 /// A level passes when most of its measurements passed (a tie fails).
-fn passes(verdicts: &[bool]) -> bool {
+pub(crate) fn passes(verdicts: &[bool]) -> bool {
     let p = verdicts.iter().filter(|v| **v).count();
     p * 2 > verdicts.len()
 }
 
-/// Every (pass, fail) pair of single measurements with the pass at the higher concurrency.
+/// Every (pass, fail) pair of single measurements with the pass at the higher (or the same)
+/// concurrency.
 pub fn contradictions(points: &[Point]) -> Vec<Contradiction> {
     let mut out: Vec<Contradiction> = Vec::new();
     for p in points.iter().filter(|p| p.pass) {
         for f in points
             .iter()
-            .filter(|f| !f.pass && f.concurrency < p.concurrency)
+            .filter(|f| !f.pass && f.concurrency <= p.concurrency)
         {
             let c = Contradiction {
                 passed: p.concurrency,
@@ -197,6 +209,18 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
         _ => false,
     };
     if converged {
+        let count = |c: Option<u32>| points.iter().filter(|p| Some(p.concurrency) == c).count();
+        let budget_left = (points.len() as u32) < cfg.max_iterations;
+        if cfg.confirm && budget_left {
+            for end in [lo, hi].into_iter().flatten() {
+                if count(Some(end)) == 1 {
+                    return Step::Measure {
+                        concurrency: end,
+                        why: Why::Confirm,
+                    };
+                }
+            }
+        }
         return done(StopReason::Converged);
     }
     if points.len() as u32 >= cfg.max_iterations {
@@ -292,154 +316,6 @@ fn refine(
         Some(t) => ((t as u32).clamp(lo + 1, hi - 1), Why::Model),
         None => ((mid.round() as u32).clamp(lo + 1, hi - 1), Why::Bisect),
     }
-}
-
-/// Where the breaching metric reaches its limit, modelled against log concurrency through the
-/// measured levels whose values are nearest the limit: a parabola through three when the
-/// bracket [lo, hi] holds its root, else a line through two. Over the SLAs that breach at
-/// `hi` the lowest crossing wins. `None` when no SLA has two usable (finite, nonzero) values
-/// on a rising line.
-pub fn model_crossing(points: &[Point], lo: u32, hi: u32) -> Option<f64> {
-    let agg = aggregate(points);
-    let at_hi = &agg.get(&hi)?.1;
-    let (xl, xh) = ((lo as f64).ln(), (hi as f64).ln());
-    (0..at_hi.len())
-        .filter(|j| at_hi[*j] > 1.0)
-        .filter_map(|j| {
-            let mut near: Vec<(f64, f64)> = agg
-                .iter()
-                .filter_map(|(c, (_, r))| r.get(j).map(|r| ((*c as f64).ln(), *r)))
-                .filter(|(_, r)| r.is_finite() && *r > 0.0)
-                .collect();
-            near.sort_by(|a, b| a.1.ln().abs().total_cmp(&b.1.ln().abs()));
-            if near.len() >= 3 {
-                if let Some(x) = parabola_root(&near[..3], xl, xh) {
-                    return Some(x.exp());
-                }
-            }
-            let (x1, y1) = *near.first()?;
-            let (x2, y2) = *near.get(1)?;
-            let slope = (y2 - y1) / (x2 - x1);
-            (slope.is_finite() && slope > 0.0).then(|| (x1 + (1.0 - y1) / slope).exp())
-        })
-        .min_by(f64::total_cmp)
-}
-
-/// The root of y = 1 on the parabola through three points, if exactly one root lies in
-/// [xl, xh] where the parabola rises.
-fn parabola_root(p: &[(f64, f64)], xl: f64, xh: f64) -> Option<f64> {
-    let [(x0, y0), (x1, y1), (x2, y2)] = [p[0], p[1], p[2]];
-    let d01 = (y1 - y0) / (x1 - x0);
-    let d12 = (y2 - y1) / (x2 - x1);
-    let a = (d12 - d01) / (x2 - x0);
-    let b = d01 - a * (x0 + x1);
-    let c = y0 - a * x0 * x0 - b * x0 - 1.0;
-    if !(a.is_finite() && b.is_finite() && c.is_finite()) {
-        return None;
-    }
-    let roots: Vec<f64> = if a.abs() < 1e-12 {
-        vec![-c / b]
-    } else {
-        let disc = b * b - 4.0 * a * c;
-        if disc < 0.0 {
-            return None;
-        }
-        let s = disc.sqrt();
-        vec![(-b - s) / (2.0 * a), (-b + s) / (2.0 * a)]
-    };
-    let inside: Vec<f64> = roots
-        .into_iter()
-        .filter(|x| x.is_finite() && *x >= xl && *x <= xh && 2.0 * a * x + b > 0.0)
-        .collect();
-    (inside.len() == 1).then(|| inside[0])
-}
-
-/// Where a search stands now, for a run cut short.
-pub fn outcome_now(cfg: &SearchConfig, points: &[Point]) -> Outcome {
-    outcome(cfg, points, StopReason::Interrupted)
-}
-
-fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) -> Outcome {
-    let (lo, hi) = bracket(points);
-    let contradictions = contradictions(points);
-    let agg = aggregate(points);
-    let remeasured: BTreeMap<u32, Vec<bool>> = agg
-        .iter()
-        .filter(|(_, (v, _))| v.len() > 1)
-        .map(|(c, (v, _))| (*c, v.clone()))
-        .collect();
-    let confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &remeasured);
-    Outcome {
-        reason,
-        max_passing: lo,
-        first_failing: hi,
-        levels_used: points.len() as u32,
-        contradictions,
-        remeasured,
-        confidence,
-    }
-}
-
-fn verdicts_text(v: &[bool]) -> String {
-    v.iter()
-        .map(|p| if *p { "pass" } else { "fail" })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn confidence_note(
-    cfg: &SearchConfig,
-    reason: StopReason,
-    lo: Option<u32>,
-    hi: Option<u32>,
-    contradictions: &[Contradiction],
-    remeasured: &BTreeMap<u32, Vec<bool>>,
-) -> String {
-    let tol = cfg.tolerance * 100.0;
-    let first = match (reason, lo, hi) {
-        (StopReason::MaxPasses, _, _) => format!(
-            "every level passed up to concurrency_max {}; the limit may be higher",
-            cfg.max
-        ),
-        (_, None, _) => format!("the SLA fails already at concurrency_min {}", cfg.min),
-        (StopReason::Converged, Some(l), Some(h)) => {
-            format!("bracket [{l}, {h}] within {tol:.0} %")
-        }
-        (StopReason::Interrupted, Some(l), Some(h)) => {
-            format!("bracket [{l}, {h}]: interrupted before it was within {tol:.0} %")
-        }
-        (_, Some(l), Some(h)) => format!(
-            "bracket [{l}, {h}] wider than {tol:.0} %: the iteration budget ({}) ran out",
-            cfg.max_iterations
-        ),
-        (_, Some(l), None) => format!("highest pass {l}; no level failed"),
-    };
-    if contradictions.is_empty() {
-        return format!("{first}; no contradictions");
-    }
-    let pairs: Vec<String> = contradictions
-        .iter()
-        .map(|c| format!("{} passed but {} failed", c.passed, c.failed))
-        .collect();
-    let re: Vec<String> = remeasured
-        .iter()
-        .map(|(c, v)| format!("{c} ({})", verdicts_text(v)))
-        .collect();
-    let re = if re.is_empty() {
-        "no budget left to re-measure".to_string()
-    } else {
-        format!("re-measured {}", re.join(", "))
-    };
-    let agg_pass = |c: u32| remeasured.get(&c).map_or(true, |v| passes(v));
-    let unresolved = contradictions
-        .iter()
-        .any(|c| agg_pass(c.passed) && hi.is_some_and(|h| c.passed > h));
-    let tail = if unresolved {
-        "still non-monotonic: the answer is the highest pass below the lowest fail"
-    } else {
-        "a level passes only if most of its measurements did"
-    };
-    format!("contradiction: {}; {re}; {tail}; {first}", pairs.join("; "))
 }
 
 #[cfg(test)]

@@ -82,8 +82,8 @@ fn spec_reference_table_in_order_flags_320_over_284() {
     assert_eq!((o.max_passing, o.first_failing), (Some(256), Some(284)));
     assert_eq!(
         o.confidence,
-        "contradiction: 320 passed but 284 failed; re-measured 284 (fail, fail), \
-         320 (pass, fail); a level passes only if most of its measurements did; \
+        "contradiction: 320 passed but 284 failed; 320 passed once and failed once; \
+         re-measured 284 (fail, fail), 320 (pass, fail); a level passes only if most of its measurements did; \
          bracket [256, 284] wider than 5 %: the iteration budget (10) ran out"
     );
     // with budget left it bisects the bracket that the re-measurements left
@@ -122,7 +122,10 @@ fn a_contradiction_that_survives_remeasurement_is_reported_as_such() {
 #[test]
 fn smooth_curves_land_within_tolerance_in_seven_levels() {
     // e2e-like: a + b * c, crossing the limit at `truth`
-    let cfg = SearchConfig::default();
+    let cfg = SearchConfig {
+        confirm: false,
+        ..Default::default()
+    };
     for truth in [40.5_f64, 55.3, 70.7, 90.2, 110.9, 126.4] {
         let f = |c: u32, _| (0.3 + 0.7 * c as f64 / truth).min(50.0);
         let (trace, o) = run_curve(&cfg, f);
@@ -158,19 +161,24 @@ fn exact_trace_of_one_smooth_curve() {
             (128, Why::Exponential),
             (86, Why::Model),
             (91, Why::Model),
+            (86, Why::Confirm),
+            (91, Why::Confirm),
         ]
     );
     assert_eq!((o.max_passing, o.first_failing), (Some(86), Some(91)));
     assert_eq!(
         o.confidence,
-        "bracket [86, 91] within 5 %; no contradictions"
+        "bracket [86, 91] within 5 %, both ends measured twice; no contradictions"
     );
 }
 
 #[test]
 fn a_step_curve_falls_back_to_bisection() {
     // an error rate: zero up to 100, then large
-    let cfg = SearchConfig::default();
+    let cfg = SearchConfig {
+        confirm: false,
+        ..Default::default()
+    };
     let (trace, o) = run_curve(&cfg, |c, _| if c <= 100 { 0.0 } else { 40.0 });
     assert!(
         trace[4..].iter().all(|(_, w)| *w == Why::Bisect),
@@ -241,4 +249,42 @@ fn noisy_curves_report_contradictions_and_answer_inside_the_bracket() {
             assert!(trace.iter().filter(|t| t.0 == c).count() <= 2, "{trace:?}");
         }
     }
+}
+
+#[test]
+fn a_bracket_end_that_fails_its_confirmation_is_a_contradiction() {
+    let cfg = SearchConfig::default();
+    let mut pts: Vec<Point> = [16, 32, 64].iter().map(|c| pt(*c, true)).collect();
+    pts.extend([pt(128, false), pt(86, true), pt(91, false)]);
+    assert_eq!(next(&cfg, &pts), (86, Why::Confirm));
+    pts.push(pt(86, false));
+    // 86 (pass, fail) counts as a fail: the bracket falls back to [64, 86]
+    assert_eq!(bracket(&pts), (Some(64), Some(86)));
+    assert_eq!(
+        contradictions(&pts),
+        vec![Contradiction {
+            passed: 86,
+            failed: 86
+        }]
+    );
+    let (c, why) = next(&cfg, &pts);
+    assert!(c > 64 && c < 86 && why == Why::Bisect, "{c} {why:?}");
+    pts.push(pt(c, true));
+    let Step::Done(o) = decide(
+        &SearchConfig {
+            max_iterations: 8,
+            ..cfg
+        },
+        &pts,
+    ) else {
+        panic!("expected done")
+    };
+    assert_eq!(o.max_passing, Some(c));
+    assert!(
+        o.confidence.starts_with(
+            "contradiction: 86 passed once and failed once; re-measured 86 (pass, fail)"
+        ),
+        "{}",
+        o.confidence
+    );
 }

@@ -1,0 +1,110 @@
+//! How an SLA search ended: the bracket, the contradictions and re-measurements, and the
+//! confidence note that says how sure the answer is.
+
+use super::search::{
+    aggregate, bracket, contradictions, passes, Contradiction, Outcome, Point, SearchConfig,
+    StopReason,
+};
+use std::collections::BTreeMap;
+
+/// Where a search stands now, for a run cut short.
+pub fn outcome_now(cfg: &SearchConfig, points: &[Point]) -> Outcome {
+    outcome(cfg, points, StopReason::Interrupted)
+}
+
+pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) -> Outcome {
+    let (lo, hi) = bracket(points);
+    let contradictions = contradictions(points);
+    let agg = aggregate(points);
+    let remeasured: BTreeMap<u32, Vec<bool>> = agg
+        .iter()
+        .filter(|(_, (v, _))| v.len() > 1)
+        .map(|(c, (v, _))| (*c, v.clone()))
+        .collect();
+    let confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &remeasured);
+    Outcome {
+        reason,
+        max_passing: lo,
+        first_failing: hi,
+        levels_used: points.len() as u32,
+        contradictions,
+        remeasured,
+        confidence,
+    }
+}
+
+fn verdicts_text(v: &[bool]) -> String {
+    v.iter()
+        .map(|p| if *p { "pass" } else { "fail" })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn confidence_note(
+    cfg: &SearchConfig,
+    reason: StopReason,
+    lo: Option<u32>,
+    hi: Option<u32>,
+    contradictions: &[Contradiction],
+    remeasured: &BTreeMap<u32, Vec<bool>>,
+) -> String {
+    let tol = cfg.tolerance * 100.0;
+    let first = match (reason, lo, hi) {
+        (StopReason::MaxPasses, _, _) => format!(
+            "every level passed up to concurrency_max {}; the limit may be higher",
+            cfg.max
+        ),
+        (_, None, _) => format!("the SLA fails already at concurrency_min {}", cfg.min),
+        (StopReason::Converged, Some(l), Some(h)) => {
+            let both = remeasured.contains_key(&l) && remeasured.contains_key(&h);
+            format!(
+                "bracket [{l}, {h}] within {tol:.0} %{}",
+                if both {
+                    ", both ends measured twice"
+                } else {
+                    ""
+                }
+            )
+        }
+        (StopReason::Interrupted, Some(l), Some(h)) => {
+            format!("bracket [{l}, {h}]: interrupted before it was within {tol:.0} %")
+        }
+        (_, Some(l), Some(h)) => format!(
+            "bracket [{l}, {h}] wider than {tol:.0} %: the iteration budget ({}) ran out",
+            cfg.max_iterations
+        ),
+        (_, Some(l), None) => format!("highest pass {l}; no level failed"),
+    };
+    if contradictions.is_empty() {
+        return format!("{first}; no contradictions");
+    }
+    let pairs: Vec<String> = contradictions
+        .iter()
+        .map(|c| {
+            if c.passed == c.failed {
+                format!("{} passed once and failed once", c.passed)
+            } else {
+                format!("{} passed but {} failed", c.passed, c.failed)
+            }
+        })
+        .collect();
+    let re: Vec<String> = remeasured
+        .iter()
+        .map(|(c, v)| format!("{c} ({})", verdicts_text(v)))
+        .collect();
+    let re = if re.is_empty() {
+        "no budget left to re-measure".to_string()
+    } else {
+        format!("re-measured {}", re.join(", "))
+    };
+    let agg_pass = |c: u32| remeasured.get(&c).is_none_or(|v| passes(v));
+    let unresolved = contradictions
+        .iter()
+        .any(|c| agg_pass(c.passed) && hi.is_some_and(|h| c.passed > h));
+    let tail = if unresolved {
+        "still non-monotonic: the answer is the highest pass below the lowest fail"
+    } else {
+        "a level passes only if most of its measurements did"
+    };
+    format!("contradiction: {}; {re}; {tail}; {first}", pairs.join("; "))
+}

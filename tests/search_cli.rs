@@ -1,0 +1,257 @@
+//! `rightsize search` end to end through the binary: the iteration table row by row, the
+//! answer and planning numbers, `summary.json`, bad input (exit 2) and the CI gate (exit 3).
+
+mod common;
+use common::{bin, only_run_dir, stderr, stdout, tmpdir};
+use serde_json::Value;
+use std::path::Path;
+
+/// A search that passes at every level it tries: 16, 32, 64 (the max), answer 64.
+fn quick_search(out: &Path, extra: &[&str]) -> std::process::Output {
+    bin()
+        .args([
+            "search",
+            "-e",
+            "sim",
+            "--sim-time-scale",
+            "50",
+            "--input-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+            "-n",
+            "32",
+            "--e2e-sla",
+            "60s",
+            "--max",
+            "64",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A fake earlier run whose summary says `answer`.
+fn baseline(concurrency: u32, output_tps: f64) -> std::path::PathBuf {
+    let dir = tmpdir("baseline");
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::json!({"answer": {"concurrency": concurrency, "output_tps": output_tps}})
+            .to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn search_prints_the_iteration_table_and_saves_the_result() {
+    let out = tmpdir("search");
+    let o = quick_search(
+        &out,
+        &["--peak-concurrency", "500", "--price-per-hour", "4"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("iter  concurrency   out tok/s"),
+        "{text}"
+    );
+    assert!(lines[0].contains("p99 e2e <= 60.0 s"), "{text}");
+    for (line, c) in lines[1..4].iter().zip([16, 32, 64]) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cols[1], c.to_string(), "{line}");
+        assert!(line.contains("pass  exponential"), "{line}");
+    }
+    assert!(
+        text.contains("answer: 64 concurrent requests at "),
+        "{text}"
+    );
+    assert!(
+        text.contains("confidence: every level passed up to concurrency_max 64"),
+        "{text}"
+    );
+    // one instance carries the ideal balance: the passing level with the best throughput
+    assert!(
+        text.contains("instances for a peak of 500 concurrent with 20 % headroom"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "warning: the highest level measured (64) is below the declared peak concurrency 500"
+        ),
+        "{text}"
+    );
+
+    let s = read_json(&only_run_dir(&out).join("summary.json"));
+    assert_eq!(s["search"]["max_passing"], 64);
+    assert_eq!(s["search"]["reason"], "max_passes");
+    assert_eq!(s["answer"]["concurrency"], 64);
+    assert_eq!(s["iterations"].as_array().unwrap().len(), 3);
+    assert_eq!(s["iterations"][2]["why"], "exponential");
+    assert_eq!(s["iterations"][0]["slas"][0]["metric"], "e2e");
+    assert_eq!(s["iterations"][0]["slas"][0]["stat"], "p99");
+    assert_eq!(s["iterations"][0]["slas"][0]["limit"], 60000.0);
+    let ideal = s["planning"]["ideal"]["concurrency"].as_f64().unwrap();
+    let n = (500.0 * 1.2 / ideal - 1e-9).ceil();
+    assert_eq!(s["planning"]["right_size"]["instances"].as_f64(), Some(n));
+    assert_eq!(
+        s["planning"]["right_size"]["cost_per_hour"].as_f64(),
+        Some(4.0 * n)
+    );
+    assert_eq!(s["planning"]["ideal_basis"], "sla");
+    assert_eq!(s["planning"]["breaking_point"], Value::Null);
+    let run = read_json(&only_run_dir(&out).join("run.json"));
+    assert_eq!(run["plan"]["kind"], "search");
+    assert_eq!(run["plan"]["concurrency_max"], 64);
+}
+
+#[test]
+fn search_json_carries_the_result() {
+    let out = tmpdir("search-json");
+    let o = quick_search(&out, &["--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON only");
+    assert_eq!(v["search"]["max_passing"], 64);
+    assert_eq!(v["levels"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn the_gate_exits_3() {
+    let out = tmpdir("gate");
+    let o = quick_search(&out, &["--require-concurrency", "64"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = quick_search(&out, &["--require-concurrency", "65"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("gate failed: the answer 64 is below the required 65"));
+
+    let b = baseline(128, 1.0);
+    let o = quick_search(&out, &["--baseline", b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("gate failed: the answer fell from 128 to 64 (50.0 % down, more than 10 %)"),
+        "{}",
+        stderr(&o)
+    );
+    let b = baseline(64, 1e9);
+    let o = quick_search(&out, &["--baseline", b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("gate failed: throughput at the answer fell from"));
+    // within --max-regression: passes
+    let b = baseline(70, 1.0);
+    let o = quick_search(
+        &out,
+        &["--baseline", b.to_str().unwrap(), "--max-regression", "10%"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // a real earlier run as the baseline, by its folder
+    let first = tmpdir("gate-first");
+    assert_eq!(quick_search(&first, &[]).status.code(), Some(0));
+    let run = only_run_dir(&first);
+    let o = quick_search(
+        &out,
+        &[
+            "--baseline",
+            run.to_str().unwrap(),
+            "--max-regression",
+            "90%",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_searches_exit_2() {
+    let out = tmpdir("bad");
+    let o = bin()
+        .args(["search", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("a search needs at least one SLA"),
+        "{}",
+        stderr(&o)
+    );
+    let o = bin()
+        .args(["search", "--ttft-sla", "1s", "--no-stream"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("ttft_sla_ms needs streamed responses"),
+        "{}",
+        stderr(&o)
+    );
+    let o = bin()
+        .args(["search", "--e2e-sla", "p42:1s"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`p42` is not a statistic"),
+        "{}",
+        stderr(&o)
+    );
+    let o = bin()
+        .args([
+            "search",
+            "--e2e-sla",
+            "1s",
+            "--baseline",
+            "/nonexistent-run",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--baseline /nonexistent-run: cannot read"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn sweep_prints_knee_and_planning_numbers() {
+    let out = tmpdir("sweep-plan");
+    let o = bin()
+        .args([
+            "sweep",
+            "-e",
+            "sim",
+            "--sim-time-scale",
+            "50",
+            "--input-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+            "-n",
+            "32",
+            "-c",
+            "4,8",
+            "--e2e-sla",
+            "60s",
+            "--peak-rps",
+            "1000",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("ideal balance: "), "{text}");
+    assert!(text.contains("right-size: "), "{text}");
+    let s = read_json(&only_run_dir(&out).join("summary.json"));
+    assert_eq!(s["iterations"].as_array().unwrap().len(), 2);
+    assert_eq!(s["iterations"][1]["pass"], true);
+    assert!(s["planning"]["right_size"]["instances"].as_u64().unwrap() >= 1);
+}

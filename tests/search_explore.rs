@@ -1,0 +1,40 @@
+//! Exploration (ignored): print dense curves of the simulator configurations the search
+//! tests use. `cargo test --test search_explore -- --ignored --nocapture`
+mod search_support;
+use search_support::*;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn explore() {
+    let ts: f64 = std::env::var("TS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4.0);
+    let mut cfg = search_sim();
+    cfg.time_scale = ts;
+    if let Ok(w) = std::env::var("MW") {
+        cfg.max_waiting = w.parse().ok();
+    }
+    let server = rightsize::sim::start(cfg).await.unwrap();
+    let levels: Vec<u32> = std::env::var("LEVELS")
+        .unwrap()
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let n: u32 = std::env::var("N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(192);
+    let t0 = std::time::Instant::now();
+    let out = run_plan(
+        &server,
+        sweep(levels),
+        &search_workload(),
+        n,
+        Duration::from_secs(30),
+    )
+    .await;
+    println!("{}", curve_text(&out.levels));
+    println!("took {:?}", t0.elapsed());
+}
