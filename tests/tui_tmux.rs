@@ -215,13 +215,19 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     assert!(s.contains("pass") && s.contains("fail"), "{s}");
     // export from the results view: charts and data land in the run's export/ folder
     t.keys(&["e"]);
-    t.wait_for("the export", Duration::from_secs(30), |s| s.contains("exported"));
+    t.wait_for("the export", Duration::from_secs(30), |s| {
+        s.contains("exported")
+    });
     let runs: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().collect();
     let export = runs[0].as_ref().unwrap().path().join("export");
     let mut kinds: Vec<String> = std::fs::read_dir(&export)
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter_map(|e| e.path().extension().map(|x| x.to_string_lossy().into_owned()))
+        .filter_map(|e| {
+            e.path()
+                .extension()
+                .map(|x| x.to_string_lossy().into_owned())
+        })
         .collect();
     kinds.sort();
     assert_eq!(kinds, ["csv", "json", "png", "svg"], "{}", export.display());

@@ -36,6 +36,7 @@ impl LevelPlanner for SearchPlanner {
             "concurrency_max": self.config.max,
             "search_max_iterations": self.config.max_iterations,
             "tolerance": self.config.tolerance,
+            "confirm": self.config.confirm,
             "slas": self.analysis.slas,
         })
     }

@@ -47,6 +47,10 @@ pub fn analysis(plan: &Value) -> Analysis {
                 .get("tolerance")
                 .and_then(Value::as_f64)
                 .unwrap_or(d.tolerance),
+            confirm: plan
+                .get("confirm")
+                .and_then(Value::as_bool)
+                .unwrap_or(d.confirm),
         }
     });
     Analysis {
@@ -74,6 +78,7 @@ mod tests {
                 max: 512,
                 max_iterations: 7,
                 tolerance: 0.05,
+                confirm: false,
             }),
             ..Analysis::default()
         };
@@ -83,6 +88,7 @@ mod tests {
             "concurrency_max": 512,
             "search_max_iterations": 7,
             "tolerance": 0.05,
+            "confirm": false,
             "slas": live.slas,
         });
         assert_eq!(analysis(&plan), live);

@@ -352,6 +352,7 @@ impl SetupForm {
                 out: None,
                 json: false,
                 no_tui: true,
+                no_confirm: false,
                 planning: self.planning(),
             }));
         }
