@@ -6,7 +6,7 @@ mod common;
 mod export_support;
 
 use common::{stderr, stdout, tmpdir};
-use export_support::{add_knee_and_sla, id, root, rs, sim_run};
+use export_support::{id, root, rs, saturating_run, sim_run};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -15,10 +15,9 @@ fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
     static RUNS: OnceLock<(PathBuf, PathBuf, PathBuf)> = OnceLock::new();
     RUNS.get_or_init(|| {
         let r = root("export");
-        let a = sim_run(&r, "2,4,8");
+        let a = saturating_run(&r, "2,4,8,16", "250ms");
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let b = sim_run(&r, "2,8");
-        add_knee_and_sla(&a, 8, 250.0);
         (r, a, b)
     })
 }
@@ -98,22 +97,22 @@ fn svg_holds_series_axis_labels_knee_and_sla_line() {
     assert!(polylines(&doc, "#5A5A5A").len() >= 3, "knee dashes");
     assert!(polylines(&doc, "#D62728").len() >= 3, "SLA dashes");
     // series polylines: throughput / p50 / TTFT p50 in blue, p99 / TTFT p95 in orange, each
-    // through the three levels
-    let three_points = |n: &roxmltree::Node| {
+    // through the four levels
+    let level_points = |n: &roxmltree::Node| {
         n.attribute("points")
-            .is_some_and(|p| p.split_whitespace().count() == 3)
+            .is_some_and(|p| p.split_whitespace().count() == 4)
     };
     assert!(
         polylines(&doc, "#1F77B4")
             .iter()
-            .filter(|n| three_points(n))
+            .filter(|n| level_points(n))
             .count()
             >= 4
     );
     assert!(
         polylines(&doc, "#FF7F0E")
             .iter()
-            .filter(|n| three_points(n))
+            .filter(|n| level_points(n))
             .count()
             >= 2
     );
@@ -187,7 +186,7 @@ fn csv_has_stable_columns_and_one_row_per_level() {
     );
     assert_eq!(&header[..3], &["index", "concurrency", "partial"]);
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4);
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let levels = rightsize::report::load_levels(a).unwrap();
     for (row, level) in rows.iter().zip(&levels) {
@@ -209,7 +208,7 @@ fn csv_and_json_go_to_stdout_with_a_dash() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let csv = stdout(&o);
     assert!(csv.starts_with("index,concurrency,partial,"), "{csv}");
-    assert_eq!(csv.lines().count(), 4);
+    assert_eq!(csv.lines().count(), 5);
     let dir = tmpdir("json-dash");
     let o = rs(
         r,
@@ -224,7 +223,7 @@ fn csv_and_json_go_to_stdout_with_a_dash() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("stdout is the JSON");
-    assert_eq!(v["levels"].as_array().unwrap().len(), 3);
+    assert_eq!(v["levels"].as_array().unwrap().len(), 4);
     assert!(
         stderr(&o).contains(".svg"),
         "the files written are listed on stderr"
@@ -240,7 +239,7 @@ fn json_export_holds_the_run_and_every_level() {
         serde_json::from_str(&std::fs::read_to_string(&out[0]).unwrap()).unwrap();
     assert_eq!(v["run_id"], id(a).as_str());
     assert_eq!(v["run"]["kind"], "sweep");
-    assert_eq!(v["levels"].as_array().unwrap().len(), 3);
+    assert_eq!(v["levels"].as_array().unwrap().len(), 4);
     assert_eq!(v["summary"]["knee"]["concurrency"], 8);
 }
 

@@ -12,6 +12,7 @@ pub mod planner;
 pub mod recorded;
 pub mod search;
 pub mod sla;
+pub mod text;
 
 pub use analysis::{analyse, Analysis, RunAnalysis};
 pub use planner::{SearchPlanner, SweepPlanner};

@@ -49,19 +49,22 @@ pub struct RunData {
 }
 
 impl RunData {
-    /// The knee, found in the levels themselves (so a run imported from AIPerf files gets
-    /// the same knee as the same data recorded natively).
+    /// The knee its levels show, found by the same code as a live run (so a run imported
+    /// from AIPerf files gets the knee the same data recorded natively gets).
     pub fn knee(&self) -> Option<u32> {
-        crate::plan::knee::find_knee(
-            &crate::plan::knee::curve(&self.levels),
-            crate::plan::knee::DEFAULT_MIN_GAIN,
-        )
-        .map(|k| k.concurrency)
+        self.report().knee.map(|k| k.concurrency)
     }
 
-    /// How the run was meant to be read: its SLAs and search bounds, from `run.json`.
+    /// How the run was meant to be read: its SLAs and search bounds from `run.json`'s plan
+    /// (or, failing that, the SLAs `summary.json` lists).
     pub fn analysis(&self) -> crate::plan::Analysis {
-        crate::plan::recorded::analysis(&self.echo["plan"])
+        let mut a = crate::plan::recorded::analysis(&self.echo["plan"]);
+        if a.slas.is_empty() {
+            if let Some(s) = &self.summary {
+                a.slas = crate::plan::recorded::slas(s);
+            }
+        }
+        a
     }
 
     /// The end-to-end SLA's limit in ms, when the run had one (drawn as the SLA line).

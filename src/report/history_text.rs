@@ -128,33 +128,14 @@ fn header(run: &RunData, tag: &str) -> String {
     out
 }
 
-/// Summary keys that are not planning numbers.
-const NOT_PLANNING: [&str; 4] = ["run_id", "kind", "interrupted", "levels"];
-
-/// The planning numbers in `summary.json`: the knee, the SLA and whatever else the planner
-/// recorded (printed as compact JSON under its key).
+/// The answer, knee and planning numbers, computed from the levels with the run's own SLAs
+/// and search bounds, exactly as the live run printed them.
 fn planning(run: &RunData) -> String {
     let mut out = String::from("planning\n");
-    let mut any = false;
-    if let Some(k) = run.knee() {
-        let _ = writeln!(out, "  knee: concurrency {k}");
-        any = true;
-    }
-    if let Some(sla) = run.sla_e2e_ms() {
-        let _ = writeln!(out, "  SLA: e2e p99 < {} ms", fmt_ms(Some(sla)));
-        any = true;
-    }
-    if let Some(Value::Object(map)) = &run.summary {
-        for (k, v) in map {
-            if NOT_PLANNING.contains(&k.as_str()) || k == "knee" || k == "sla" {
-                continue;
-            }
-            let _ = writeln!(out, "  {k}: {v}");
-            any = true;
-        }
-    }
-    if !any {
-        out += "  none recorded (no knee, SLA or search result in summary.json)\n";
+    for line in crate::plan::text::render_analysis(&run.report()).lines() {
+        out += "  ";
+        out += line;
+        out.push('\n');
     }
     out
 }

@@ -63,14 +63,56 @@ pub fn id(run: &Path) -> String {
     run.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-/// Adds the knee and SLA line that the planner will record, as SPEC's summary keys.
-pub fn add_knee_and_sla(run: &Path, knee: u32, sla_ms: f64) {
-    let p = run.join("summary.json");
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-    v["knee"] = serde_json::json!({ "concurrency": knee });
-    v["sla"] = serde_json::json!({ "e2e_ms": sla_ms });
-    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+/// A sweep (`-c LEVELS -n 24`, 64 in / 16 out) with an e2e SLA of `sla` against a simulator
+/// process with 8 batch slots, so the run has a real knee at 8. The config names that server
+/// `sim`, so titles read as for the built-in one.
+pub fn saturating_run(root: &Path, levels: &str, sla: &str) -> PathBuf {
+    use std::io::BufRead;
+    let mut sim = std::process::Command::new(env!("CARGO_BIN_EXE_rightsize"))
+        .args([
+            "sim",
+            "--port",
+            "0",
+            "--max-num-seqs",
+            "8",
+            "--time-scale",
+            "5",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the simulator");
+    let mut url = String::new();
+    std::io::BufReader::new(sim.stdout.take().expect("stdout"))
+        .read_line(&mut url)
+        .expect("the simulator prints its URL");
+    let cfg = root.with_extension("toml");
+    std::fs::write(&cfg, format!("[endpoints.sim]\nurl = \"{}\"\n", url.trim())).unwrap();
+    let before: Vec<PathBuf> = runs_in(root);
+    let o = bin()
+        .args(["sweep", "--config"])
+        .arg(&cfg)
+        .args(["-e", "sim", "--input-tokens", "64", "--output-tokens", "16"])
+        .args([
+            "--stream",
+            "-c",
+            levels,
+            "-n",
+            "24",
+            "--e2e-sla",
+            sla,
+            "--out",
+        ])
+        .arg(root)
+        .output()
+        .expect("run rightsize sweep");
+    let _ = sim.kill();
+    let _ = sim.wait();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    runs_in(root)
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("the sweep made a run folder")
 }
 
 /// `rightsize ARGS --runs-dir ROOT`.
