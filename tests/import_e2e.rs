@@ -7,7 +7,7 @@ mod common;
 mod export_support;
 
 use common::{stderr, stdout, tmpdir};
-use export_support::{id, root, rs, runs_in, sim_run};
+use export_support::{id, root, rs, runs_in, saturating_run};
 use rightsize::metrics::LevelSummary;
 use std::path::{Path, PathBuf};
 
@@ -41,6 +41,14 @@ fn table_of(show: &str) -> String {
     show.lines()
         .skip_while(|l| !l.starts_with("concurrency"))
         .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The `planning` section of `rightsize show`.
+fn planning_of(show: &str) -> String {
+    show.lines()
+        .skip_while(|l| *l != "planning")
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -198,9 +206,10 @@ fn planning_view(l: &LevelSummary) -> impl PartialEq + std::fmt::Debug {
 }
 
 #[test]
-fn a_native_run_exported_as_aiperf_imports_back_to_the_same_levels_and_table() {
+fn a_native_run_exported_as_aiperf_imports_back_to_the_same_levels_knee_and_planning() {
     let r = root("import-roundtrip");
-    let native = sim_run(&r, "2,4,8");
+    // a run with a real knee (at 8, the simulator's batch slots)
+    let native = saturating_run(&r, "2,4,8,16", None);
     let exported = tmpdir("aiperf-out");
     let o = rs(
         &r,
@@ -212,7 +221,7 @@ fn a_native_run_exported_as_aiperf_imports_back_to_the_same_levels_and_table() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o).lines().count(), 3, "one export per level");
+    assert_eq!(stdout(&o).lines().count(), 4, "one export per level");
 
     // as a folder, and as the tarball a benchmark job would write
     let tgz = tmpdir("aiperf-tgz").join("job.tar.gz");
@@ -232,10 +241,10 @@ fn a_native_run_exported_as_aiperf_imports_back_to_the_same_levels_and_table() {
             assert_eq!(g.index, w.index);
             assert_eq!(g.start_time, w.start_time);
         }
-        assert_eq!(
-            table_of(&show(&r, &imported)),
-            table_of(&show(&r, &native)),
-            "the same table"
-        );
+        let (got, want) = (show(&r, &imported), show(&r, &native));
+        assert_eq!(table_of(&got), table_of(&want), "the same table");
+        // the same knee and planning numbers, computed from the imported levels
+        assert!(planning_of(&want).contains("knee: 8 "), "{want}");
+        assert_eq!(planning_of(&got), planning_of(&want), "the same planning");
     }
 }

@@ -63,10 +63,10 @@ pub fn id(run: &Path) -> String {
     run.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-/// A sweep (`-c LEVELS -n 24`, 64 in / 16 out) with an e2e SLA of `sla` against a simulator
+/// A sweep (`-c LEVELS -n 24`, 64 in / 16 out), with an e2e SLA when given, against a simulator
 /// process with 8 batch slots, so the run has a real knee at 8. The config names that server
 /// `sim`, so titles read as for the built-in one.
-pub fn saturating_run(root: &Path, levels: &str, sla: &str) -> PathBuf {
+pub fn saturating_run(root: &Path, levels: &str, sla: Option<&str>) -> PathBuf {
     use std::io::BufRead;
     let mut sim = std::process::Command::new(env!("CARGO_BIN_EXE_rightsize"))
         .args([
@@ -93,16 +93,9 @@ pub fn saturating_run(root: &Path, levels: &str, sla: &str) -> PathBuf {
         .args(["sweep", "--config"])
         .arg(&cfg)
         .args(["-e", "sim", "--input-tokens", "64", "--output-tokens", "16"])
-        .args([
-            "--stream",
-            "-c",
-            levels,
-            "-n",
-            "24",
-            "--e2e-sla",
-            sla,
-            "--out",
-        ])
+        .args(["--stream", "-c", levels, "-n", "24"])
+        .args(sla.map(|s| ["--e2e-sla", s]).into_iter().flatten())
+        .arg("--out")
         .arg(root)
         .output()
         .expect("run rightsize sweep");
