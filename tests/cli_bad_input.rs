@@ -2,7 +2,7 @@
 //! endpoint gets a pre-flight error (exit 1) before any load is sent.
 
 mod common;
-use common::{bin, stderr, tmpdir};
+use common::{bin, stderr, tmpdir, SimProcess};
 
 #[test]
 fn zero_or_negative_concurrency_is_rejected() {
@@ -137,27 +137,15 @@ fn unreachable_endpoint_fails_preflight_without_load() {
 
 #[test]
 fn no_model_uses_the_only_one_the_server_lists() {
-    let mut sim = std::process::Command::new(env!("CARGO_BIN_EXE_rightsize"))
-        .args(["sim", "--port", "0", "--time-scale", "50"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(sim.stdout.take().unwrap()),
-        &mut url,
-    )
-    .unwrap();
+    let sim = SimProcess::start(&["--time-scale", "50"]);
     let out = tmpdir("onlymodel");
     let o = bin()
-        .args(["sweep", "--endpoint", url.trim(), "-c", "2", "-n", "4"])
+        .args(["sweep", "--endpoint", &sim.url, "-c", "2", "-n", "4"])
         .args(["--input-tokens", "16", "--output-tokens", "4", "--json"])
         .args(["--out", out.to_str().unwrap()])
         .output()
         .unwrap();
-    let _ = sim.kill();
-    let _ = sim.wait();
+    drop(sim);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["endpoint"]["model"], "sim-moe-30b-a3b");

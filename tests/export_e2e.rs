@@ -15,7 +15,7 @@ fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
     static RUNS: OnceLock<(PathBuf, PathBuf, PathBuf)> = OnceLock::new();
     RUNS.get_or_init(|| {
         let r = root("export");
-        let a = saturating_run(&r, "2,4,8,16", Some("250ms"));
+        let a = saturating_run(&r, "2,4,8,32", Some("250ms"));
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let b = sim_run(&r, "2,8");
         (r, a, b)

@@ -2,7 +2,7 @@
 //! Skips (saying so) where tmux is not installed; `.ci/run` installs it so CI always runs it.
 
 mod common;
-use common::tmpdir;
+use common::{tmpdir, SimProcess};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -116,42 +116,6 @@ fn config(
     path.display().to_string()
 }
 
-/// `rightsize sim` in its own process with 32 batch slots at 10x: the knee sits at 32 and
-/// the event rate stays low enough that a debug build of the client is not the bottleneck.
-struct SimProcess(std::process::Child, String);
-
-impl SimProcess {
-    fn start() -> SimProcess {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rightsize"))
-            .args([
-                "sim",
-                "--port",
-                "0",
-                "--max-num-seqs",
-                "32",
-                "--time-scale",
-                "10",
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start the simulator");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the simulator prints its URL");
-        SimProcess(child, line.trim().to_string())
-    }
-}
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn stty(t: &Tmux, file: &std::path::Path) -> String {
     let _ = std::fs::remove_file(file);
     t.type_line(&format!("stty -a > {}", file.display()));
@@ -186,8 +150,10 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     let Some(t) = Tmux::start("sweep", 120, 36) else {
         return;
     };
-    let sim = SimProcess::start();
-    let cfg = config(&dir, "4, 8, 16, 32, 64, 128", 128, 16, 10.0, Some(&sim.1));
+    // 32 batch slots at 10x: the knee sits at 32, and the event rate stays low enough that
+    // a debug build of the client is not the bottleneck
+    let sim = SimProcess::start(&["--max-num-seqs", "32", "--time-scale", "10"]);
+    let cfg = config(&dir, "4, 8, 16, 32, 64, 128", 128, 16, 10.0, Some(&sim.url));
     let before = launch(&t, &dir, &cfg);
     // the e2e SLA field: nine rows down, edit, type, keep
     for _ in 0..9 {

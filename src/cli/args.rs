@@ -266,3 +266,34 @@ mod tests {
         assert!(parse_share("lots").is_err());
     }
 }
+
+/// How each level runs and where the results go: shared by `sweep` and `search`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    /// Requests per level
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
+    pub requests: Option<u32>,
+    /// Warmup requests per level, sent first at the same concurrency and not counted
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+    /// Per-request timeout, e.g. 90s or 10m (a timed-out request counts as an error)
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub timeout: Option<Duration>,
+    /// Folder to keep runs in (default: the platform data dir's rightsize/runs)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+    /// Print the result as JSON on stdout instead of the tables
+    #[arg(long)]
+    pub json: bool,
+    /// Stay headless even when stdout is a terminal (progress on stderr, tables on stdout)
+    #[arg(long)]
+    pub no_tui: bool,
+}
+
+impl RunArgs {
+    /// Opens the dashboard: stdout is a terminal and neither `--no-tui` nor `--json` is set.
+    pub fn wants_dashboard(&self) -> bool {
+        use std::io::IsTerminal;
+        std::io::stdout().is_terminal() && !self.no_tui && !self.json
+    }
+}

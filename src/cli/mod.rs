@@ -63,16 +63,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             crate::tui::run_dashboard(cli.config, None).await
         }
         None => sweep::execute(sweep::SweepArgs::demo(), cli.config.as_deref()).await,
-        Some(Command::Sweep(args))
-            if std::io::stdout().is_terminal() && !args.no_tui && !args.json =>
-        {
+        Some(Command::Sweep(args)) if args.run.wants_dashboard() => {
             let start = StartRequest::Sweep(Box::new(args));
             crate::tui::run_dashboard(cli.config, Some(start)).await
         }
         Some(Command::Sweep(args)) => sweep::execute(args, cli.config.as_deref()).await,
-        Some(Command::Search(args))
-            if std::io::stdout().is_terminal() && !args.no_tui && !args.json =>
-        {
+        Some(Command::Search(args)) if args.run.wants_dashboard() => {
             let start = StartRequest::Search(Box::new(args));
             crate::tui::run_dashboard(cli.config, Some(start)).await
         }

@@ -2,7 +2,7 @@
 //! `plan::search`, headless. The iteration table prints on stdout row by row as levels finish;
 //! the answer, knee and planning numbers follow.
 
-use super::args::{duration_arg, EndpointArgs, PlanningArgs, SlaArgs, WorkloadArgs};
+use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::exit::BadInput;
 use super::sweep::{launch, Launch};
 use crate::config::file::load_layered;
@@ -10,9 +10,8 @@ use crate::config::search::{resolve_search, SearchOverrides};
 use crate::config::values::{parse_concurrency, parse_positive};
 use crate::plan::{Analysis, SearchPlanner};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// Flags of `rightsize search`.
 #[derive(Debug, Clone, Args)]
@@ -39,24 +38,8 @@ pub struct SearchArgs {
     /// two levels; noise can then go unnoticed)
     #[arg(long)]
     pub no_confirm: bool,
-    /// Requests per level
-    #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
-    pub requests: Option<u32>,
-    /// Warmup requests per level, sent first at the same concurrency and not counted
-    #[arg(long, value_name = "N")]
-    pub warmup: Option<u32>,
-    /// Per-request timeout, e.g. 90s or 10m (a timed-out request counts as an error)
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
-    pub timeout: Option<Duration>,
-    /// Folder to keep runs in (default: the platform data dir's rightsize/runs)
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Print the result as JSON on stdout instead of the tables
-    #[arg(long)]
-    pub json: bool,
-    /// Stay headless even when stdout is a terminal (progress on stderr, tables on stdout)
-    #[arg(long)]
-    pub no_tui: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
     #[command(flatten)]
     pub planning: PlanningArgs,
 }
@@ -81,10 +64,10 @@ pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Resul
             max: args.max,
             max_iterations: args.max_iterations,
             no_confirm: args.no_confirm,
-            requests: args.requests,
-            warmup: args.warmup,
-            timeout: args.timeout,
-            out: args.out.clone(),
+            requests: args.run.requests,
+            warmup: args.run.warmup,
+            timeout: args.run.timeout,
+            out: args.run.out.clone(),
         },
     )?;
     let analysis = Analysis {
@@ -104,7 +87,7 @@ pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Resul
         planner: Box::new(SearchPlanner::new(spec.config, analysis.clone())),
         analysis,
         planning: args.planning.clone(),
-        json: args.json,
+        json: args.run.json,
         rows: true,
     })
 }

@@ -1,12 +1,12 @@
 //! `rightsize sweep`: a concurrency sweep run headless, progress on stderr, the table (or
 //! JSON) on stdout. Also the no-argument demo, which sweeps the built-in simulator.
 
-use super::args::{duration_arg, EndpointArgs, PlanningArgs, SlaArgs, WorkloadArgs};
+use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED};
 use super::headless;
 use crate::config::file::load_layered;
 use crate::config::resolve::{resolve_sweep, EndpointTarget, SweepOverrides};
-use crate::config::values::{parse_concurrency, parse_positive};
+use crate::config::values::parse_concurrency;
 use crate::engine::{self, LevelPlanner, RunRequest};
 use crate::plan::gate::{self, Answer, Gate};
 use crate::plan::sla::SlaSet;
@@ -32,24 +32,8 @@ pub struct SweepArgs {
     #[arg(short, long, value_name = "LIST", value_delimiter = ',', allow_negative_numbers = true,
           value_parser = parse_concurrency)]
     pub concurrency: Option<Vec<u32>>,
-    /// Requests per level
-    #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
-    pub requests: Option<u32>,
-    /// Warmup requests per level, sent first at the same concurrency and not counted
-    #[arg(long, value_name = "N")]
-    pub warmup: Option<u32>,
-    /// Per-request timeout, e.g. 90s or 10m
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
-    pub timeout: Option<Duration>,
-    /// Folder to keep runs in (default: the platform data dir's rightsize/runs)
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Print the summary as JSON on stdout instead of the table
-    #[arg(long)]
-    pub json: bool,
-    /// Never open the dashboard (sweeps are headless for now; accepted for scripts)
-    #[arg(long)]
-    pub no_tui: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Ask the simulator to stamp each chunk with its send time (timing ground truth)
     #[arg(long, hide = true)]
     pub sim_timing: bool,
@@ -90,12 +74,10 @@ impl SweepArgs {
             },
             plan: Some("demo".into()),
             concurrency: None,
-            requests: None,
-            warmup: None,
-            timeout: None,
-            out: None,
-            json: false,
-            no_tui: true,
+            run: RunArgs {
+                no_tui: true,
+                ..RunArgs::default()
+            },
             sim_timing: false,
             refine_knee: false,
             sla: SlaArgs::default(),
@@ -122,10 +104,10 @@ pub(crate) fn resolve(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result
         &SweepOverrides {
             plan: args.plan.clone(),
             concurrency: args.concurrency.clone(),
-            requests: args.requests,
-            warmup: args.warmup,
-            timeout: args.timeout,
-            out: args.out.clone(),
+            requests: args.run.requests,
+            warmup: args.run.warmup,
+            timeout: args.run.timeout,
+            out: args.run.out.clone(),
         },
     )?;
     let slas = SlaSet(args.sla.thresholds());
@@ -154,7 +136,7 @@ pub(crate) fn resolve(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result
         planner: Box::new(planner),
         analysis,
         planning: args.planning.clone(),
-        json: args.json,
+        json: args.run.json,
         rows: false,
     })
 }

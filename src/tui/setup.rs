@@ -2,7 +2,7 @@
 //! message beside it. Turns into the same `SweepArgs` the headless command takes, so both
 //! surfaces share one resolution path.
 
-use crate::cli::args::{EndpointArgs, PlanningArgs, SlaArgs, WorkloadArgs};
+use crate::cli::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use crate::cli::search::SearchArgs;
 use crate::cli::sweep::SweepArgs;
 use crate::config::values::{parse_concurrency, parse_concurrency_list, parse_positive};
@@ -346,12 +346,10 @@ impl SetupForm {
                 min: parse_concurrency(self.get(FieldId::SearchMin)).ok(),
                 max: parse_concurrency(self.get(FieldId::SearchMax)).ok(),
                 max_iterations: opt_num(FieldId::MaxIterations),
-                requests: opt_num(FieldId::Requests),
-                warmup: None,
-                timeout: None,
-                out: None,
-                json: false,
-                no_tui: true,
+                run: RunArgs {
+                    requests: opt_num(FieldId::Requests),
+                    ..demo.run.clone()
+                },
                 no_confirm: false,
                 planning: self.planning(),
             }));
@@ -361,7 +359,10 @@ impl SetupForm {
             workload,
             plan: None,
             concurrency: parse_concurrency_list(self.get(FieldId::Concurrency)).ok(),
-            requests: opt_num(FieldId::Requests),
+            run: RunArgs {
+                requests: opt_num(FieldId::Requests),
+                ..demo.run.clone()
+            },
             sla,
             planning: self.planning(),
             ..demo
@@ -435,7 +436,7 @@ mod tests {
             panic!("a sweep")
         };
         assert_eq!(a.concurrency, Some(vec![8, 32]));
-        assert_eq!(a.requests, Some(128));
+        assert_eq!(a.run.requests, Some(128));
         assert_eq!(a.endpoint.endpoint.as_deref(), Some("local"));
         assert!(a.workload.stream && !a.workload.no_stream);
         f.fields[0].value = "search".into();

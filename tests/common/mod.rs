@@ -52,3 +52,38 @@ pub fn only_run_dir(root: &std::path::Path) -> PathBuf {
     );
     runs[0].clone()
 }
+
+/// `rightsize sim --port 0 ARGS` in its own process, stopped when dropped.
+pub struct SimProcess {
+    child: std::process::Child,
+    /// The base URL it printed, e.g. `http://127.0.0.1:PORT/v1`.
+    pub url: String,
+}
+
+impl SimProcess {
+    pub fn start(args: &[&str]) -> SimProcess {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rightsize"))
+            .args(["sim", "--port", "0"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the simulator");
+        let mut url = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut url)
+            .expect("the simulator prints its URL");
+        SimProcess {
+            child,
+            url: url.trim().to_string(),
+        }
+    }
+}
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{bin, stderr, tmpdir};
+use crate::common::{bin, stderr, tmpdir, SimProcess};
 
 /// A quick sweep (`-c LEVELS -n 24`, 64 in / 16 out, streaming) into `root`; returns the new
 /// run's folder.
@@ -67,27 +67,9 @@ pub fn id(run: &Path) -> String {
 /// process with 8 batch slots, so the run has a real knee at 8. The config names that server
 /// `sim`, so titles read as for the built-in one.
 pub fn saturating_run(root: &Path, levels: &str, sla: Option<&str>) -> PathBuf {
-    use std::io::BufRead;
-    let mut sim = std::process::Command::new(env!("CARGO_BIN_EXE_rightsize"))
-        .args([
-            "sim",
-            "--port",
-            "0",
-            "--max-num-seqs",
-            "8",
-            "--time-scale",
-            "5",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start the simulator");
-    let mut url = String::new();
-    std::io::BufReader::new(sim.stdout.take().expect("stdout"))
-        .read_line(&mut url)
-        .expect("the simulator prints its URL");
+    let sim = SimProcess::start(&["--max-num-seqs", "8", "--time-scale", "5"]);
     let cfg = root.with_extension("toml");
-    std::fs::write(&cfg, format!("[endpoints.sim]\nurl = \"{}\"\n", url.trim())).unwrap();
+    std::fs::write(&cfg, format!("[endpoints.sim]\nurl = \"{}\"\n", sim.url)).unwrap();
     let before: Vec<PathBuf> = runs_in(root);
     let o = bin()
         .args(["sweep", "--config"])
@@ -99,8 +81,7 @@ pub fn saturating_run(root: &Path, levels: &str, sla: Option<&str>) -> PathBuf {
         .arg(root)
         .output()
         .expect("run rightsize sweep");
-    let _ = sim.kill();
-    let _ = sim.wait();
+    drop(sim);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     runs_in(root)
         .into_iter()
