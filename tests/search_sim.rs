@@ -99,7 +99,7 @@ async fn search_lands_within_5_percent_of_the_dense_boundary_in_7_levels() {
     let mut failures = Vec::new();
     for (name, set) in &cases {
         let (first_fail_below, dense) =
-            dense_sweep_boundary(&server, set, &coarse, 4, TIMEOUT).await;
+            dense_sweep_boundary(&server, set, &coarse, 4, REQUESTS, TIMEOUT).await;
         let truth = fitted_boundary(set, &dense).expect("a rising curve");
         // a level measured during a scheduling stall of a shared CI machine can move one
         // search by more than 5 %: a miss gets one fresh search, and both are reported

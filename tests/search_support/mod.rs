@@ -205,11 +205,12 @@ pub async fn dense_sweep_boundary(
     slas: &SlaSet,
     coarse: &[LevelSummary],
     step: u32,
+    requests: u32,
     timeout: Duration,
 ) -> (u32, Vec<LevelSummary>) {
     let b = robust_last_pass(slas, coarse).expect("the coarse sweep brackets the boundary");
     let fine: Vec<u32> = (b + 1..b + step).collect();
-    let out = run_plan(server, sweep(fine), &search_workload(), REQUESTS, timeout).await;
+    let out = run_plan(server, sweep(fine), &search_workload(), requests, timeout).await;
     let mut all: Vec<LevelSummary> = coarse.to_vec();
     all.extend(out.levels);
     let b = robust_last_pass(slas, &all).expect("boundary");
