@@ -47,17 +47,19 @@ fn assert_clean_odd(rs: &[RawResponse]) {
     assert!(is_clean(&rs[2]), "request 3: {}", rs[2].text());
 }
 
+/// Four requests with one fault set to `every:2` by `set`: checks that requests 1 and 3 are
+/// clean and returns all four (2 and 4 carry the fault).
+async fn every_second(set: fn(&mut FaultConfig), wait: Duration) -> Vec<RawResponse> {
+    let mut faults = FaultConfig::default();
+    set(&mut faults);
+    let rs = four(with(faults), wait).await;
+    assert_clean_odd(&rs);
+    rs
+}
+
 #[tokio::test]
 async fn http500_every_2() {
-    let rs = four(
-        with(FaultConfig {
-            http500: every2(),
-            ..Default::default()
-        }),
-        Duration::from_secs(10),
-    )
-    .await;
-    assert_clean_odd(&rs);
+    let rs = every_second(|f| f.http500 = every2(), Duration::from_secs(10)).await;
     for r in [&rs[1], &rs[3]] {
         assert_eq!(r.status, 500);
         assert_eq!(r.json()["error"]["type"], "InternalServerError");
@@ -66,15 +68,7 @@ async fn http500_every_2() {
 
 #[tokio::test]
 async fn http429_every_2_with_retry_after() {
-    let rs = four(
-        with(FaultConfig {
-            http429: every2(),
-            ..Default::default()
-        }),
-        Duration::from_secs(10),
-    )
-    .await;
-    assert_clean_odd(&rs);
+    let rs = every_second(|f| f.http429 = every2(), Duration::from_secs(10)).await;
     for r in [&rs[1], &rs[3]] {
         assert_eq!(r.status, 429);
         assert_eq!(r.header("retry-after"), Some("1"));
@@ -84,15 +78,7 @@ async fn http429_every_2_with_retry_after() {
 
 #[tokio::test]
 async fn reset_every_2_breaks_the_chunked_body_after_a_few_chunks() {
-    let rs = four(
-        with(FaultConfig {
-            reset: every2(),
-            ..Default::default()
-        }),
-        Duration::from_secs(10),
-    )
-    .await;
-    assert_clean_odd(&rs);
+    let rs = every_second(|f| f.reset = every2(), Duration::from_secs(10)).await;
     for r in [&rs[1], &rs[3]] {
         assert_eq!(r.status, 200);
         assert!(!r.complete && !r.timed_out, "{r:?}");
@@ -103,15 +89,7 @@ async fn reset_every_2_breaks_the_chunked_body_after_a_few_chunks() {
 
 #[tokio::test]
 async fn stall_every_2_keeps_the_connection_open_without_data() {
-    let rs = four(
-        with(FaultConfig {
-            stall: every2(),
-            ..Default::default()
-        }),
-        Duration::from_millis(700),
-    )
-    .await;
-    assert_clean_odd(&rs);
+    let rs = every_second(|f| f.stall = every2(), Duration::from_millis(700)).await;
     for r in [&rs[1], &rs[3]] {
         assert_eq!(r.status, 200);
         assert!(r.timed_out && !r.complete, "{r:?}");
@@ -121,15 +99,7 @@ async fn stall_every_2_keeps_the_connection_open_without_data() {
 
 #[tokio::test]
 async fn malformed_every_2_sends_one_bad_event_then_continues() {
-    let rs = four(
-        with(FaultConfig {
-            malformed: every2(),
-            ..Default::default()
-        }),
-        Duration::from_secs(10),
-    )
-    .await;
-    assert_clean_odd(&rs);
+    let rs = every_second(|f| f.malformed = every2(), Duration::from_secs(10)).await;
     for r in [&rs[1], &rs[3]] {
         assert!(r.complete);
         let data = r.sse_data();
@@ -145,15 +115,7 @@ async fn malformed_every_2_sends_one_bad_event_then_continues() {
 
 #[tokio::test]
 async fn in_stream_error_every_2_sends_an_error_object_then_done() {
-    let rs = four(
-        with(FaultConfig {
-            in_stream_error: every2(),
-            ..Default::default()
-        }),
-        Duration::from_secs(10),
-    )
-    .await;
-    assert_clean_odd(&rs);
+    let rs = every_second(|f| f.in_stream_error = every2(), Duration::from_secs(10)).await;
     for r in [&rs[1], &rs[3]] {
         assert_eq!(r.status, 200);
         assert!(r.complete);
