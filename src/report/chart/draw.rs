@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::parts::*;
-use super::{ChartPoint, ChartSpec, FONT};
+use super::{ChartPoint, ChartRun, ChartSpec, FONT};
 
 /// Draws the whole image on `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec) -> Fallible<DB> {
@@ -39,6 +39,14 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec)
     Ok(())
 }
 
+/// One run's (concurrency, value) points for the levels where `f` has a value.
+fn series(run: &ChartRun, f: fn(&ChartPoint) -> Option<f64>) -> Vec<(f64, f64)> {
+    run.points
+        .iter()
+        .filter_map(|p| Some((f64::from(p.concurrency), f(p)?)))
+        .collect()
+}
+
 fn throughput<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     spec: &ChartSpec,
@@ -53,11 +61,7 @@ fn throughput<DB: DrawingBackend>(
     // under the series, so the points at the knee stay visible
     knees(&mut chart, spec, y_max, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = run
-            .points
-            .iter()
-            .map(|p| (f64::from(p.concurrency), p.output_tps))
-            .collect();
+        let pts = series(run, |p| Some(p.output_tps));
         line(&mut chart, &pts, colors(i).0, name(run, "output tok/s"), sz)?;
     }
     legend(&mut chart, sz, SeriesLabelPosition::LowerRight)
@@ -92,22 +96,16 @@ fn latency<DB: DrawingBackend>(
                 .label(name(run, "p50-p99 spread"))
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled()));
         }
-        let series = |f: fn(&ChartPoint) -> Option<f64>| -> Vec<(f64, f64)> {
-            run.points
-                .iter()
-                .filter_map(|p| Some((f64::from(p.concurrency), f(p)?)))
-                .collect()
-        };
         line(
             &mut chart,
-            &series(|p| p.e2e_p50_ms),
+            &series(run, |p| p.e2e_p50_ms),
             c50,
             name(run, "e2e p50"),
             sz,
         )?;
         line(
             &mut chart,
-            &series(|p| p.e2e_p99_ms),
+            &series(run, |p| p.e2e_p99_ms),
             c99,
             name(run, "e2e p99"),
             sz,
@@ -144,22 +142,16 @@ fn ttft<DB: DrawingBackend>(
     knees(&mut chart, spec, y_max, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c95) = colors(i);
-        let series = |f: fn(&ChartPoint) -> Option<f64>| -> Vec<(f64, f64)> {
-            run.points
-                .iter()
-                .filter_map(|p| Some((f64::from(p.concurrency), f(p)?)))
-                .collect()
-        };
         line(
             &mut chart,
-            &series(|p| p.ttft_p50_ms),
+            &series(run, |p| p.ttft_p50_ms),
             c50,
             name(run, "TTFT p50"),
             sz,
         )?;
         line(
             &mut chart,
-            &series(|p| p.ttft_p95_ms),
+            &series(run, |p| p.ttft_p95_ms),
             c95,
             name(run, "TTFT p95"),
             sz,
