@@ -2,23 +2,14 @@
 //! answer and planning numbers, `summary.json`, bad input (exit 2) and the CI gate (exit 3).
 
 mod common;
-use common::{bin, only_run_dir, stderr, stdout, tmpdir};
+use common::{bin, on_sim, only_run_dir, stderr, stdout, tmpdir};
 use serde_json::Value;
 use std::path::Path;
 
 /// A search that passes at every level it tries: 16, 32, 64 (the max), answer 64.
 fn quick_search(out: &Path, extra: &[&str]) -> std::process::Output {
-    bin()
+    on_sim("search", 64, 8)
         .args([
-            "search",
-            "-e",
-            "sim",
-            "--sim-time-scale",
-            "50",
-            "--input-tokens",
-            "64",
-            "--output-tokens",
-            "8",
             "-n",
             "32",
             "--e2e-sla",
@@ -222,17 +213,8 @@ fn bad_searches_exit_2() {
 #[test]
 fn sweep_prints_knee_and_planning_numbers() {
     let out = tmpdir("sweep-plan");
-    let o = bin()
+    let o = on_sim("sweep", 64, 8)
         .args([
-            "sweep",
-            "-e",
-            "sim",
-            "--sim-time-scale",
-            "50",
-            "--input-tokens",
-            "64",
-            "--output-tokens",
-            "8",
             "-n",
             "32",
             "-c",

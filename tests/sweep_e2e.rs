@@ -1,26 +1,14 @@
 //! `rightsize sweep` end to end: the real binary against its in-process simulator.
 
 mod common;
-use common::{bin, only_run_dir, stderr, stdout, tmpdir};
+use common::{bin, on_sim, only_run_dir, stderr, stdout, tmpdir};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 fn quick_sweep(out: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    bin()
-        .args([
-            "sweep",
-            "-e",
-            "sim",
-            "--sim-time-scale",
-            "50",
-            "--input-tokens",
-            "64",
-            "--output-tokens",
-            "16",
-            "--out",
-            out.to_str().unwrap(),
-        ])
+    on_sim("sweep", 64, 16)
+        .args(["--out", out.to_str().unwrap()])
         .args(extra)
         .output()
         .unwrap()

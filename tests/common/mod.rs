@@ -87,3 +87,13 @@ impl Drop for SimProcess {
         let _ = self.child.wait();
     }
 }
+
+/// `rightsize SUB -e sim --sim-time-scale 50 --input-tokens IN --output-tokens OUT`: the
+/// in-process simulator at 50x real time with small requests, for quick end-to-end runs.
+pub fn on_sim(sub: &str, input: u32, output: u32) -> Command {
+    let mut c = bin();
+    c.args([sub, "-e", "sim", "--sim-time-scale", "50"])
+        .args(["--input-tokens", &input.to_string()])
+        .args(["--output-tokens", &output.to_string()]);
+    c
+}

@@ -5,30 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{bin, stderr, tmpdir, SimProcess};
+use crate::common::{bin, on_sim, stderr, tmpdir, SimProcess};
 
 /// A quick sweep (`-c LEVELS -n 24`, 64 in / 16 out, streaming) into `root`; returns the new
 /// run's folder.
 pub fn sim_run(root: &Path, levels: &str) -> PathBuf {
     let before: Vec<PathBuf> = runs_in(root);
-    let o = bin()
-        .args([
-            "sweep",
-            "-e",
-            "sim",
-            "--sim-time-scale",
-            "50",
-            "--input-tokens",
-            "64",
-            "--output-tokens",
-            "16",
-            "--stream",
-            "-c",
-            levels,
-            "-n",
-            "24",
-            "--out",
-        ])
+    let o = on_sim("sweep", 64, 16)
+        .args(["--stream", "-c", levels, "-n", "24", "--out"])
         .arg(root)
         .output()
         .expect("run rightsize sweep");
