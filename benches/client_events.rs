@@ -77,16 +77,8 @@ fn cpu_seconds() -> f64 {
 
 fn workload(input: u32, output: u32) -> WorkloadSpec {
     WorkloadSpec {
-        name: "bench".into(),
-        input_tokens: input,
-        input_tokens_stddev: 0,
-        output_tokens: output,
-        output_tokens_stddev: 0,
-        stream: true,
-        shared_prefix_tokens: 0,
-        shared_prefix_share: 0.0,
         seed: 7,
-        tokenizer: "approx-4c".into(),
+        ..WorkloadSpec::fixed(input, output)
     }
 }
 
@@ -203,9 +195,21 @@ async fn events() {
 
 async fn decode_free() {
     println!("decode free: the simulator sends as fast as it can; the client is saturated");
-    let sim = start_sim(&[
+    let sim = start_sim(&free_model("0"));
+    event_header();
+    for (concurrency, requests) in [(1, 400), (256, 2048), (1024, 4096)] {
+        let (out, cpu) = one_level(&sim, concurrency, requests, workload(64, 256), true).await;
+        event_row(concurrency, &out, cpu);
+    }
+    drop(sim);
+}
+
+/// Simulator flags: every step costs `step_ms` whatever the batch, no prefill cost, and room
+/// for every stream (slots and KV far above the concurrency asked).
+fn free_model(step_ms: &str) -> [&str; 10] {
+    [
         "--decode-base-ms",
-        "0",
+        step_ms,
         "--decode-per-seq-ms",
         "0",
         "--prefill-per-token-ms",
@@ -214,13 +218,7 @@ async fn decode_free() {
         "4096",
         "--kv-cache-tokens",
         "100000000",
-    ]);
-    event_header();
-    for (concurrency, requests) in [(1, 400), (256, 2048), (1024, 4096)] {
-        let (out, cpu) = one_level(&sim, concurrency, requests, workload(64, 256), true).await;
-        event_row(concurrency, &out, cpu);
-    }
-    drop(sim);
+    ]
 }
 
 async fn paced() {
@@ -231,18 +229,7 @@ async fn paced() {
     event_header();
     for (concurrency, requests) in [(1u32, 200u32), (256, 1024), (1024, 2048)] {
         let step_ms = format!("{}", concurrency as f64 / PACED_EVENTS_PER_SEC * 1e3);
-        let sim = start_sim(&[
-            "--decode-base-ms",
-            &step_ms,
-            "--decode-per-seq-ms",
-            "0",
-            "--prefill-per-token-ms",
-            "0",
-            "--max-num-seqs",
-            "4096",
-            "--kv-cache-tokens",
-            "100000000",
-        ]);
+        let sim = start_sim(&free_model(&step_ms));
         let (out, cpu) = one_level(&sim, concurrency, requests, workload(64, 128), true).await;
         event_row(concurrency, &out, cpu);
     }

@@ -13,16 +13,8 @@ mod common;
 
 fn workload(input: u32, output: u32, stream: bool) -> WorkloadSpec {
     WorkloadSpec {
-        name: "test".into(),
-        input_tokens: input,
-        input_tokens_stddev: 0,
-        output_tokens: output,
-        output_tokens_stddev: 0,
         stream,
-        shared_prefix_tokens: 0,
-        shared_prefix_share: 0.0,
-        seed: 1,
-        tokenizer: "approx-4c".into(),
+        ..WorkloadSpec::fixed(input, output)
     }
 }
 

@@ -39,6 +39,15 @@ pub struct StepCost {
 }
 
 impl StepCost {
+    /// The step costs `cfg` asks for.
+    pub fn of(cfg: &SimConfig) -> StepCost {
+        StepCost {
+            base_ms: cfg.decode_base_ms,
+            per_seq_ms: cfg.decode_per_seq_ms,
+            prefill_per_token_ms: cfg.prefill_per_token_ms,
+        }
+    }
+
     /// Model duration of a step, in milliseconds.
     pub fn step_ms(&self, plan: StepPlan) -> f64 {
         self.base_ms
@@ -91,18 +100,8 @@ pub fn spawn(
     metrics: Arc<SharedMetrics>,
 ) -> std::io::Result<(Sender<Command>, JoinHandle<()>)> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let limits = SchedulerLimits {
-        max_num_seqs: cfg.max_num_seqs,
-        max_num_batched_tokens: cfg.max_num_batched_tokens,
-        kv_cache_tokens: cfg.kv_cache_tokens,
-        block_size: cfg.block_size,
-        prefix_cache_blocks: cfg.prefix_cache_blocks,
-    };
-    let cost = StepCost {
-        base_ms: cfg.decode_base_ms,
-        per_seq_ms: cfg.decode_per_seq_ms,
-        prefill_per_token_ms: cfg.prefill_per_token_ms,
-    };
+    let limits = SchedulerLimits::of(cfg);
+    let cost = StepCost::of(cfg);
     let noise = Noise::new(cfg.noise, cfg.seed);
     let time_scale = cfg.time_scale;
     let handle = std::thread::Builder::new()

@@ -77,6 +77,19 @@ pub struct SchedulerLimits {
     pub prefix_cache_blocks: u64,
 }
 
+impl SchedulerLimits {
+    /// The sizes `cfg` asks for.
+    pub fn of(cfg: &super::config::SimConfig) -> SchedulerLimits {
+        SchedulerLimits {
+            max_num_seqs: cfg.max_num_seqs,
+            max_num_batched_tokens: cfg.max_num_batched_tokens,
+            kv_cache_tokens: cfg.kv_cache_tokens,
+            block_size: cfg.block_size,
+            prefix_cache_blocks: cfg.prefix_cache_blocks,
+        }
+    }
+}
+
 /// What one scheduled step holds, which is what its duration depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StepPlan {

@@ -177,18 +177,8 @@ fn abandoned_sequences_free_their_slot() {
 fn closed_loop(concurrency: usize, requests: usize, prompt: u32, out: u32) -> (f64, f64) {
     use super::engine::StepCost;
     let cfg = super::config::SimConfig::default();
-    let (mut s, _m) = new_sched(SchedulerLimits {
-        max_num_seqs: cfg.max_num_seqs,
-        max_num_batched_tokens: cfg.max_num_batched_tokens,
-        kv_cache_tokens: cfg.kv_cache_tokens,
-        block_size: cfg.block_size,
-        prefix_cache_blocks: cfg.prefix_cache_blocks,
-    });
-    let cost = StepCost {
-        base_ms: cfg.decode_base_ms,
-        per_seq_ms: cfg.decode_per_seq_ms,
-        prefill_per_token_ms: cfg.prefill_per_token_ms,
-    };
+    let (mut s, _m) = new_sched(SchedulerLimits::of(&cfg));
+    let cost = StepCost::of(&cfg);
     let mut now_ms = 0.0;
     let mut started = 0usize;
     let mut live: Vec<(UnboundedReceiver<TokenEvent>, f64)> = Vec::new();

@@ -2,18 +2,7 @@
 //! The x axis is log2(concurrency), labelled with the real concurrency values.
 
 use crate::metrics::LevelSummary;
-
-/// One finished level as the charts see it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    pub concurrency: u32,
-    pub output_tps: f64,
-    pub e2e_p50_ms: Option<f64>,
-    pub e2e_p99_ms: Option<f64>,
-    pub ttft_p50_ms: Option<f64>,
-    pub ttft_p95_ms: Option<f64>,
-    pub errors: u64,
-}
+use crate::report::chart::{ChartPoint as Point, ChartRun};
 
 /// Everything the run screen draws, in chart coordinates.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,26 +39,10 @@ pub struct Overlay {
     pub ttft_p50: Vec<(f64, f64)>,
 }
 
-/// Levels sorted by concurrency; a re-measured level keeps its latest measurement.
+/// Levels as the exported charts see them: one point per concurrency, sorted, a re-measured
+/// level keeping its latest measurement.
 fn points_of(levels: &[LevelSummary]) -> Vec<Point> {
-    let mut points: Vec<Point> = Vec::new();
-    for l in levels {
-        let p = Point {
-            concurrency: l.concurrency,
-            output_tps: l.output_tps(),
-            e2e_p50_ms: l.e2e_p(50.0),
-            e2e_p99_ms: l.e2e_p(99.0),
-            ttft_p50_ms: l.ttft_p(50.0),
-            ttft_p95_ms: l.ttft_p(95.0),
-            errors: l.error_count(),
-        };
-        match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
-            Some(q) => *q = p,
-            None => points.push(p),
-        }
-    }
-    points.sort_by_key(|p| p.concurrency);
-    points
+    ChartRun::from_levels("", levels, None).points
 }
 
 /// Band segments drawn between two neighbouring levels.

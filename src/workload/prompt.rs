@@ -65,6 +65,23 @@ fn push_words(out: &mut String, rng: &mut SplitMix64, n: u32) {
 }
 
 impl WorkloadSpec {
+    /// Exactly `input` tokens in and `output` out, streamed, no shared prefix, seed 1, the
+    /// built-in tokenizer: the plain workload tests and benchmarks start from.
+    pub fn fixed(input: u32, output: u32) -> WorkloadSpec {
+        WorkloadSpec {
+            name: "fixed".into(),
+            input_tokens: input,
+            input_tokens_stddev: 0,
+            output_tokens: output,
+            output_tokens_stddev: 0,
+            stream: true,
+            shared_prefix_tokens: 0,
+            shared_prefix_share: 0.0,
+            seed: 1,
+            tokenizer: "approx-4c".into(),
+        }
+    }
+
     /// The prompt for request `index` of level `level`.
     pub fn prompt(&self, level: u32, index: u64) -> Prompt {
         let mut rng = SplitMix64::new(mix64(

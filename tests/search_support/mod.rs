@@ -9,39 +9,16 @@ use rightsize::plan::sla::SlaSet;
 use rightsize::plan::{Analysis, SweepPlanner};
 use rightsize::sim::SimServer;
 use rightsize::workload::WorkloadSpec;
-use std::path::PathBuf;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub fn workload(input: u32, output: u32) -> WorkloadSpec {
-    WorkloadSpec {
-        name: "test".into(),
-        input_tokens: input,
-        input_tokens_stddev: 0,
-        output_tokens: output,
-        output_tokens_stddev: 0,
-        stream: true,
-        shared_prefix_tokens: 0,
-        shared_prefix_share: 0.0,
-        seed: 1,
-        tokenizer: "approx-4c".into(),
-    }
+    WorkloadSpec::fixed(input, output)
 }
 
-/// A fresh temporary folder.
-pub fn tmpdir(name: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let p = std::env::temp_dir().join(format!(
-        "rightsize-test-{}-{}-{}",
-        std::process::id(),
-        name,
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&p);
-    std::fs::create_dir_all(&p).expect("create temp dir");
-    p
-}
+#[path = "../common/mod.rs"]
+mod common;
+pub use common::tmpdir;
 
 /// Runs `planner` against the simulator with `requests` per level.
 pub async fn run_plan(
