@@ -12,6 +12,10 @@ use rightsize::engine::record::{ErrorKind, TokenSource};
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// Scheduling slack allowed on a loopback delay, in ms.
 const SLACK_MS: f64 = 25.0;
+/// How much shorter than the server's gap a measured gap may be: the first token is read on
+/// the first-token lane's thread, the next by the worker, and on a machine busy with other
+/// tests the lane's wake-up may come a few ms late.
+const EARLY_MS: f64 = 5.0;
 
 fn endpoint(spec: &rightsize::endpoint::EndpointSpec) -> Endpoint {
     Endpoint::new(spec, 8, TIMEOUT).unwrap()
@@ -43,7 +47,10 @@ async fn stream_times_each_chunk_at_arrival() {
     assert_eq!(o.first_token_ns, Some(o.content_chunk_ns[0]));
     assert_eq!(o.last_token_ns, Some(o.content_chunk_ns[1]));
     let gap = ms(o.content_chunk_ns[0], o.content_chunk_ns[1]);
-    assert!((60.0..60.0 + SLACK_MS).contains(&gap), "gap {gap} ms");
+    assert!(
+        (60.0 - EARLY_MS..60.0 + SLACK_MS).contains(&gap),
+        "gap {gap} ms"
+    );
     // the usage chunk came 60 ms after the last content chunk: not a content time
     assert!(ms(o.last_token_ns.unwrap(), o.end_ns) >= 60.0);
     assert_eq!(o.output_tokens, Some(2));

@@ -60,9 +60,11 @@ async fn content_length_stream_is_read_and_the_connection_reused() {
         assert_eq!(o.error, None);
         assert_eq!(o.output_tokens, Some(2));
         assert_eq!(o.content_chunk_ns.len(), 2);
-        // "Hello" was in the first write, " world" in the second, 50 ms later
+        // "Hello" was in the first write, " world" in the second, 50 ms later ("Hello" is read
+        // on the first-token lane's thread: on a machine busy with other tests, its wake-up
+        // may come a few ms late)
         let gap = ms(o.content_chunk_ns[0], o.content_chunk_ns[1]);
-        assert!((50.0..75.0).contains(&gap), "gap {gap} ms");
+        assert!((45.0..75.0).contains(&gap), "gap {gap} ms");
     }
     assert_eq!(conns(&server), vec![0, 0, 0]);
     let req = &server.requests()[0];

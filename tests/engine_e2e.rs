@@ -26,7 +26,12 @@ struct Sweep {
     sim_timing: bool,
 }
 
+/// The tests of this file take turns: the timing test checks TTFT to 2 ms, which a sweep
+/// at concurrency 64 in the same process, on the same two cores, would disturb.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
+    let _turn = ONE_AT_A_TIME.lock().await;
     let server = rightsize::sim::start(sim).await.expect("sim starts");
     let spec = EndpointSpec {
         name: "sim".into(),

@@ -1,7 +1,8 @@
-//! One HTTP/1.1 connection driven by the task that sends the request: it writes the request,
-//! reads the response head and then the body straight from the socket into a reusable buffer,
-//! reading the clock once right after each `read()` returns. No connection task, no channel:
-//! the bytes are read and timed in the task that interprets them, as the spec asks.
+//! One HTTP/1.1 connection driven by the task using it: it writes the request, reads the
+//! response head and then the body straight from the socket into a reusable buffer, reading
+//! the clock once right after each `read()` returns. No connection task, no channel: the bytes
+//! are read and timed in the task that interprets them, as the spec asks. A connection can be
+//! detached from one runtime and attached to another (the first-token lane and the workers).
 
 use std::ops::Range;
 
@@ -14,7 +15,10 @@ use crate::clock::now_ns;
 /// Size of each connection's read buffer: a backlog of ~80 typical events is taken in one read
 /// (one clock read, one wake-up). A read that fills it is followed by a yield to the other
 /// tasks, so one stream's backlog delays the others' reads by at most one buffer's worth.
-const READ_BUFFER_BYTES: usize = 16 * 1024;
+pub(crate) const READ_BUFFER_BYTES: usize = 16 * 1024;
+/// Largest read on the first-token lane: enough for a response head and the first events,
+/// small enough that a stream already deep in tokens costs the lane one short read and parse.
+pub(crate) const FIRST_TOKEN_READ_BYTES: usize = 1024;
 /// Most response header lines read.
 const MAX_HEADERS: usize = 64;
 
@@ -29,6 +33,45 @@ pub(crate) struct Conn {
     read_ns: u64,
     /// The last body read filled the buffer: more is probably waiting in the socket.
     full_read: bool,
+    /// Most bytes taken by one read.
+    read_cap: usize,
+}
+
+/// A [`Conn`] registered with no runtime: how idle connections wait in the pool and how a
+/// connection moves between the first-token lane and the workers.
+pub(crate) struct DetachedConn {
+    stream: std::net::TcpStream,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    read_ns: u64,
+    full_read: bool,
+}
+
+impl DetachedConn {
+    /// The connection registered with the runtime of the calling task, taking at most
+    /// `read_cap` bytes a read.
+    pub fn attach(self, read_cap: usize) -> std::io::Result<Conn> {
+        Ok(Conn {
+            read_cap,
+            stream: TcpStream::from_std(self.stream)?,
+            buf: self.buf,
+            start: self.start,
+            end: self.end,
+            read_ns: self.read_ns,
+            full_read: self.full_read,
+        })
+    }
+
+    /// False when an idle connection is known to be unusable: the server closed it, reset it
+    /// or sent bytes nobody asked for. Never waits (the socket is non-blocking).
+    pub fn looks_idle_and_open(&self) -> bool {
+        let mut probe = [0u8; 1];
+        match self.stream.peek(&mut probe) {
+            Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+            Ok(_) => false,
+        }
+    }
 }
 
 /// What went wrong before the response head was complete.
@@ -84,9 +127,11 @@ impl BodyReader {
 }
 
 impl Conn {
-    /// A connection over `stream` (already connected, `TCP_NODELAY` set).
-    pub fn new(stream: TcpStream) -> Conn {
+    /// A connection over `stream` (already connected, `TCP_NODELAY` set) taking at most
+    /// `read_cap` bytes a read.
+    pub fn new(stream: TcpStream, read_cap: usize) -> Conn {
         Conn {
+            read_cap,
             stream,
             buf: vec![0; READ_BUFFER_BYTES],
             start: 0,
@@ -96,14 +141,17 @@ impl Conn {
         }
     }
 
-    /// False when an idle connection is known to be unusable: the server closed it, reset it
-    /// or sent bytes nobody asked for. Never waits.
-    pub fn looks_idle_and_open(&mut self) -> bool {
-        let mut probe = [0u8; 1];
-        match self.stream.try_read(&mut probe) {
-            Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
-            Ok(_) => false,
-        }
+    /// The connection without its runtime registration, to be attached to another runtime
+    /// (the first-token lane hands a streaming response over to the worker this way).
+    pub fn detach(self) -> std::io::Result<DetachedConn> {
+        Ok(DetachedConn {
+            stream: self.stream.into_std()?,
+            buf: self.buf,
+            start: self.start,
+            end: self.end,
+            read_ns: self.read_ns,
+            full_read: self.full_read,
+        })
     }
 
     /// Reads more bytes into the buffer; `Ok(0)` at the end of the stream.
@@ -119,8 +167,11 @@ impl Conn {
         if self.end == self.buf.len() {
             return Err(std::io::Error::other("the response head is too large"));
         }
-        let room = self.buf.len() - self.end;
-        let n = self.stream.read(&mut self.buf[self.end..]).await?;
+        let room = (self.buf.len() - self.end).min(self.read_cap);
+        let n = self
+            .stream
+            .read(&mut self.buf[self.end..self.end + room])
+            .await?;
         self.read_ns = now_ns();
         self.end += n;
         self.full_read = n == room;
@@ -129,14 +180,22 @@ impl Conn {
 
     /// Writes `request` (head and body) and reads the response head (skipping `1xx` heads).
     pub async fn request(&mut self, request: &[u8]) -> Result<Head, HeadError> {
+        self.write_request(request).await?;
+        self.read_head().await
+    }
+
+    /// Writes `request` (head and body).
+    pub async fn write_request(&mut self, request: &[u8]) -> Result<(), HeadError> {
         self.start = 0;
         self.end = 0;
-        if let Err(e) = self.stream.write_all(request).await {
-            return Err(HeadError {
-                before_response: true,
-                message: format!("sending the request failed: {e}"),
-            });
-        }
+        self.stream.write_all(request).await.map_err(|e| HeadError {
+            before_response: true,
+            message: format!("sending the request failed: {e}"),
+        })
+    }
+
+    /// Reads the response head (skipping `1xx` heads).
+    pub async fn read_head(&mut self) -> Result<Head, HeadError> {
         let mut got_bytes = false;
         loop {
             if self.start < self.end {

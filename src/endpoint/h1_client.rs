@@ -4,9 +4,14 @@
 use reqwest::header::HeaderMap;
 use reqwest::Url;
 
-use super::h1::{BodyReader, Conn, Head};
+use std::sync::Arc;
+
+use super::h1::{BodyReader, Conn, DetachedConn, Head, FIRST_TOKEN_READ_BYTES, READ_BUFFER_BYTES};
 use super::h1_pool::{ConnectFailure, Pool};
-use super::response::{read_error, read_stream, read_whole, Body, Probe};
+use super::lane;
+use super::response::{
+    broken_stream, read_error, read_stream, read_whole, Body, Probe, StreamReader,
+};
 use super::transport::{fail_with, Transport};
 use crate::engine::record::ExchangeOutcome;
 
@@ -24,7 +29,7 @@ const OWN_HEADERS: [&str; 5] = [
 
 /// A plain-HTTP/1.1 client for one endpoint.
 pub(crate) struct H1Client {
-    pool: Pool,
+    pool: Arc<Pool>,
     /// The generation request's head up to `Content-Length: ` (holds the bearer token).
     generate_head: Vec<u8>,
     /// The whole `GET /models` request.
@@ -143,59 +148,99 @@ impl H1Client {
             format!("content-type: application/json\r\naccept: {accept}\r\ncontent-length: ")
                 .as_bytes(),
         );
+        // the lane's thread starts now, not on the first request (whose TTFT it would add to)
+        lane::start();
         let mut models_request = head_start("GET", models_url, headers);
         models_request.extend_from_slice(b"accept: application/json\r\n\r\n");
         H1Client {
-            pool: Pool::new(generate_url, pool_size),
+            pool: Arc::new(Pool::new(generate_url, pool_size)),
             generate_head,
             models_request,
         }
     }
 
     /// One generation request with `body`: fills `out` (and `probe`) like the reqwest path.
+    /// The worker writes the request; the first-token lane ([`super::lane`]) reads the answer
+    /// up to its first token; the worker reads the rest of a stream. The pre-flight check
+    /// (with `probe`) runs here whole.
     pub async fn exchange(
         &self,
         body: &[u8],
         stream: bool,
         out: &mut ExchangeOutcome,
-        mut probe: Option<&mut Probe>,
+        probe: Option<&mut Probe>,
     ) {
         let mut request = Vec::with_capacity(self.generate_head.len() + 24 + body.len());
         request.extend_from_slice(&self.generate_head);
         request.extend_from_slice(format!("{}\r\n\r\n", body.len()).as_bytes());
         request.extend_from_slice(body);
-        let (mut conn, head) = match self.pool.send(&request, &mut out.reconnected).await {
-            Ok(x) => x,
-            Err(ConnectFailure { transport, detail }) => {
-                return fail_with(out, transport, detail, probe)
+        if probe.is_some() {
+            return exchange_here(&self.pool, &request, stream, out, probe).await;
+        }
+        let mut reuse = true;
+        let rest = loop {
+            let (mut conn, reused) = match self.pool.open(reuse, READ_BUFFER_BYTES).await {
+                Ok(x) => x,
+                Err(ConnectFailure { transport, detail }) => {
+                    return fail_with(out, transport, detail, None)
+                }
+            };
+            if let Err(e) = conn.write_request(&request).await {
+                if reused && e.before_response {
+                    out.reconnected = true;
+                    reuse = false;
+                    continue;
+                }
+                return fail_with(out, Transport::Other, e.message, None);
+            }
+            let conn = match conn.detach() {
+                Ok(c) => c,
+                Err(e) => return fail_with(out, Transport::Other, e.to_string(), None),
+            };
+            // The lane fills its own outcome (the start time and the chunk-time buffer come
+            // along): if this wait is dropped (timeout, cancel), `out` keeps its start.
+            let mut lane_out = ExchangeOutcome {
+                start_ns: out.start_ns,
+                reconnected: out.reconnected,
+                content_chunk_ns: std::mem::take(&mut out.content_chunk_ns),
+                ..ExchangeOutcome::default()
+            };
+            let pool = self.pool.clone();
+            let (lane_out, after) = lane::run(async move {
+                let after = until_first_token(&pool, conn, stream, reused, &mut lane_out).await;
+                (lane_out, after)
+            })
+            .await;
+            *out = lane_out;
+            match after {
+                AfterSend::Stale => {
+                    out.reconnected = true;
+                    reuse = false;
+                }
+                AfterSend::Done => return,
+                AfterSend::Rest(rest) => break rest,
             }
         };
-        if let Some(p) = probe.as_deref_mut() {
-            p.status = Some(head.status);
-            p.content_type.clone_from(&head.content_type);
-            p.server_header.clone_from(&head.server);
-            p.location.clone_from(&head.location);
-        }
-        let mut reader = BodyReader::new(&head);
+        let StreamRest {
+            conn,
+            head,
+            mut reader,
+            mut stream,
+        } = *rest;
+        let mut conn = match conn.attach(READ_BUFFER_BYTES) {
+            Ok(c) => c,
+            Err(e) => {
+                out.error = Some(broken_stream(&e.to_string()));
+                return stream.finish(out, None);
+            }
+        };
         let mut resp = Body::H1 {
             conn: &mut conn,
             reader: &mut reader,
         };
-        if !(200..300).contains(&head.status) {
-            read_error(&mut resp, head.status, out, probe).await;
-        } else if stream {
-            read_stream(&mut resp, out, probe).await;
-        } else {
-            read_whole(&mut resp, out, probe).await;
-        }
-        self.give_back(conn, &head, &reader);
-    }
-
-    /// Returns `conn` to the pool when the response left it clean.
-    fn give_back(&self, conn: Conn, head: &Head, reader: &BodyReader) {
-        if conn.reusable_after(head, reader) {
-            self.pool.put(conn);
-        }
+        stream.read(&mut resp, out, None, false).await;
+        stream.finish(out, None);
+        give_back(&self.pool, conn, &head, &reader);
     }
 
     /// `GET /models`, read whole (up to 4 MiB).
@@ -203,7 +248,7 @@ impl H1Client {
         let mut ignored = false;
         let (mut conn, head) = self
             .pool
-            .send(&self.models_request, &mut ignored)
+            .send(&self.models_request, READ_BUFFER_BYTES, &mut ignored)
             .await
             .map_err(|f| FetchError::Transport(f.transport, f.detail))?;
         let mut reader = BodyReader::new(&head);
@@ -220,13 +265,141 @@ impl H1Client {
                 Err(_) => return Err(FetchError::Body),
             }
         }
-        self.give_back(conn, &head, &reader);
+        give_back(&self.pool, conn, &head, &reader);
         Ok(Fetched {
             status: head.status,
             server: head.server,
             body,
         })
     }
+}
+
+/// Returns `conn` to the pool when the response left it clean.
+fn give_back(pool: &Pool, conn: Conn, head: &Head, reader: &BodyReader) {
+    if conn.reusable_after(head, reader) {
+        pool.put(conn);
+    }
+}
+
+/// A streamed answer whose first token has been read: what the worker needs to read the rest.
+struct StreamRest {
+    conn: DetachedConn,
+    head: Head,
+    reader: BodyReader,
+    stream: StreamReader,
+}
+
+/// How the lane left a sent request.
+enum AfterSend {
+    /// A reused connection closed before any response byte: send again on a new one.
+    Stale,
+    /// The answer is read whole (or failed): `out` is complete.
+    Done,
+    /// A stream whose first token is read.
+    Rest(Box<StreamRest>),
+}
+
+/// Sends `request` and reads the answer whole, in the calling task.
+async fn exchange_here(
+    pool: &Pool,
+    request: &[u8],
+    stream: bool,
+    out: &mut ExchangeOutcome,
+    mut probe: Option<&mut Probe>,
+) {
+    let (mut conn, head) = match pool
+        .send(request, READ_BUFFER_BYTES, &mut out.reconnected)
+        .await
+    {
+        Ok(x) => x,
+        Err(ConnectFailure { transport, detail }) => {
+            return fail_with(out, transport, detail, probe)
+        }
+    };
+    if let Some(p) = probe.as_deref_mut() {
+        p.status = Some(head.status);
+        p.content_type.clone_from(&head.content_type);
+        p.server_header.clone_from(&head.server);
+        p.location.clone_from(&head.location);
+    }
+    let mut reader = BodyReader::new(&head);
+    let mut resp = Body::H1 {
+        conn: &mut conn,
+        reader: &mut reader,
+    };
+    if !(200..300).contains(&head.status) {
+        read_error(&mut resp, head.status, out, probe).await;
+    } else if stream {
+        read_stream(&mut resp, out, probe).await;
+    } else {
+        read_whole(&mut resp, out, probe).await;
+    }
+    give_back(pool, conn, &head, &reader);
+}
+
+/// On the lane: reads the answer to a request sent on `conn` up to its first token. An error
+/// answer, a whole (non-streamed) body and a stream that ends before any token are read to
+/// the end here.
+async fn until_first_token(
+    pool: &Pool,
+    conn: DetachedConn,
+    stream: bool,
+    reused: bool,
+    out: &mut ExchangeOutcome,
+) -> AfterSend {
+    // a short read takes the head and the first events; a whole body takes full reads
+    let cap = if stream {
+        FIRST_TOKEN_READ_BYTES
+    } else {
+        READ_BUFFER_BYTES
+    };
+    let mut conn = match conn.attach(cap) {
+        Ok(c) => c,
+        Err(e) => {
+            fail_with(out, Transport::Other, e.to_string(), None);
+            return AfterSend::Done;
+        }
+    };
+    let head = match conn.read_head().await {
+        Ok(h) => h,
+        Err(e) if reused && e.before_response => return AfterSend::Stale,
+        Err(e) => {
+            fail_with(out, Transport::Other, e.message, None);
+            return AfterSend::Done;
+        }
+    };
+    let mut reader = BodyReader::new(&head);
+    let mut resp = Body::H1 {
+        conn: &mut conn,
+        reader: &mut reader,
+    };
+    if !(200..300).contains(&head.status) {
+        read_error(&mut resp, head.status, out, None).await;
+    } else if !stream {
+        read_whole(&mut resp, out, None).await;
+    } else {
+        let mut stream = StreamReader::default();
+        let ended = stream.read(&mut resp, out, None, true).await;
+        if ended {
+            stream.finish(out, None);
+        } else {
+            return match conn.detach() {
+                Ok(conn) => AfterSend::Rest(Box::new(StreamRest {
+                    conn,
+                    head,
+                    reader,
+                    stream,
+                })),
+                Err(e) => {
+                    out.error = Some(broken_stream(&e.to_string()));
+                    stream.finish(out, None);
+                    AfterSend::Done
+                }
+            };
+        }
+    }
+    give_back(pool, conn, &head, &reader);
+    AfterSend::Done
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use reqwest::Url;
 use tokio::net::TcpStream;
 
-use super::h1::{Conn, Head};
+use super::h1::{Conn, DetachedConn, Head};
 use super::transport::Transport;
 
 /// A failure before any response: how it looked, and its text (no URL).
@@ -25,7 +25,8 @@ pub(crate) struct Pool {
     port: u16,
     /// Addresses of the host, resolved on the first connect.
     addrs: Mutex<Vec<SocketAddr>>,
-    idle: Mutex<Vec<Conn>>,
+    /// Registered with no runtime: the lane or a worker attaches the one it takes.
+    idle: Mutex<Vec<DetachedConn>>,
     max_idle: usize,
 }
 
@@ -51,17 +52,22 @@ impl Pool {
     pub fn put(&self, conn: Conn) {
         if let Ok(mut idle) = self.idle.lock() {
             if idle.len() < self.max_idle {
-                idle.push(conn);
+                if let Ok(conn) = conn.detach() {
+                    idle.push(conn);
+                }
             }
         }
     }
 
-    /// The most recently used idle connection that still looks open.
-    fn take_idle(&self) -> Option<Conn> {
+    /// The most recently used idle connection that still looks open, attached to the calling
+    /// task's runtime.
+    fn take_idle(&self, read_cap: usize) -> Option<Conn> {
         loop {
-            let mut conn = self.idle.lock().ok()?.pop()?;
+            let conn = self.idle.lock().ok()?.pop()?;
             if conn.looks_idle_and_open() {
-                return Some(conn);
+                if let Ok(conn) = conn.attach(read_cap) {
+                    return Some(conn);
+                }
             }
         }
     }
@@ -92,7 +98,7 @@ impl Pool {
     }
 
     /// A new connection (each address of the host in turn).
-    pub async fn connect(&self) -> Result<Conn, ConnectFailure> {
+    pub async fn connect(&self, read_cap: usize) -> Result<Conn, ConnectFailure> {
         let mut last = None;
         for addr in self.resolve().await? {
             match TcpStream::connect(addr).await {
@@ -102,7 +108,7 @@ impl Pool {
                         last = Some(e);
                         continue;
                     }
-                    return Ok(Conn::new(stream));
+                    return Ok(Conn::new(stream, read_cap));
                 }
                 Err(e) => last = Some(e),
             }
@@ -119,30 +125,42 @@ impl Pool {
         })
     }
 
-    /// Sends `request` on an idle connection or a new one and reads the response head. Sets
-    /// `reconnected` when a reused connection failed before any response byte and the request
-    /// was sent again on a new one.
+    /// An idle connection when `reuse` and one is left, else a new one; attached to the
+    /// calling task's runtime, taking at most `read_cap` bytes a read. True when reused.
+    pub async fn open(&self, reuse: bool, read_cap: usize) -> Result<(Conn, bool), ConnectFailure> {
+        if reuse {
+            if let Some(conn) = self.take_idle(read_cap) {
+                return Ok((conn, true));
+            }
+        }
+        Ok((self.connect(read_cap).await?, false))
+    }
+
+    /// Sends `request` on an idle connection or a new one (taking at most `read_cap` bytes a
+    /// read) and reads the response head. Sets `reconnected` when a reused connection failed
+    /// before any response byte and the request was sent again on a new one.
     pub async fn send(
         &self,
         request: &[u8],
+        read_cap: usize,
         reconnected: &mut bool,
     ) -> Result<(Conn, Head), ConnectFailure> {
-        if let Some(mut conn) = self.take_idle() {
+        let mut reuse = true;
+        loop {
+            let (mut conn, reused) = self.open(reuse, read_cap).await?;
             match conn.request(request).await {
                 Ok(head) => return Ok((conn, head)),
-                Err(e) if e.before_response => *reconnected = true,
+                Err(e) if reused && e.before_response => {
+                    *reconnected = true;
+                    reuse = false;
+                }
                 Err(e) => return Err(head_failure(e.message)),
             }
-        }
-        let mut conn = self.connect().await?;
-        match conn.request(request).await {
-            Ok(head) => Ok((conn, head)),
-            Err(e) => Err(head_failure(e.message)),
         }
     }
 }
 
-fn head_failure(detail: String) -> ConnectFailure {
+pub(crate) fn head_failure(detail: String) -> ConnectFailure {
     ConnectFailure {
         transport: Transport::Other,
         detail,

@@ -9,6 +9,7 @@ pub mod client;
 mod h1;
 mod h1_client;
 mod h1_pool;
+mod lane;
 pub mod openai;
 pub mod preflight;
 mod response;

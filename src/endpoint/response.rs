@@ -225,63 +225,98 @@ impl StreamState {
     }
 }
 
+/// A streamed body read in one go, or in two parts: up to the first token (on the
+/// first-token lane), then the rest (in the worker).
+#[derive(Default)]
+pub(crate) struct StreamReader {
+    parser: StreamParser,
+    st: StreamState,
+}
+
+impl StreamReader {
+    /// Reads events into `out` until the body ends (or fails), or, with `until_first_token`,
+    /// until a read has brought the first token. True when the body ended (or failed).
+    pub async fn read(
+        &mut self,
+        resp: &mut Body<'_>,
+        out: &mut ExchangeOutcome,
+        mut probe: Option<&mut Probe>,
+        until_first_token: bool,
+    ) -> bool {
+        let (parser, st) = (&mut self.parser, &mut self.st);
+        loop {
+            let next = if parser.saw_done() {
+                // Complete; wait briefly for the body's end so the connection can be reused.
+                tokio::time::timeout(AFTER_DONE_GRACE, resp.next())
+                    .await
+                    .unwrap_or(Ok(None))
+            } else {
+                resp.next().await
+            };
+            match next {
+                Ok(Some((bytes, t))) => {
+                    keep_head(&mut probe, bytes);
+                    parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
+                    if out.error.is_some() {
+                        return true;
+                    }
+                    if until_first_token && out.first_token_ns.is_some() {
+                        return false;
+                    }
+                }
+                Ok(None) => {
+                    let t = now_ns();
+                    st.at_end = true;
+                    parser.finish(&mut |ev| st.on_event(out, ev, t));
+                    if out.error.is_none() {
+                        let complete = parser.saw_done()
+                            || (parser.framing() == Framing::JsonLines && st.finished);
+                        if !complete {
+                            out.error = Some(RequestError {
+                                kind: ErrorKind::BrokenStream,
+                                status: None,
+                                message: "the stream ended without [DONE]".to_string(),
+                            });
+                        }
+                    }
+                    return true;
+                }
+                Err(e) => {
+                    out.error = Some(broken_stream(&e));
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Token counts into `out` (and the stream's shape into `probe`) once the body has ended.
+    pub fn finish(self, out: &mut ExchangeOutcome, probe: Option<&mut Probe>) {
+        self.st.count_tokens(out);
+        if let Some(p) = probe {
+            p.data_events = self.parser.data_events();
+            p.openai_chunks = self.st.openai_chunks;
+            p.framing = Some(self.parser.framing());
+        }
+    }
+}
+
+/// A read of the stream that failed.
+pub(crate) fn broken_stream(e: &str) -> RequestError {
+    RequestError {
+        kind: ErrorKind::BrokenStream,
+        status: None,
+        message: format!("reading the stream failed: {e}"),
+    }
+}
+
 pub(crate) async fn read_stream(
     resp: &mut Body<'_>,
     out: &mut ExchangeOutcome,
     mut probe: Option<&mut Probe>,
 ) {
-    let mut parser = StreamParser::new();
-    let mut st = StreamState::default();
-    loop {
-        let next = if parser.saw_done() {
-            // Complete; wait briefly for the body's end so the connection can be reused.
-            tokio::time::timeout(AFTER_DONE_GRACE, resp.next())
-                .await
-                .unwrap_or(Ok(None))
-        } else {
-            resp.next().await
-        };
-        match next {
-            Ok(Some((bytes, t))) => {
-                keep_head(&mut probe, bytes);
-                parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
-                if out.error.is_some() {
-                    break;
-                }
-            }
-            Ok(None) => {
-                let t = now_ns();
-                st.at_end = true;
-                parser.finish(&mut |ev| st.on_event(out, ev, t));
-                if out.error.is_none() {
-                    let complete = parser.saw_done()
-                        || (parser.framing() == Framing::JsonLines && st.finished);
-                    if !complete {
-                        out.error = Some(RequestError {
-                            kind: ErrorKind::BrokenStream,
-                            status: None,
-                            message: "the stream ended without [DONE]".to_string(),
-                        });
-                    }
-                }
-                break;
-            }
-            Err(e) => {
-                out.error = Some(RequestError {
-                    kind: ErrorKind::BrokenStream,
-                    status: None,
-                    message: format!("reading the stream failed: {e}"),
-                });
-                break;
-            }
-        }
-    }
-    st.count_tokens(out);
-    if let Some(p) = probe {
-        p.data_events = parser.data_events();
-        p.openai_chunks = st.openai_chunks;
-        p.framing = Some(parser.framing());
-    }
+    let mut reader = StreamReader::default();
+    reader.read(resp, out, probe.as_deref_mut(), false).await;
+    reader.finish(out, probe);
 }
 
 pub(crate) async fn read_whole(
