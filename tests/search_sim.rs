@@ -1,10 +1,12 @@
 //! Acceptance: against the simulator, a dense sweep finds the true SLA boundary, then the
 //! search over 16..4096 lands within 5 % of it using at most 7 levels, for each latency SLA
 //! kind alone and for e2e plus TTFT together. Tail percentiles of 128 requests move with
-//! every scheduling hiccup of a busy machine, so the e2e and TTFT cases compare means (the
-//! statistic is the user's choice: `--e2e-sla avg:200ms`); TPOT keeps its default p95, as
-//! each request's TPOT is already a mean over its tokens. (The error-rate SLA is in
-//! `search_error_rate.rs`.)
+//! every scheduling hiccup of a busy machine, so every case compares means (the statistic is
+//! the user's choice: `--e2e-sla avg:200ms`). TPOT's p95 is no steadier here for being a
+//! per-request mean: these answers have 3 to 5 tokens, so each request's TPOT is a mean of 2
+//! to 4 gaps, and its p95 near the boundary moved 71, 82, 80, 89 ms over concurrency 48, 52,
+//! 56, 60 (the mean: 57.8, 61.5, 63.7, 69.6), which put a 5 % test at the mercy of the draw.
+//! (The error-rate SLA is in `search_error_rate.rs`.)
 
 mod search_support;
 use rightsize::plan::analysis::RunAnalysis;
@@ -84,7 +86,7 @@ async fn search_lands_within_5_percent_of_the_dense_boundary_in_7_levels() {
     .await
     .levels;
     let cases: Vec<(&str, SlaSet)> = vec![
-        ("tpot", slas(&[(SlaMetric::Tpot, "80ms")])),
+        ("tpot", slas(&[(SlaMetric::Tpot, "avg:60ms")])),
         ("e2e", slas(&[(SlaMetric::E2e, "avg:320ms")])),
         ("ttft", slas(&[(SlaMetric::Ttft, "avg:230ms")])),
         (

@@ -292,6 +292,16 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// Opens the dashboard: stdout is a terminal and neither `--no-tui` nor `--json` is set.
+    /// The flags the config resolution takes.
+    pub fn overrides(&self) -> crate::config::resolve::RunOverrides {
+        crate::config::resolve::RunOverrides {
+            requests: self.requests,
+            warmup: self.warmup,
+            timeout: self.timeout,
+            out: self.out.clone(),
+        }
+    }
+
     pub fn wants_dashboard(&self) -> bool {
         use std::io::IsTerminal;
         std::io::stdout().is_terminal() && !self.no_tui && !self.json

@@ -64,10 +64,7 @@ pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Resul
             max: args.max,
             max_iterations: args.max_iterations,
             no_confirm: args.no_confirm,
-            requests: args.run.requests,
-            warmup: args.run.warmup,
-            timeout: args.run.timeout,
-            out: args.run.out.clone(),
+            run: args.run.overrides(),
         },
     )?;
     let analysis = Analysis {
@@ -77,13 +74,7 @@ pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Resul
     };
     Ok(Launch {
         kind: "search",
-        endpoint: spec.endpoint,
-        workload: spec.workload,
-        request_count: spec.request_count,
-        warmup: spec.warmup,
-        timeout: spec.timeout,
-        results_root: spec.results_root,
-        config_sources: spec.config_sources,
+        run: spec.run,
         planner: Box::new(SearchPlanner::new(spec.config, analysis.clone())),
         analysis,
         planning: args.planning.clone(),

@@ -5,17 +5,15 @@ use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED};
 use super::headless;
 use crate::config::file::load_layered;
-use crate::config::resolve::{resolve_sweep, EndpointTarget, SweepOverrides};
+use crate::config::resolve::{resolve_sweep, EndpointTarget, RunSettings, SweepOverrides};
 use crate::config::values::parse_concurrency;
 use crate::engine::{self, LevelPlanner, RunRequest};
 use crate::plan::gate::{self, Answer, Gate};
 use crate::plan::sla::SlaSet;
 use crate::plan::{Analysis, SweepPlanner};
-use crate::workload::WorkloadSpec;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Flags of `rightsize sweep`.
@@ -104,14 +102,11 @@ pub(crate) fn resolve(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result
         &SweepOverrides {
             plan: args.plan.clone(),
             concurrency: args.concurrency.clone(),
-            requests: args.run.requests,
-            warmup: args.run.warmup,
-            timeout: args.run.timeout,
-            out: args.run.out.clone(),
+            run: args.run.overrides(),
         },
     )?;
     let slas = SlaSet(args.sla.thresholds());
-    if let Some(m) = slas.streaming_error(spec.workload.stream) {
+    if let Some(m) = slas.streaming_error(spec.run.workload.stream) {
         return Err(BadInput(m).into());
     }
     let analysis = Analysis {
@@ -126,13 +121,7 @@ pub(crate) fn resolve(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result
     };
     Ok(Launch {
         kind: "sweep",
-        endpoint: spec.endpoint,
-        workload: spec.workload,
-        request_count: spec.request_count,
-        warmup: spec.warmup,
-        timeout: spec.timeout,
-        results_root: spec.results_root,
-        config_sources: spec.config_sources,
+        run: spec.run,
         planner: Box::new(planner),
         analysis,
         planning: args.planning.clone(),
@@ -144,13 +133,7 @@ pub(crate) fn resolve(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result
 /// One headless run, sweep or search, resolved.
 pub(crate) struct Launch {
     pub kind: &'static str,
-    pub endpoint: EndpointTarget,
-    pub workload: WorkloadSpec,
-    pub request_count: u32,
-    pub warmup: u32,
-    pub timeout: Duration,
-    pub results_root: Option<PathBuf>,
-    pub config_sources: Vec<String>,
+    pub run: RunSettings,
     pub planner: Box<dyn LevelPlanner>,
     pub analysis: Analysis,
     pub planning: PlanningArgs,
@@ -173,7 +156,7 @@ pub(crate) struct Prepared {
 
 /// Loads the gate's baseline and starts the simulator if asked.
 pub(crate) async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
-    let results_root = match l.results_root.clone() {
+    let results_root = match l.run.results_root.clone() {
         Some(r) => r,
         None => crate::report::default_root()
             .ok_or_else(|| BadInput("no data directory on this platform; pass --out DIR".into()))?,
@@ -186,7 +169,7 @@ pub(crate) async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         },
         max_regression: l.planning.max_regression.unwrap_or(0.1),
     };
-    let (endpoint, sim, sim_time_scale) = match &l.endpoint {
+    let (endpoint, sim, sim_time_scale) = match &l.run.endpoint {
         EndpointTarget::Remote(s) => (s.clone(), None, None),
         EndpointTarget::Simulator { time_scale, spec } => {
             let server = crate::sim::start(crate::sim::SimConfig::fast(*time_scale)).await?;
@@ -201,13 +184,13 @@ pub(crate) async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
     let req = RunRequest {
         kind: l.kind.into(),
         endpoint,
-        workload: l.workload.clone(),
-        request_count: l.request_count,
-        warmup: l.warmup,
-        timeout: l.timeout,
+        workload: l.run.workload.clone(),
+        request_count: l.run.request_count,
+        warmup: l.run.warmup,
+        timeout: l.run.timeout,
         results_root,
         in_process_sim: sim.is_some(),
-        config_sources: l.config_sources.clone(),
+        config_sources: l.run.config_sources.clone(),
     };
     Ok(Prepared {
         req,

@@ -51,10 +51,54 @@ pub struct WorkloadOverrides {
 pub struct SweepOverrides {
     pub plan: Option<String>,
     pub concurrency: Option<Vec<u32>>,
+    pub run: RunOverrides,
+}
+
+/// The flags every run takes, sweep or search.
+#[derive(Debug, Clone, Default)]
+pub struct RunOverrides {
     pub requests: Option<u32>,
     pub warmup: Option<u32>,
     pub timeout: Option<Duration>,
     pub out: Option<PathBuf>,
+}
+
+/// What every resolved run carries, sweep or search.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub endpoint: EndpointTarget,
+    pub workload: WorkloadSpec,
+    pub request_count: u32,
+    pub warmup: u32,
+    pub timeout: Duration,
+    /// Root folder for results (`--out`, the file's `results_dir`, or the platform default).
+    pub results_root: Option<PathBuf>,
+    /// Config files that were read, for the record.
+    pub config_sources: Vec<String>,
+}
+
+/// A run's settings: flags over the plan entry (`plan_requests`, `plan_warmup`) over the
+/// file's defaults.
+pub(crate) fn run_settings(
+    cfg: &ConfigFile,
+    sources: Vec<String>,
+    (endpoint, workload): (EndpointTarget, WorkloadSpec),
+    r: &RunOverrides,
+    plan_requests: Option<u32>,
+    plan_warmup: Option<u32>,
+) -> RunSettings {
+    RunSettings {
+        endpoint,
+        workload,
+        request_count: r.requests.or(plan_requests).unwrap_or(1024),
+        warmup: r.warmup.or(plan_warmup).unwrap_or(0),
+        timeout: r
+            .timeout
+            .or(cfg.defaults.timeout.map(|d| d.0))
+            .unwrap_or(DEFAULT_TIMEOUT),
+        results_root: r.out.clone().or_else(|| cfg.defaults.results_dir.clone()),
+        config_sources: sources,
+    }
 }
 
 /// Where the load goes.
@@ -79,16 +123,8 @@ impl EndpointTarget {
 #[derive(Debug, Clone)]
 pub struct SweepSpec {
     pub plan_name: String,
-    pub endpoint: EndpointTarget,
-    pub workload: WorkloadSpec,
     pub levels: Vec<u32>,
-    pub request_count: u32,
-    pub warmup: u32,
-    pub timeout: Duration,
-    /// Root folder for results (`--out`, the file's `results_dir`, or the platform default).
-    pub results_root: Option<PathBuf>,
-    /// Config files that were read, for the record.
-    pub config_sources: Vec<String>,
+    pub run: RunSettings,
 }
 
 pub(crate) fn unknown(what: &str, name: &str, known: impl Iterator<Item = String>) -> InputError {
@@ -267,28 +303,16 @@ pub fn resolve_sweep(
     };
     Ok(SweepSpec {
         plan_name,
-        endpoint,
-        workload,
-        request_count: s
-            .requests
-            .or(plan.request_count.map(|p| p.0))
-            .unwrap_or(1024),
-        warmup: s.warmup.or(plan.warmup).unwrap_or(0),
         levels,
-        timeout: timeout(cfg, s),
-        results_root: results_root(cfg, s),
-        config_sources: sources,
+        run: run_settings(
+            cfg,
+            sources,
+            (endpoint, workload),
+            &s.run,
+            plan.request_count.map(|p| p.0),
+            plan.warmup,
+        ),
     })
-}
-
-fn timeout(cfg: &ConfigFile, s: &SweepOverrides) -> Duration {
-    s.timeout
-        .or(cfg.defaults.timeout.map(|d| d.0))
-        .unwrap_or(DEFAULT_TIMEOUT)
-}
-
-fn results_root(cfg: &ConfigFile, s: &SweepOverrides) -> Option<PathBuf> {
-    s.out.clone().or_else(|| cfg.defaults.results_dir.clone())
 }
 
 #[cfg(test)]
@@ -311,14 +335,14 @@ mod tests {
         )
         .unwrap();
         assert!(
-            matches!(s.endpoint, EndpointTarget::Simulator { time_scale, .. } if time_scale == 20.0)
+            matches!(s.run.endpoint, EndpointTarget::Simulator { time_scale, .. } if time_scale == 20.0)
         );
-        assert_eq!(s.workload.input_tokens, 1024);
-        assert_eq!(s.workload.output_tokens, 256);
-        assert!(s.workload.stream);
+        assert_eq!(s.run.workload.input_tokens, 1024);
+        assert_eq!(s.run.workload.output_tokens, 256);
+        assert!(s.run.workload.stream);
         assert_eq!(s.levels, vec![64, 256, 1024]);
-        assert_eq!(s.request_count, 1024);
-        assert_eq!(s.timeout, Duration::from_secs(600));
+        assert_eq!(s.run.request_count, 1024);
+        assert_eq!(s.run.timeout, Duration::from_secs(600));
     }
 
     #[test]
@@ -331,7 +355,10 @@ mod tests {
         };
         let sw = SweepOverrides {
             concurrency: Some(vec![2, 4]),
-            requests: Some(10),
+            run: RunOverrides {
+                requests: Some(10),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let e = EndpointOverrides {
@@ -341,12 +368,12 @@ mod tests {
             ..Default::default()
         };
         let s = resolve_sweep(&shipped(), vec![], &e, &w, &sw).unwrap();
-        assert_eq!(s.workload.input_tokens, 256);
-        assert_eq!(s.workload.output_tokens, 7);
-        assert!(!s.workload.stream);
+        assert_eq!(s.run.workload.input_tokens, 256);
+        assert_eq!(s.run.workload.output_tokens, 7);
+        assert!(!s.run.workload.stream);
         assert_eq!(s.levels, vec![2, 4]);
-        assert_eq!(s.request_count, 10);
-        let EndpointTarget::Remote(spec) = &s.endpoint else {
+        assert_eq!(s.run.request_count, 10);
+        let EndpointTarget::Remote(spec) = &s.run.endpoint else {
             panic!("expected a remote endpoint")
         };
         assert_eq!(spec.base_url, "http://127.0.0.1:9/v1");

@@ -3,14 +3,11 @@
 
 use super::file::{ConfigFile, SearchEntry, SlaValue};
 use super::resolve::{
-    resolve_endpoint, resolve_workload, unknown, EndpointOverrides, EndpointTarget, InputError,
-    WorkloadOverrides, DEFAULT_TIMEOUT,
+    resolve_endpoint, resolve_workload, run_settings, unknown, EndpointOverrides, InputError,
+    RunOverrides, RunSettings, WorkloadOverrides,
 };
 use crate::plan::search::SearchConfig;
 use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
-use crate::workload::WorkloadSpec;
-use std::path::PathBuf;
-use std::time::Duration;
 
 /// Search choices given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -23,25 +20,16 @@ pub struct SearchOverrides {
     pub max_iterations: Option<u32>,
     /// Do not re-measure the bracket's ends once it is narrow.
     pub no_confirm: bool,
-    pub requests: Option<u32>,
-    pub warmup: Option<u32>,
-    pub timeout: Option<Duration>,
-    pub out: Option<PathBuf>,
+    pub run: RunOverrides,
 }
 
 /// A fully resolved SLA search.
 #[derive(Debug, Clone)]
 pub struct SearchSpec {
     pub plan_name: String,
-    pub endpoint: EndpointTarget,
-    pub workload: WorkloadSpec,
     pub slas: SlaSet,
     pub config: SearchConfig,
-    pub request_count: u32,
-    pub warmup: u32,
-    pub timeout: Duration,
-    pub results_root: Option<PathBuf>,
-    pub config_sources: Vec<String>,
+    pub run: RunSettings,
 }
 
 /// The thresholds a plan entry gives, with the file's key in any error.
@@ -139,21 +127,16 @@ pub fn resolve_search(
     }
     Ok(SearchSpec {
         plan_name,
-        endpoint,
-        workload,
         slas,
         config,
-        request_count: s
-            .requests
-            .or(plan.request_count.map(|p| p.0))
-            .unwrap_or(1024),
-        warmup: s.warmup.or(plan.warmup).unwrap_or(0),
-        timeout: s
-            .timeout
-            .or(cfg.defaults.timeout.map(|d| d.0))
-            .unwrap_or(DEFAULT_TIMEOUT),
-        results_root: s.out.clone().or_else(|| cfg.defaults.results_dir.clone()),
-        config_sources: sources,
+        run: run_settings(
+            cfg,
+            sources,
+            (endpoint, workload),
+            &s.run,
+            plan.request_count.map(|p| p.0),
+            plan.warmup,
+        ),
     })
 }
 
@@ -197,7 +180,7 @@ mod tests {
             (s.config.min, s.config.max, s.config.max_iterations),
             (16, 4096, 10)
         );
-        assert_eq!(s.request_count, 1024);
+        assert_eq!(s.run.request_count, 1024);
     }
 
     #[test]

@@ -160,7 +160,7 @@ impl Pool {
     }
 }
 
-pub(crate) fn head_failure(detail: String) -> ConnectFailure {
+fn head_failure(detail: String) -> ConnectFailure {
     ConnectFailure {
         transport: Transport::Other,
         detail,

@@ -14,6 +14,6 @@ pub use level::LevelAccumulator;
 pub use progress::{LevelProgress, LiveLevel};
 pub use summary::{
     ClientLag, ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
-    TokenSourceCounts,
+    TokenSourceCounts, DISTRIBUTIONS,
 };
 pub use window::RollingRate;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::histogram::Stats;
+use super::histogram::{Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC_PER_USER};
 use crate::engine::record::ErrorKind;
 
 /// A single-valued AIPerf metric object: `{"unit": "tokens/sec", "avg": 2782.3}`.
@@ -193,7 +193,38 @@ pub struct LevelSummary {
     pub client_lag: Option<ClientLag>,
 }
 
+/// The distribution metrics of a level by their AIPerf names, with the unit each is recorded
+/// in, in the order results, exports and imports list them.
+pub const DISTRIBUTIONS: [(&str, &str); 8] = [
+    ("time_to_first_token", UNIT_MS),
+    ("inter_token_latency", UNIT_MS),
+    ("inter_chunk_latency", UNIT_MS),
+    ("request_latency", UNIT_MS),
+    ("output_sequence_length", UNIT_TOKENS),
+    ("input_sequence_length", UNIT_TOKENS),
+    (
+        "output_token_throughput_per_user",
+        UNIT_TOKENS_PER_SEC_PER_USER,
+    ),
+    ("slot_to_send", UNIT_MS),
+];
+
 impl LevelSummary {
+    /// The distribution named `name` (one of [`DISTRIBUTIONS`]), if it was measured.
+    pub fn distribution(&self, name: &str) -> Option<&Stats> {
+        match name {
+            "time_to_first_token" => self.time_to_first_token.as_ref(),
+            "inter_token_latency" => self.inter_token_latency.as_ref(),
+            "inter_chunk_latency" => self.inter_chunk_latency.as_ref(),
+            "request_latency" => self.request_latency.as_ref(),
+            "output_sequence_length" => self.output_sequence_length.as_ref(),
+            "input_sequence_length" => self.input_sequence_length.as_ref(),
+            "output_token_throughput_per_user" => self.output_token_throughput_per_user.as_ref(),
+            "slot_to_send" => self.slot_to_send.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Successful requests.
     pub fn ok_count(&self) -> u64 {
         self.request_count.avg as u64

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use crate::engine::record::ErrorKind;
-use crate::metrics::{LevelSummary, Stats};
+use crate::metrics::{LevelSummary, Stats, DISTRIBUTIONS, UNIT_TOKENS_PER_SEC_PER_USER};
 
 /// One level as an AIPerf `profile_export_aiperf.json` object: the level's metric objects and
 /// `error_summary`, plus `start_time`, `end_time`, `was_cancelled` and the caller's
@@ -23,19 +23,16 @@ pub fn aiperf_export(level: &LevelSummary, input_config: Value) -> Value {
     Value::Object(obj)
 }
 
-/// The metric objects written to the CSV, with the unit suffix of their columns.
-pub const CSV_METRICS: [(&str, &str); 8] = [
-    ("time_to_first_token", "ms"),
-    ("inter_token_latency", "ms"),
-    ("inter_chunk_latency", "ms"),
-    ("request_latency", "ms"),
-    ("output_sequence_length", "tokens"),
-    ("input_sequence_length", "tokens"),
-    ("output_token_throughput_per_user", "tps"),
-    ("slot_to_send", "ms"),
-];
+/// The unit suffix of a distribution's CSV columns: its unit, with `tps` for tokens/sec/user.
+fn csv_unit(unit: &str) -> &str {
+    if unit == UNIT_TOKENS_PER_SEC_PER_USER {
+        "tps"
+    } else {
+        unit
+    }
+}
 
-/// The statistics written for each metric in [`CSV_METRICS`], in column order.
+/// The statistics written for each metric of [`DISTRIBUTIONS`], in column order.
 pub const CSV_STATS: [&str; 14] = [
     "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std",
     "count",
@@ -64,11 +61,12 @@ const CSV_HEAD: [&str; 18] = [
 ];
 
 /// Every CSV column name, in order: [`CSV_HEAD`], then `<metric>_<stat>_<unit>` for each of
-/// [`CSV_METRICS`] and [`CSV_STATS`] (`count` has no unit suffix), then `errors_<kind>` for
+/// [`DISTRIBUTIONS`] and [`CSV_STATS`] (`count` has no unit suffix), then `errors_<kind>` for
 /// each error kind. These names are stable: new columns are only ever appended.
 pub fn csv_columns() -> Vec<String> {
     let mut cols: Vec<String> = CSV_HEAD.iter().map(|s| s.to_string()).collect();
-    for (metric, unit) in CSV_METRICS {
+    for (metric, unit) in DISTRIBUTIONS {
+        let unit = csv_unit(unit);
         for stat in CSV_STATS {
             cols.push(if stat == "count" {
                 format!("{metric}_count")
@@ -85,20 +83,6 @@ pub fn csv_columns() -> Vec<String> {
 
 fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
-}
-
-fn metric<'a>(l: &'a LevelSummary, name: &str) -> Option<&'a Stats> {
-    match name {
-        "time_to_first_token" => l.time_to_first_token.as_ref(),
-        "inter_token_latency" => l.inter_token_latency.as_ref(),
-        "inter_chunk_latency" => l.inter_chunk_latency.as_ref(),
-        "request_latency" => l.request_latency.as_ref(),
-        "output_sequence_length" => l.output_sequence_length.as_ref(),
-        "input_sequence_length" => l.input_sequence_length.as_ref(),
-        "output_token_throughput_per_user" => l.output_token_throughput_per_user.as_ref(),
-        "slot_to_send" => l.slot_to_send.as_ref(),
-        _ => None,
-    }
 }
 
 fn stat(s: &Stats, name: &str) -> String {
@@ -150,8 +134,8 @@ pub fn levels_csv(levels: &[LevelSummary]) -> String {
             l.total_osl.avg.to_string(),
             l.total_isl.avg.to_string(),
         ];
-        for (name, _) in CSV_METRICS {
-            match metric(l, name) {
+        for (name, _) in DISTRIBUTIONS {
+            match l.distribution(name) {
                 Some(s) => cells.extend(CSV_STATS.iter().map(|st| stat(s, st))),
                 None => cells.extend(CSV_STATS.iter().map(|_| String::new())),
             }

@@ -133,10 +133,12 @@ pub fn curve_text(levels: &[LevelSummary]) -> String {
         .iter()
         .map(|l| {
             format!(
-                "c={} tps={:.0} ttft_avg={:.2} tpot95={:.3} e2e_avg={:.2} e2e99={:.2} err={:.3}\n",
+                "c={} tps={:.0} ttft_avg={:.2} tpot_avg={:.3} tpot95={:.3} e2e_avg={:.2} e2e99={:.2} \
+                 err={:.3}\n",
                 l.concurrency,
                 l.output_tps(),
                 l.time_to_first_token.as_ref().map_or(f64::NAN, |s| s.avg),
+                l.inter_token_latency.as_ref().map_or(f64::NAN, |s| s.avg),
                 l.itl_p(95.0).unwrap_or(f64::NAN),
                 l.request_latency.as_ref().map_or(f64::NAN, |s| s.avg),
                 l.e2e_p(99.0).unwrap_or(f64::NAN),

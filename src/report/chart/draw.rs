@@ -174,22 +174,12 @@ fn throughput_vs_p99<DB: DrawingBackend>(
     };
     let x_max = headroom(x_max.max(spec.sla_ms.unwrap_or(0.0)));
     let y_max = headroom(y_max);
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, sz.text))
-        .margin((sz.small * 0.8) as u32)
-        .x_label_area_size((sz.small * 2.8) as u32)
-        .y_label_area_size((sz.small * 5.0) as u32)
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
-    chart
-        .configure_mesh()
+    let mut chart = builder(area, caption, sz).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+    house_mesh(&mut chart.configure_mesh(), sz)
         .x_desc("e2e p99 latency ms")
         .y_desc("output tokens/s")
         .x_label_formatter(&|v| axis_number(*v))
         .y_label_formatter(&|v| axis_number(*v))
-        .label_style((FONT, sz.small))
-        .axis_desc_style((FONT, sz.small))
-        .light_line_style(WHITE.mix(0.0))
-        .bold_line_style(BLACK.mix(0.08))
         .draw()?;
     let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&BLACK);
     for (i, run) in spec.runs.iter().enumerate() {

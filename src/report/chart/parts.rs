@@ -1,6 +1,7 @@
 //! Pieces the panels share: sizes that scale with the image, colours, the concurrency axis
 //! (log scale, ticks at the measured levels), lines with dots and legend entries, knee markers.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::combinators::{BindKeyPoints, LogCoord, WithKeyPoints};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -143,27 +144,47 @@ pub(super) fn conc_chart<'a, DB: DrawingBackend>(
     sz: &Sizes,
 ) -> Result<ConcChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     let (lo, hi) = conc_range(spec);
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, sz.text))
-        .margin((sz.small * 0.8) as u32)
-        .x_label_area_size((sz.small * 2.8) as u32)
-        .y_label_area_size((sz.small * 5.0) as u32)
-        .build_cartesian_2d(
-            (lo..hi).log_scale().with_key_points(conc_ticks(spec)),
-            0f64..y_max,
-        )?;
-    chart
-        .configure_mesh()
+    let mut chart = builder(area, caption, sz).build_cartesian_2d(
+        (lo..hi).log_scale().with_key_points(conc_ticks(spec)),
+        0f64..y_max,
+    )?;
+    house_mesh(&mut chart.configure_mesh(), sz)
         .x_desc("concurrency")
         .y_desc(y_desc)
         .x_label_formatter(&|v| format!("{v:.0}"))
         .y_label_formatter(&|v| axis_number(*v))
-        .label_style((FONT, sz.small))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Every chart's frame: caption, margin and label areas.
+pub(super) fn builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    sz: &Sizes,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(caption, (FONT, sz.text))
+        .margin((sz.small * 0.8) as u32)
+        .x_label_area_size((sz.small * 2.8) as u32)
+        .y_label_area_size((sz.small * 5.0) as u32);
+    b
+}
+
+/// Every chart's grid and label look.
+pub(super) fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    sz: &Sizes,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged<ValueType: std::fmt::Debug>,
+    Y: Ranged<ValueType: std::fmt::Debug>,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FONT, sz.small))
         .axis_desc_style((FONT, sz.small))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.08))
-        .draw()?;
-    Ok(chart)
 }
 
 pub(super) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(

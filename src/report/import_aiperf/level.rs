@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::engine::record::ErrorKind;
 use crate::metrics::{
-    ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, TokenSourceCounts,
+    ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, TokenSourceCounts, DISTRIBUTIONS,
 };
 use crate::report::rfc3339_utc;
 
@@ -25,18 +25,6 @@ const RANKS: [(&str, f64); 9] = [
     ("p90", 90.0),
     ("p95", 95.0),
     ("p99", 99.0),
-];
-
-/// Metric objects read as [`Stats`], with the unit assumed when the object has none.
-const STATS_METRICS: [(&str, &str); 8] = [
-    ("time_to_first_token", "ms"),
-    ("inter_token_latency", "ms"),
-    ("inter_chunk_latency", "ms"),
-    ("request_latency", "ms"),
-    ("output_sequence_length", "tokens"),
-    ("input_sequence_length", "tokens"),
-    ("output_token_throughput_per_user", "tokens/sec/user"),
-    ("slot_to_send", "ms"),
 ];
 
 fn num(v: &Value) -> Option<f64> {
@@ -228,7 +216,8 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
     });
     let count = ok as u64;
     let mut metrics: BTreeMap<&str, Stats> = BTreeMap::new();
-    for (name, unit) in STATS_METRICS {
+    // read as [`Stats`], with the unit assumed when the object has none
+    for (name, unit) in DISTRIBUTIONS {
         if let Some(s) = stats(obj, name, unit, count, &mut notes) {
             metrics.insert(name, s);
         }
