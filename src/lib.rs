@@ -15,6 +15,7 @@ pub mod plan;
 pub mod report;
 pub mod rng;
 pub mod sim;
+pub mod sla;
 pub mod state;
 pub mod telemetry;
 pub mod tui;

@@ -54,11 +54,12 @@ async fn error_rate_search_lands_within_5_percent_of_the_dense_boundary() {
         tolerance: 0.05,
         // as in search_sim.rs: placement within 7 levels; confirmation is tested elsewhere
         confirm: false,
+        max_requests_per_level: None,
     };
     let analysis = Analysis {
         slas: set.clone(),
         search: Some(cfg),
-        capacity: Default::default(),
+        ..Default::default()
     };
     // timeouts follow real time, so a scheduling stall of a shared CI machine can move one
     // search by more than 5 %: a miss gets one fresh search, and both are reported (as in

@@ -17,6 +17,7 @@ async fn noisy_search_reports_contradictions_and_answers_inside_its_bracket() {
         max_iterations: 12,
         tolerance: 0.05,
         confirm: true,
+        max_requests_per_level: None,
     };
     let set = SlaSet(vec![
         SlaThreshold::parse(SlaMetric::E2e, "avg:300ms").unwrap()
@@ -24,7 +25,7 @@ async fn noisy_search_reports_contradictions_and_answers_inside_its_bracket() {
     let analysis = Analysis {
         slas: set.clone(),
         search: Some(cfg),
-        capacity: Default::default(),
+        ..Default::default()
     };
     let mut seen_contradiction = false;
     let mut log = String::new();
@@ -48,7 +49,7 @@ async fn noisy_search_reports_contradictions_and_answers_inside_its_bracket() {
         let trace: Vec<(u32, Option<bool>)> = a
             .iterations
             .iter()
-            .map(|r| (r.concurrency, r.pass))
+            .map(|r| (r.concurrency, Some(r.passes())))
             .collect();
         log += &format!(
             "seed {seed}: {trace:?} -> {:?}; {}\n",
@@ -62,13 +63,13 @@ async fn noisy_search_reports_contradictions_and_answers_inside_its_bracket() {
             // answer that failed, and every level above the first fail that passed, is a
             // reported contradiction
             for r in &a.iterations {
-                let odd = (r.concurrency > hi && r.pass == Some(true))
+                let odd = (r.concurrency > hi && r.passes())
                     || (r.concurrency < hi && r.concurrency > lo);
                 assert!(
                     !odd || !o.contradictions.is_empty(),
                     "level {} {:?} unexplained\n{log}",
                     r.concurrency,
-                    r.pass
+                    r.verdict
                 );
             }
         }

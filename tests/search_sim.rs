@@ -35,6 +35,7 @@ fn search_cfg() -> SearchConfig {
         // the 7-level budget measures where the planner puts its levels; the re-measuring of
         // the bracket ends (on by default) is exercised in search_noise.rs
         confirm: false,
+        max_requests_per_level: None,
     }
 }
 
@@ -45,7 +46,7 @@ async fn search(
     let analysis = Analysis {
         slas: slas.clone(),
         search: Some(search_cfg()),
-        capacity: Default::default(),
+        ..Default::default()
     };
     let planner = SearchPlanner::new(search_cfg(), analysis.clone());
     let out = run_plan(

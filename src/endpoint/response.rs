@@ -169,6 +169,9 @@ impl StreamState {
                     self.usage = c.usage;
                 }
                 if c.has_text() {
+                    if let Some(live) = &out.live_chunks {
+                        live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     out.first_token_ns.get_or_insert(t);
                     out.last_token_ns = Some(t);
                     out.content_chunk_ns.push(t);
@@ -369,7 +372,7 @@ pub(crate) async fn read_whole(
         Ok(c) => {
             st.openai_chunks = 1;
             st.usage = c.usage;
-            out.first_token_ns = Some(t);
+            // no first token: a body read whole has no TTFT (and no inter-token latency)
             out.last_token_ns = Some(t);
             out.server_first_sent_ns = c.sim_sent_ns;
             out.server_last_sent_ns = c.sim_sent_ns;

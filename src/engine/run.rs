@@ -8,6 +8,7 @@ use super::level::{run_level, LevelCtx, LevelPlan};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::metrics::LevelSummary;
+pub use crate::plan::LevelPlanner;
 use crate::report::ResultsDir;
 use crate::workload::WorkloadSpec;
 use serde::Serialize;
@@ -15,34 +16,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// Decides the next level from the finished ones (pure: the same input, the same answer).
-pub trait LevelPlanner: Send {
-    /// The next concurrency to run, or `None` when the plan is complete.
-    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32>;
-    /// The plan as recorded in `run.json`.
-    fn describe(&self) -> serde_json::Value;
-    /// What the finished levels mean under this plan (search result, knee, planning
-    /// numbers, iteration table): an object whose keys are added to `summary.json`.
-    fn report(&self, _finished: &[LevelSummary]) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
-
-/// A fixed list of levels, run in order.
-#[derive(Debug, Clone)]
-pub struct SweepPlanner {
-    pub levels: Vec<u32>,
-}
-
-impl LevelPlanner for SweepPlanner {
-    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32> {
-        self.levels.get(finished.len()).copied()
-    }
-    fn describe(&self) -> serde_json::Value {
-        serde_json::json!({ "kind": "sweep", "concurrency": self.levels })
-    }
-}
 
 /// What a run needs.
 pub struct RunRequest {
@@ -163,6 +136,7 @@ pub async fn run(
     ));
     let mut log = dir.request_log()?;
     let mut levels: Vec<LevelSummary> = Vec::new();
+    let mut raised_said = false;
     while !cancel.is_cancelled() {
         let Some(concurrency) = planner.next(&levels) else {
             break;
@@ -170,19 +144,24 @@ pub async fn run(
         if let Some(w) = limits.and_then(|l| check_nofile(l.0, concurrency, req.in_process_sim)) {
             let _ = events.send(EngineEvent::Warning(w)).await;
         }
-        if req.request_count < concurrency {
+        let request_count = level_requests(req.request_count, concurrency);
+        if request_count > req.request_count && !raised_said {
+            raised_said = true;
             let _ = events
                 .send(EngineEvent::Warning(format!(
-                    "concurrency {concurrency} with {} requests per level: at most {} \
-                     requests can be in flight",
-                    req.request_count, req.request_count
+                    "{} requests per level cannot hold concurrency {concurrency}: levels run at \
+                     least twice their concurrency in requests ({request_count} here); level \
+                     files record both numbers",
+                    req.request_count
                 )))
                 .await;
         }
         let plan = LevelPlan {
             index: levels.len() as u32,
             concurrency,
-            request_count: req.request_count,
+            request_count,
+            requests_asked: req.request_count,
+            request_cap: planner.request_cap(u64::from(request_count)),
             warmup: req.warmup,
         };
         let ctx = LevelCtx {
@@ -191,6 +170,7 @@ pub async fn run(
             cancel: &cancel,
             events: &events,
             log: &mut log,
+            planner: &*planner,
         };
         let summary = run_level(ctx, plan).await;
         dir.write_level(&summary)?;
@@ -227,16 +207,21 @@ pub async fn run(
     })
 }
 
+/// A level's first batch: the run's request count, raised to twice the concurrency so every
+/// slot runs at least two requests and the steady window (all slots busy) exists.
+pub fn level_requests(asked: u32, concurrency: u32) -> u32 {
+    asked.max(concurrency.saturating_mul(2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sweep_planner_walks_levels_in_order() {
-        let mut p = SweepPlanner {
-            levels: vec![16, 64],
-        };
-        assert_eq!(p.next(&[]), Some(16));
-        assert_eq!(p.describe()["concurrency"][1], 64);
+    fn levels_run_at_least_twice_their_concurrency() {
+        assert_eq!(level_requests(1024, 16), 1024);
+        assert_eq!(level_requests(256, 4096), 8192);
+        assert_eq!(level_requests(16, 8), 16);
+        assert_eq!(level_requests(1, u32::MAX), u32::MAX);
     }
 }

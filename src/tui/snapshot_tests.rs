@@ -67,6 +67,7 @@ fn level(
         ended_at: "2026-11-29T09:01:00.000Z".into(),
         partial: false,
         lag: None,
+        ..LevelMeta::default()
     })
 }
 
@@ -110,10 +111,11 @@ fn progress(index: u32, concurrency: u32, done: u64, errors: &[(ErrorKind, u64)]
 /// The four sweep levels of the default simulator, roughly as measured.
 fn sweep_levels() -> Vec<LevelSummary> {
     vec![
-        level(0, 16, 64, 220, 3400, 256, None),
-        level(1, 64, 128, 560, 5800, 256, None),
-        level(2, 256, 512, 2500, 15700, 256, None),
-        level(3, 1024, 1024, 21000, 62000, 256, None),
+        // enough requests that a p99 and the 1 % error limit can be decided (368 and 381)
+        level(0, 16, 512, 220, 3400, 256, None),
+        level(1, 64, 512, 560, 5800, 256, None),
+        level(2, 256, 1024, 2500, 15700, 256, None),
+        level(3, 1024, 2048, 21000, 62000, 256, None),
     ]
 }
 
@@ -177,6 +179,7 @@ fn finished_search_with_knee_sla_line_and_planning() {
     let analysis = Analysis {
         slas: SlaSet(vec![SlaThreshold::parse(SlaMetric::E2e, "30s").unwrap()]),
         search: Some(SearchConfig::default()),
+        max_error_rate: 0.01,
         capacity: CapacityInputs {
             peak: Some(Peak::Concurrency(1000.0)),
             headroom: 0.2,
