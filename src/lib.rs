@@ -10,6 +10,7 @@ pub mod clock;
 pub mod config;
 pub mod endpoint;
 pub mod engine;
+pub mod fdlimit;
 pub mod metrics;
 pub mod plan;
 pub mod report;

@@ -82,15 +82,12 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     // a failing request log must not stop the measurement: the first error becomes a warning
     let mut log_error: Option<std::io::Error> = None;
     if plan.warmup > 0 && !cancel.is_cancelled() {
-        let work = Work::new(
-            prompts(
-                workload,
-                plan.index,
-                WARMUP_INDEX_BASE,
-                u64::from(plan.warmup),
-            ),
-            plan.concurrency,
-        );
+        let work = Work::new(prompts(
+            workload,
+            plan.index,
+            WARMUP_INDEX_BASE,
+            u64::from(plan.warmup),
+        ));
         // a fixed count: the workers run the book and leave
         work.done.cancel();
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -102,7 +99,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     }
 
     let base = u64::from(plan.request_count);
-    let work = Work::new(prompts(workload, plan.index, 0, base), plan.concurrency);
+    let work = Work::new(prompts(workload, plan.index, 0, base));
     let _ = events
         .send(EngineEvent::LevelStarted {
             index: plan.index,
@@ -155,10 +152,12 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         work.done.cancel();
         None
     };
-    // the limit the last decision was made for, and the snapshot it is being made on
-    // (summarised on a blocking thread: it reads every histogram, which must not hold up the
-    // reads on the runtime's threads)
-    let mut decided_at = 0u64;
+    // Records of requests started past the limit wait here until the level grows over them:
+    // `acc` holds exactly the requests below the limit until the level is done, so a decision
+    // reads a whole batch, not the requests that happened to finish first (quick failures,
+    // short answers). The snapshot is summarised on a blocking thread: it reads every
+    // histogram, which must not hold up the reads on the runtime's threads.
+    let mut ahead: Vec<RequestRecord> = Vec::new();
     let mut pending: Option<tokio::task::JoinHandle<LevelSummary>> = None;
     let mut tick = tokio::time::interval(PROGRESS_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -172,7 +171,17 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                     if log_error.is_none() {
                         log_error = log.append(plan.index, &rec).err();
                     }
-                    acc.add(&rec);
+                    if rec.index >= work.limit() && !work.done.is_cancelled() {
+                        ahead.push(rec);
+                    } else {
+                        acc.add(&rec);
+                    }
+                    let batch_done = acc.completed() >= work.limit();
+                    if batch_done && pending.is_none() && !work.done.is_cancelled() {
+                        let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
+                        pending =
+                            Some(tokio::task::spawn_blocking(move || snapshot_of.finish(meta_now)));
+                    }
                 }
                 None => break,
             },
@@ -184,15 +193,6 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             }, if upcoming.is_some() => {
                 upcoming = None;
                 work.stock(stocked.unwrap_or_default());
-            }
-            _ = work.exhausted.notified(), if !work.done.is_cancelled() && pending.is_none() => {
-                if decided_at == work.limit() {
-                    // decided for this limit already (a worker at the limit asks again)
-                    continue;
-                }
-                decided_at = work.limit();
-                let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
-                pending = Some(tokio::task::spawn_blocking(move || snapshot_of.finish(meta_now)));
             }
             snapshot = async {
                 match pending.as_mut() {
@@ -209,14 +209,24 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                         work.stock(h.await.unwrap_or_default());
                     }
                 }
+                let before = work.limit();
                 if grow && work.stocked() {
                     work.grow();
-                    acc.plan_more(work.limit() - decided_at);
+                    acc.plan_more(work.limit() - before);
                     live.set_total(work.limit());
                     sampling.batches += 1;
                     upcoming = next_prompts(work.limit());
                 } else {
                     work.done.cancel();
+                }
+                for rec in ahead.drain(..) {
+                    acc.add(&rec);
+                }
+                // a batch the run-ahead already finished is decided at once
+                if !work.done.is_cancelled() && acc.completed() >= work.limit() {
+                    let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
+                    pending =
+                        Some(tokio::task::spawn_blocking(move || snapshot_of.finish(meta_now)));
                 }
             }
             _ = tick.tick() => {
@@ -228,6 +238,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                 let _ = events.try_send(EngineEvent::Progress(snapshot));
             }
         }
+    }
+    // cut short (cancelled) while some ran ahead: they count like any other
+    for rec in ahead.drain(..) {
+        acc.add(&rec);
     }
     let (timer_p99, timer_max) = probe.stop().await;
     log_error = log_error.or(log.flush().err());

@@ -3,7 +3,6 @@
 //! nothing of terminals.
 
 pub mod events;
-pub mod fdlimit;
 pub mod lag;
 pub mod level;
 pub mod record;

@@ -3,10 +3,10 @@
 //! writes the cut one marked partial.
 
 use super::events::EngineEvent;
-use super::fdlimit::{check_nofile, raise_nofile_limit};
 use super::level::{run_level, LevelCtx, LevelPlan};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
+use crate::fdlimit::{check_nofile, raise_nofile_limit};
 use crate::metrics::LevelSummary;
 pub use crate::plan::LevelPlanner;
 use crate::report::ResultsDir;

@@ -2,12 +2,11 @@
 //! grow by batches (adaptive sampling), one cursor handing out request indices, the decided
 //! limit, and how far the book reaches.
 //!
-//! A worker takes the next index the moment its previous request ends. The worker that takes
-//! the index a quarter of the slots before the limit asks the collector to decide whether
-//! the level grows. Until the collector has decided, workers may run on into the next
-//! batch's prompts (already in the book), so a level neither drains nor pauses at a batch
-//! end; once it decides to stop, no index at or past the limit is started, and the requests
-//! already started past it finish and count like any other.
+//! A worker takes the next index the moment its previous request ends. When every request
+//! below the limit has finished, the collector decides whether the level grows; until then
+//! workers run on into the next batch's prompts (already in the book), so a level neither
+//! drains nor pauses at a batch end. Once it decides to stop, no index at or past the limit
+//! is started, and the requests already started past it finish and count like any other.
 //!
 //! Workers start together: spawning one task per slot costs microseconds, so 10,000 slots
 //! fill without a serial ramp.
@@ -18,7 +17,7 @@ use crate::endpoint::Endpoint;
 use crate::workload::Prompt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use tokio::sync::{mpsc, watch, Notify};
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 /// How far the work reaches: the decided limit and the prompts in the book.
@@ -37,10 +36,6 @@ pub struct Work {
     batch: u64,
     cursor: AtomicU64,
     reach: watch::Sender<Reach>,
-    /// The batch is nearly (or fully) handed out: time to decide whether the level grows.
-    pub exhausted: Notify,
-    /// How many indices before the limit the decision is asked for.
-    margin: u64,
     /// The level takes no index at or past the limit any more.
     pub done: CancellationToken,
     /// Requests sent and not yet finished.
@@ -50,8 +45,8 @@ pub struct Work {
 }
 
 impl Work {
-    /// Work for the first batch of prompts (indices from 0) for `concurrency` workers.
-    pub fn new(first: Vec<Prompt>, concurrency: u32) -> Arc<Work> {
+    /// Work for the first batch of prompts (indices from 0).
+    pub fn new(first: Vec<Prompt>) -> Arc<Work> {
         let batch = first.len() as u64;
         Arc::new(Work {
             book: RwLock::new(vec![Arc::new(first)]),
@@ -61,8 +56,6 @@ impl Work {
                 limit: batch,
                 available: batch,
             }),
-            exhausted: Notify::new(),
-            margin: (u64::from(concurrency) / 4 + 1).min(batch / 4),
             done: CancellationToken::new(),
             in_flight: AtomicU64::new(0),
             live_chunks: Arc::new(AtomicU64::new(0)),
@@ -72,11 +65,6 @@ impl Work {
     /// Requests the level runs for sure.
     pub fn limit(&self) -> u64 {
         self.reach.borrow().limit
-    }
-
-    /// Indices handed out so far (some past the limit, if workers ran ahead).
-    pub fn started(&self) -> u64 {
-        self.cursor.load(Ordering::Relaxed)
     }
 
     /// Puts the next batch's prompts in the book (indices from what it holds on), so
@@ -126,7 +114,6 @@ impl Work {
             if done || cancel.is_cancelled() {
                 return false;
             }
-            self.exhausted.notify_one();
             tokio::select! {
                 _ = reach.changed() => {}
                 _ = self.done.cancelled() => {}
@@ -159,9 +146,6 @@ pub fn spawn(
                     return;
                 }
                 let index = work.cursor.fetch_add(1, Ordering::Relaxed);
-                if index + work.margin == reach.borrow().limit {
-                    work.exhausted.notify_one();
-                }
                 if !work.wait_for(index, &mut reach, &cancel).await {
                     return;
                 }

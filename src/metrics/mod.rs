@@ -2,6 +2,8 @@
 //! rolling windows for live rates.
 
 pub mod ci;
+#[cfg(test)]
+pub mod fixtures;
 pub mod histogram;
 pub mod level;
 pub mod progress;

@@ -469,3 +469,7 @@ fn search_result(
         outcome,
     }
 }
+
+#[cfg(test)]
+#[path = "analysis_tests.rs"]
+mod tests;

@@ -63,11 +63,12 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             i.output_tps,
             i.rps,
             p.ideal_basis.replace('_', " "),
-            i.range.map_or(String::new(), |[lo, hi]| format!(
-                "; between {} and {} at 95 %",
-                fmt_concurrency(lo),
-                fmt_concurrency(hi)
-            ))
+            i.range
+                .filter(|[lo, _]| lo.is_finite())
+                .map_or(String::new(), |[lo, hi]| format!(
+                    "; {} at 95 %",
+                    range_words(lo, hi)
+                ))
         );
     }
     if let Some(b) = p.breaking_point {
@@ -147,25 +148,30 @@ fn fmt_concurrency(c: f64) -> String {
     }
 }
 
+/// Where a concurrency lies: `between 74 and 81`, `at or above 74` (no upper end), or
+/// `beyond the highest level`.
+pub fn range_words(lo: f64, hi: f64) -> String {
+    match (lo.is_finite(), hi.is_finite()) {
+        (true, true) if lo.round() == hi.round() => format!("at {}", fmt_concurrency(lo)),
+        (true, true) => format!(
+            "between {} and {}",
+            fmt_concurrency(lo),
+            fmt_concurrency(hi)
+        ),
+        (true, false) => format!("at or above {}", fmt_concurrency(lo)),
+        _ => "beyond the highest level".into(),
+    }
+}
+
 /// `the 95 % intervals put the SLA boundary between 74 and 81 (observed crossing 78)`.
 pub fn boundary_text(b: &BoundaryRange) -> String {
-    if !b.low.is_finite() {
-        return "the 95 % intervals put the SLA boundary beyond the highest level".into();
-    }
-    let est = if b.estimate.is_finite() {
+    let est = if b.estimate.is_finite() && b.low.is_finite() {
         format!(" (observed crossing {})", fmt_concurrency(b.estimate))
     } else {
         String::new()
     };
-    if !b.high.is_finite() {
-        return format!(
-            "the 95 % intervals put the SLA boundary at or above {}{est}",
-            fmt_concurrency(b.low)
-        );
-    }
     format!(
-        "the 95 % intervals put the SLA boundary between {} and {}{est}",
-        fmt_concurrency(b.low),
-        fmt_concurrency(b.high)
+        "the 95 % intervals put the SLA boundary {}{est}",
+        range_words(b.low, b.high)
     )
 }

@@ -207,7 +207,13 @@ mod tests {
         );
         assert!(lines.next().is_none());
         let cols = csv_columns();
-        assert_eq!(cols.len(), 18 + 8 * 14 + ErrorKind::ALL.len());
+        assert_eq!(cols.len(), 18 + 8 * 14 + ErrorKind::ALL.len() + 3);
+        assert_eq!(
+            &cols[cols.len() - 3..],
+            ["requests_asked", "held", "verdict"]
+        );
+        // nothing was judged: an empty verdict cell; nothing ran: not held
+        assert!(row.ends_with(",0,false,"), "{row}");
         assert!(cols.contains(&"request_latency_p99_ms".to_string()));
         assert!(cols.contains(&"time_to_first_token_count".to_string()));
         assert!(cols.contains(&"errors_http_status".to_string()));
