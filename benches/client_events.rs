@@ -6,8 +6,9 @@
 //!   client reaches, its CPU time per token event, and the TTFT error (client receive time of
 //!   the first token minus the simulator's send time of it).
 //!   `free` and `paced` run only the decode-free or only the paced half.
-//! - `hold`: achieved concurrency against target at 64, 256, 1024 and 4096 streams, with the
-//!   default model (slots raised so every stream runs) at a time scale.
+//! - `hold`: achieved concurrency against target at 64, 256, 1024, 4096 and 10,000 streams,
+//!   with the default model (slots raised) at a time scale, and how long the level took to
+//!   send its first request on every slot.
 //! - `idle`: CPU seconds the client uses at concurrency 1 against a slow simulator.
 //!
 //! By default both processes share every core, as they would if a user ran `rightsize sim` on
@@ -245,21 +246,24 @@ async fn hold() {
         "100000000",
     ]);
     println!(
-        "{:>11} {:>9} {:>9} {:>8} {:>7}",
-        "concurrency", "requests", "achieved", "ratio", "errors"
+        "{:>11} {:>9} {:>9} {:>8} {:>7} {:>9}",
+        "concurrency", "requests", "achieved", "ratio", "errors", "filled ms"
     );
-    for concurrency in [64u32, 256, 1024, 4096] {
+    for concurrency in [64u32, 256, 1024, 4096, 10_000] {
         let (out, _) =
             one_level(&sim, concurrency, concurrency * 3, workload(128, 64), false).await;
         let l = &out.levels[0];
         let a = l.achieved_concurrency.unwrap_or(0.0);
+        // every slot has sent its first request when the steady window opens
+        let filled_ms = l.steady_window.map_or(f64::NAN, |w| w.start_s * 1e3);
         println!(
-            "{:>11} {:>9} {:>9.1} {:>7.2}% {:>7}",
+            "{:>11} {:>9} {:>9.1} {:>7.2}% {:>7} {:>9.1}",
             concurrency,
             concurrency * 3,
             a,
             100.0 * a / concurrency as f64,
-            l.error_count()
+            l.error_count(),
+            filled_ms
         );
         let _ = std::fs::remove_dir_all(&out.dir);
     }

@@ -165,14 +165,15 @@ fn skip_reason(limits: &SlaSet, l: &LevelSummary) -> Option<String> {
             l.error_count() + l.cancelled_count
         ));
     }
+    // over the limit as measured: a level that sheds load is not named, decided or not
     let errors = limits
-        .check(l)
-        .into_iter()
-        .find(|c| c.threshold.metric == SlaMetric::ErrorRate && c.verdict == Verdict::Fail)?;
+        .0
+        .iter()
+        .find(|t| t.metric == SlaMetric::ErrorRate && l.error_rate > t.limit)?;
     Some(format!(
         "error rate {:.1} % is above the {:.1} % limit",
         l.error_rate * 100.0,
-        errors.threshold.limit * 100.0
+        errors.limit * 100.0
     ))
 }
 
@@ -383,8 +384,8 @@ fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<String> {
                 .collect();
             (!short.is_empty()).then(|| {
                 format!(
-                    "{} can pass only with at least {need} {} per level; these levels had \
-                     fewer and stay uncertain: {} (raise --requests)",
+                    "{} is decided (pass or fail) only on at least {need} {} per level; these \
+                     levels had fewer and stay uncertain: {} (raise --requests)",
                     t.describe(),
                     if t.metric == SlaMetric::ErrorRate {
                         "requests"

@@ -135,10 +135,11 @@ fn too_few_requests_to_decide_say_so() {
     assert_eq!(
         a.planning.warnings,
         vec![
-            "p99 e2e <= 20.0 s can pass only with at least 368 successful requests per level; \
-             these levels had fewer and stay uncertain: 16 (64) (raise --requests)",
-            "avg error rate <= 1.0 % can pass only with at least 381 requests per level; \
-             these levels had fewer and stay uncertain: 16 (64) (raise --requests)",
+            "p99 e2e <= 20.0 s is decided (pass or fail) only on at least 368 successful \
+             requests per level; these levels had fewer and stay uncertain: 16 (64) (raise \
+             --requests)",
+            "avg error rate <= 1.0 % is decided (pass or fail) only on at least 381 requests \
+             per level; these levels had fewer and stay uncertain: 16 (64) (raise --requests)",
         ]
     );
     // without SLAs an uncertain error rate does not keep a level from being named

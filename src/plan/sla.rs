@@ -81,12 +81,24 @@ impl SlaSet {
 
     /// Checks every threshold against a level. A level where nothing succeeded fails every
     /// latency threshold: it has nothing to measure.
+    ///
+    /// A threshold is decided either way only on at least [`min_samples`] values, the fewest
+    /// with which it could pass: a p99 "failed" by 16 requests measured a few seconds of a
+    /// server whose slow moments a longer level averages in, and contradicted levels that
+    /// passed on 400. Below that a fail is uncertain: the level takes more requests.
     pub fn check(&self, s: &LevelSummary) -> Vec<SlaCheck> {
         self.0
             .iter()
             .map(|t| {
                 let (observed, ci) = observe(t, s);
-                SlaCheck::judge(*t, observed, ci)
+                let mut c = SlaCheck::judge(*t, observed, ci);
+                if c.verdict == Verdict::Fail
+                    && observed.is_some()
+                    && sample_count(t, s) < min_samples(t)
+                {
+                    c.verdict = Verdict::Uncertain;
+                }
+                c
             })
             .collect()
     }

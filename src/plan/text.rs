@@ -112,8 +112,8 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
 }
 
 /// A row's result for tables: `partial`, `not held`, then the verdict with the limit that
-/// decided it (`FAIL e2e 52.1 s`, `uncertain TTFT 1.48 s`). With `user_slas` false (only the
-/// default error-rate limit applies) a pass or an uncertain verdict shows nothing.
+/// decided it (`FAIL e2e 52.1 s`, `uncertain TTFT 1.48 s`). With `user_slas` false only the
+/// default error-rate limit applies: a row shows it only when its error rate is over it.
 pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
     if r.partial {
         return "partial".into();
@@ -121,12 +121,12 @@ pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
     if !r.held {
         return "not held".into();
     }
-    if r.verdict == Verdict::Pass || (!user_slas && r.verdict == Verdict::Uncertain) {
-        return if user_slas {
-            "pass".into()
-        } else {
-            String::new()
-        };
+    let over = |c: &crate::sla::SlaCheck| c.observed.is_some_and(|o| o > c.threshold.limit);
+    if !user_slas && !r.slas.iter().any(over) {
+        return String::new();
+    }
+    if r.verdict == Verdict::Pass {
+        return "pass".into();
     }
     let deciding = r.slas.iter().find(|c| c.verdict == r.verdict).map(|c| {
         format!(
