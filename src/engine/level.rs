@@ -88,12 +88,17 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             WARMUP_INDEX_BASE,
             u64::from(plan.warmup),
         ));
-        // a fixed count: the workers run the book and leave
+        // a fixed count, with cooldown requests until the last warmup request has finished
         work.done.cancel();
         let (tx, mut rx) = mpsc::unbounded_channel();
         workers::spawn(endpoint, plan.concurrency, &work, now_ns(), cancel, tx);
+        let mut finished = 0u64;
         while let Some(mut rec) = rx.recv().await {
             rec.warmup = true;
+            finished += u64::from(!rec.cooldown);
+            if finished >= work.limit() {
+                work.settled.cancel();
+            }
             log_error = log_error.or(log.append(plan.index, &rec).err());
         }
     }
@@ -166,16 +171,16 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             // records first: a decision reads what the collector has folded
             biased;
             rec = rx.recv() => match rec {
-                Some(rec) => {
-                    live.on_record(&rec);
-                    if log_error.is_none() {
-                        log_error = log.append(plan.index, &rec).err();
-                    }
-                    if rec.index >= work.limit() && !work.done.is_cancelled() {
-                        ahead.push(rec);
+                Some(mut rec) => {
+                    if rec.index < work.limit() {
+                        fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
+                    } else if work.done.is_cancelled() {
+                        rec.cooldown = true;
+                        fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
                     } else {
-                        acc.add(&rec);
+                        ahead.push(rec);
                     }
+                    settle(&work, &acc);
                     let batch_done = acc.completed() >= work.limit();
                     if batch_done && pending.is_none() && !work.done.is_cancelled() {
                         let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
@@ -219,9 +224,12 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                 } else {
                     work.done.cancel();
                 }
-                for rec in ahead.drain(..) {
-                    acc.add(&rec);
+                // below the limit if the level grew over them, else they were cooldown
+                for mut rec in ahead.drain(..) {
+                    rec.cooldown = rec.index >= work.limit();
+                    fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
                 }
+                settle(&work, &acc);
                 // a batch the run-ahead already finished is decided at once
                 if !work.done.is_cancelled() && acc.completed() >= work.limit() {
                     let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
@@ -239,9 +247,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             }
         }
     }
-    // cut short (cancelled) while some ran ahead: they count like any other
-    for rec in ahead.drain(..) {
-        acc.add(&rec);
+    // cut short (cancelled) while some ran ahead: past the limit, not measured
+    for mut rec in ahead.drain(..) {
+        rec.cooldown = true;
+        fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
     }
     let (timer_p99, timer_max) = probe.stop().await;
     log_error = log_error.or(log.flush().err());
@@ -256,8 +265,6 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     if partial {
         sampling.stopped = SamplingStop::Interrupted;
     }
-    // requests started past the limit before the decision to stop ran like any other
-    acc.plan_more(acc.completed().saturating_sub(work.limit()));
     let mut summary = acc.finish(meta(partial, may_grow.then_some(sampling)));
     planner.judge(&mut summary);
     let slot_p99 = summary.slot_to_send.as_ref().map_or(0.0, |s| s.p99);
@@ -279,6 +286,29 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         warning,
     });
     summary
+}
+
+/// Logs a record and, unless it is warmup or cooldown, folds it into the level.
+fn fold(
+    level: u32,
+    rec: &RequestRecord,
+    acc: &mut LevelAccumulator,
+    live: &mut LiveLevel,
+    log: &mut RequestLog,
+    log_error: &mut Option<std::io::Error>,
+) {
+    live.on_record(rec);
+    acc.add(rec);
+    if log_error.is_none() {
+        *log_error = log.append(level, rec).err();
+    }
+}
+
+/// Once the level takes no more and every measured request has finished, cooldown stops.
+fn settle(work: &Work, acc: &LevelAccumulator) {
+    if work.done.is_cancelled() && acc.completed() >= work.limit() {
+        work.settled.cancel();
+    }
 }
 
 /// Near the end of a batch: whether the level runs another one, and why it stops when it

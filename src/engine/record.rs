@@ -153,6 +153,10 @@ pub struct RequestRecord {
     /// Request was warmup (not counted in the level's statistics).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub warmup: bool,
+    /// Request only kept a slot busy while the level's last measured requests finished (not
+    /// counted; see `engine::workers`).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub cooldown: bool,
 }
 
 impl RequestRecord {
@@ -189,7 +193,13 @@ impl RequestRecord {
             server_first_sent_ns: o.server_first_sent_ns.map(rel),
             server_last_sent_ns: o.server_last_sent_ns.map(rel),
             warmup: false,
+            cooldown: false,
         }
+    }
+
+    /// Whether the level's statistics count this request (neither warmup nor cooldown).
+    pub fn counted(&self) -> bool {
+        !self.warmup && !self.cooldown
     }
 
     /// True when the request succeeded.

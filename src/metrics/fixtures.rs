@@ -48,6 +48,7 @@ pub fn level(
             server_first_sent_ns: None,
             server_last_sent_ns: None,
             warmup: false,
+            cooldown: false,
         });
     }
     acc.finish(LevelMeta {

@@ -152,7 +152,7 @@ impl LevelAccumulator {
 
     /// Folds one finished request. Warmup records are ignored.
     pub fn add(&mut self, rec: &RequestRecord) {
-        if rec.warmup {
+        if !rec.counted() {
             return;
         }
         let end_ns = rec.end_ns.max(rec.start_ns);

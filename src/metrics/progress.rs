@@ -107,7 +107,7 @@ impl LiveLevel {
     /// level's final figure counts (the server's count on success, none on failure), at its
     /// end.
     pub fn on_record(&mut self, rec: &RequestRecord) {
-        if rec.warmup {
+        if !rec.counted() {
             return;
         }
         self.progress.in_flight = self.progress.in_flight.saturating_sub(1);
@@ -168,6 +168,7 @@ mod tests {
             server_first_sent_ns: None,
             server_last_sent_ns: None,
             warmup: false,
+            cooldown: false,
         }
     }
 
