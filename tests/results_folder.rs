@@ -55,6 +55,7 @@ fn record(index: u64, worker: u32, start_ms: u64, error: Option<ErrorKind>) -> R
         server_first_sent_ns: None,
         server_last_sent_ns: None,
         warmup: false,
+        detail: Default::default(),
     }
 }
 

@@ -25,6 +25,7 @@ fn ok(index: u64, worker: u32, start: u64, first: u64, last: u64, tokens: u32) -
         server_first_sent_ns: None,
         server_last_sent_ns: None,
         warmup: false,
+        detail: Default::default(),
     }
 }
 

@@ -138,6 +138,7 @@ mod tests {
             server_first_sent_ns: None,
             server_last_sent_ns: None,
             warmup: false,
+            detail: Default::default(),
         }
     }
 

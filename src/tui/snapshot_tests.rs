@@ -59,6 +59,7 @@ fn level(
             server_first_sent_ns: None,
             server_last_sent_ns: None,
             warmup: false,
+            detail: Default::default(),
         });
     }
     acc.finish(LevelMeta {
