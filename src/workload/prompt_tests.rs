@@ -105,13 +105,14 @@ fn prompt_generation_speed() {
     use crate::workload::test_tokenizers::{byte_level_bpe_json, sentencepiece_json, write};
     let bpe = write("speed-bpe", &byte_level_bpe_json());
     let spm = write("speed-spm", &sentencepiece_json());
-    for name in [
-        "approx",
-        "o200k",
-        "cl100k",
-        bpe.to_str().unwrap(),
-        spm.to_str().unwrap(),
-    ] {
+    let files = [
+        ("approx", "approx"),
+        ("o200k", "o200k"),
+        ("cl100k", "cl100k"),
+        ("byte-level BPE", bpe.to_str().unwrap()),
+        ("SentencePiece", spm.to_str().unwrap()),
+    ];
+    for (label, name) in files {
         let mut w = WorkloadSpec::fixed(1024, 256);
         w.tokenizer = name.into();
         let w = w.load().unwrap();
@@ -121,15 +122,9 @@ fn prompt_generation_speed() {
         let tokens: u64 = (0..n).map(|i| u64::from(w.prompt(0, i).input_tokens)).sum();
         let s = t.elapsed().as_secs_f64();
         assert_eq!(tokens, 1024 * n);
+        let counted = w.loaded().words.counts_each_prompt();
         println!(
-            "{:<14} {:>9.0} prompts/s",
-            w.loaded()
-                .tokenizer
-                .tokenizer
-                .name()
-                .rsplit('/')
-                .nth(1)
-                .unwrap_or(&w.tokenizer),
+            "{label:<15} {:>9.0} prompts/s (each counted: {counted})",
             n as f64 / s
         );
     }
