@@ -221,6 +221,59 @@ mod tests {
         }
     }
 
+    fn rec(
+        input: u32,
+        server: Option<u32>,
+        out: u32,
+        max: u32,
+        reasoning: Option<u32>,
+    ) -> RequestRecord {
+        use crate::engine::record::{ExchangeOutcome, RequestRecord};
+        RequestRecord::from_outcome(
+            0,
+            0,
+            0,
+            0,
+            input,
+            ExchangeOutcome {
+                first_token_ns: Some(10_000_000),
+                first_output_ns: Some(30_000_000),
+                last_token_ns: Some(50_000_000),
+                end_ns: 50_000_000,
+                output_tokens: Some(out),
+                server_input_tokens: server,
+                max_tokens: Some(max),
+                reasoning_tokens: reasoning,
+                ..ExchangeOutcome::default()
+            },
+        )
+    }
+
+    #[test]
+    fn the_tally_keeps_client_server_and_reasoning_apart() {
+        let mut t = LengthTally::default();
+        t.add(&rec(100, Some(137), 16, 16, None));
+        t.add(&rec(100, Some(137), 10, 16, Some(4)));
+        t.add(&rec(100, None, 16, 16, None));
+        let m = t.finish();
+        let c = m.token_counts.unwrap();
+        assert_eq!(c.input_client_mean, 100.0);
+        assert_eq!(
+            (c.input_server_mean, c.input_server_reported),
+            (Some(137.0), 2)
+        );
+        assert_eq!(
+            (c.output_requested_mean, c.output_short_count),
+            (Some(16.0), 1)
+        );
+        assert_eq!(c.output_server_mean, Some(14.0));
+        let ttfo = m.time_to_first_output_token.unwrap();
+        assert_eq!((ttfo.count, ttfo.avg), (3, 30.0));
+        assert_eq!(m.reasoning_token_count.unwrap().avg, 4.0);
+        assert_eq!(m.output_token_count.unwrap().avg, 6.0);
+        assert_eq!(rec(100, Some(137), 1, 1, None).input_sequence_length(), 137);
+    }
+
     #[test]
     fn matching_lengths_warn_nothing() {
         let mut c = counts(130.0, 256.0, 0);
