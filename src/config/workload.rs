@@ -63,3 +63,79 @@ pub(crate) fn set_calibrate(
         .or(entry.and_then(|e| e.calibrate))
         .unwrap_or(default);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::file::{ConfigFile, SHIPPED, SHIPPED_NAME};
+    use crate::config::resolve::{
+        resolve_target, EndpointOverrides, EndpointTarget, WorkloadOverrides,
+    };
+    use crate::workload::dataset::{DatasetFormat, Sampling};
+
+    fn with_profile(extra: &str) -> ConfigFile {
+        let shipped = ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap();
+        shipped.merge(ConfigFile::parse(&format!("[profiles.traffic]\n{extra}"), "u.toml").unwrap())
+    }
+
+    fn profile() -> WorkloadOverrides {
+        WorkloadOverrides {
+            profile: Some("traffic".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_profile_names_its_dataset_and_flags_win() {
+        let dir = std::env::temp_dir().join(format!("rightsize-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        std::fs::write(&path, "{\"input_length\": 10, \"output_length\": 2}\n").unwrap();
+        let cfg = with_profile(&format!(
+            "dataset = {:?}\ndataset_sampling = \"shuffle\"\nblock_tokens = 16\n\
+             tokenizer = \"cl100k\"\n",
+            path.display().to_string()
+        ));
+        let (target, w) = resolve_target(&cfg, &Default::default(), &profile()).unwrap();
+        assert!(matches!(target, EndpointTarget::Simulator { .. }));
+        assert!(!w.calibrate, "the simulator is not calibrated by default");
+        assert_eq!(w.tokenizer, "cl100k_base");
+        let d = w.dataset.as_ref().unwrap();
+        assert_eq!(
+            (d.format, d.sampling, d.block_tokens),
+            (Some(DatasetFormat::Mooncake), Sampling::Shuffle, 16)
+        );
+        assert_eq!(d.records, Some(1));
+        let flags = WorkloadOverrides {
+            sampling: Some(Sampling::Replace),
+            calibrate: Some(true),
+            ..profile()
+        };
+        let e = EndpointOverrides {
+            endpoint: Some("http://127.0.0.1:9/v1".into()),
+            ..Default::default()
+        };
+        let (_, w) = resolve_target(&cfg, &e, &flags).unwrap();
+        assert_eq!(w.dataset.unwrap().sampling, Sampling::Replace);
+        assert!(w.calibrate);
+        let (_, w) = resolve_target(&cfg, &e, &profile()).unwrap();
+        assert!(w.calibrate, "http endpoints are calibrated by default");
+    }
+
+    #[test]
+    fn bad_profile_values_name_the_profile_and_key() {
+        let cfg = with_profile("dataset = \"x.jsonl\"\ndataset_format = \"csv\"\n");
+        let e = resolve_target(&cfg, &Default::default(), &profile()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "profile `traffic`: dataset_format: `csv` is not a dataset format: use jsonl, \
+             sharegpt or mooncake"
+        );
+        let cfg = with_profile("tokenizer = \"nope.json\"\n");
+        let e = resolve_target(&cfg, &Default::default(), &profile()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("tokenizer `nope.json`: no such file"),
+            "{e}"
+        );
+    }
+}
