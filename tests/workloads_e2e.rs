@@ -149,6 +149,9 @@ fn dataset_sweep(dataset: &Path, n: u32, extra: &[&str]) -> (std::process::Outpu
     (o, out)
 }
 
+/// A request's client input tokens and `max_tokens`.
+type PromptLengths = (u64, u64);
+
 fn requests(out: &Path) -> Vec<Value> {
     std::fs::read_to_string(only_run_dir(out).join("requests.jsonl"))
         .unwrap()
@@ -173,7 +176,7 @@ fn each_dataset_format_drives_a_run_and_is_recorded() {
         "{\"timestamp\": 0, \"input_length\": 700, \"output_length\": 3, \"hash_ids\": [1, 2]}\n",
     );
     // (file, format, per request: client input tokens, max_tokens)
-    let cases: [(&Path, &str, [(u64, u64); 2]); 3] = [
+    let cases: [(&Path, &str, [PromptLengths; 2]); 3] = [
         (&jsonl, "jsonl", [(5, 16), (5, 5)]),
         (&sharegpt, "sharegpt", [(5, 6), (5, 6)]),
         (&trace, "mooncake", [(700, 3), (700, 3)]),

@@ -62,7 +62,7 @@ impl LengthFit {
             return None;
         }
         let slope = sxy / sxx;
-        (slope > 0.0 && slope.is_finite()).then(|| LengthFit {
+        (slope > 0.0 && slope.is_finite()).then_some(LengthFit {
             server_per_client: slope,
             overhead_tokens: my - slope * mx,
         })

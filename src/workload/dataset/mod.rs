@@ -372,7 +372,7 @@ impl Dataset {
             Sampling::InOrder => index % n,
             Sampling::Shuffle => {
                 let pass = index / n;
-                let key = mix64(seed ^ mix64(((level as u64) << 32) ^ pass ^ 0x5AFF_1E));
+                let key = mix64(seed ^ mix64(((level as u64) << 32) ^ pass ^ 0x005A_FF1E));
                 permute(index % n, n, key)
             }
             Sampling::Replace => {
