@@ -174,6 +174,7 @@ async fn reasoning_tokens_come_from_usage_and_the_first_answer_token_is_timed() 
 }
 
 #[tokio::test]
+#[cfg(feature = "exact-tokenizers")]
 async fn the_runs_tokenizer_counts_answers_without_usage() {
     let server = serve_one(vec![
         sse_head(),

@@ -2,6 +2,7 @@
 //! against a server with a 37-token chat template, datasets in each format (good files and a
 //! bad line each), and a Mooncake-style trace whose prefix reuse shows on the simulator's
 //! `/metrics`.
+#![cfg(feature = "exact-tokenizers")]
 
 mod common;
 use common::{bin, http_get, on_sim, only_run_dir, prometheus_value, stderr, tmpdir, SimProcess};

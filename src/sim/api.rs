@@ -300,6 +300,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "exact-tokenizers")]
     fn a_real_tokenizer_and_the_template_count_on_chat_only() {
         let counter = PromptCounter::load("o200k").unwrap();
         let limits = Limits {

@@ -211,10 +211,14 @@ impl<'a> TextBuilder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "exact-tokenizers")]
     use crate::workload::test_tokenizers::{byte_level_bpe_json, sentencepiece_json, write};
-    use crate::workload::tokenizer::{load, ApproxTokenizer};
+    #[cfg(feature = "exact-tokenizers")]
+    use crate::workload::tokenizer::load;
+    use crate::workload::tokenizer::ApproxTokenizer;
 
     #[test]
+    #[cfg(feature = "exact-tokenizers")]
     fn prompts_hit_exact_lengths_in_every_tokenizer() {
         let bpe = write("exact-bpe", &byte_level_bpe_json());
         let spm = write("exact-spm", &sentencepiece_json());
@@ -288,6 +292,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "exact-tokenizers")]
     fn word_lists_keep_only_one_token_words() {
         let t = load("o200k").unwrap();
         let words = Words::for_tokenizer(&*t.tokenizer).unwrap();

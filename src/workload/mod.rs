@@ -3,11 +3,12 @@
 
 pub mod calibration;
 pub mod dataset;
+#[cfg(feature = "exact-tokenizers")]
 pub mod encodings;
 pub mod exact;
 pub mod prompt;
 mod runtime;
-#[cfg(test)]
+#[cfg(all(test, feature = "exact-tokenizers"))]
 pub(crate) mod test_tokenizers;
 pub mod tokenizer;
 

@@ -1,5 +1,4 @@
 use super::*;
-use crate::workload::calibration::{Calibration, LengthFit};
 use crate::workload::tokenizer::approx_token_count;
 
 fn spec() -> WorkloadSpec {
@@ -55,6 +54,7 @@ fn shared_prefix_is_shared_by_the_asked_share() {
 }
 
 #[test]
+#[cfg(feature = "exact-tokenizers")]
 fn real_tokenizers_count_every_prompt_exactly() {
     let mut s = spec();
     s.tokenizer = "o200k".into();
@@ -74,7 +74,9 @@ fn real_tokenizers_count_every_prompt_exactly() {
 }
 
 #[test]
+#[cfg(feature = "exact-tokenizers")]
 fn calibration_sizes_prompts_for_the_servers_count() {
+    use crate::workload::calibration::{Calibration, LengthFit};
     let mut s = spec();
     s.tokenizer = "o200k".into();
     s.input_tokens = 128;
@@ -100,6 +102,7 @@ fn calibration_sizes_prompts_for_the_servers_count() {
 /// prompts before the level starts). A measurement, not a check:
 /// `cargo test --release --lib prompt_generation_speed -- --ignored --nocapture`.
 #[test]
+#[cfg(feature = "exact-tokenizers")]
 #[ignore = "a measurement; run it in release mode"]
 fn prompt_generation_speed() {
     use crate::workload::test_tokenizers::{byte_level_bpe_json, sentencepiece_json, write};

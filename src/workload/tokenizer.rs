@@ -10,7 +10,6 @@
 //!
 //! See `docs/workloads.md`.
 
-use std::path::Path;
 use std::sync::Arc;
 
 /// Counts tokens in text.
@@ -86,6 +85,11 @@ pub enum TokenizerError {
     Unreadable { path: String, reason: String },
     #[error("tokenizer `{path}`: not a Hugging Face tokenizer.json: {reason}")]
     Invalid { path: String, reason: String },
+    #[error(
+        "tokenizer `{0}`: this rightsize was built without the `exact-tokenizers` feature; \
+         only approx is available"
+    )]
+    NotBuiltIn(String),
 }
 
 /// Loads the tokenizer `spec` names: `approx` (or `approx-4c`), `o200k` (or `o200k_base`),
@@ -98,10 +102,15 @@ pub fn load(spec: &str) -> Result<LoadedTokenizer, TokenizerError> {
     };
     match spec.trim() {
         "approx" | APPROX_NAME => Ok(builtin(Arc::new(ApproxTokenizer))),
+        #[cfg(feature = "exact-tokenizers")]
         "o200k" | "o200k_base" => Ok(builtin(Arc::new(super::encodings::OpenAi::o200k()))),
+        #[cfg(feature = "exact-tokenizers")]
         "cl100k" | "cl100k_base" => Ok(builtin(Arc::new(super::encodings::OpenAi::cl100k()))),
+        #[cfg(not(feature = "exact-tokenizers"))]
+        other => Err(TokenizerError::NotBuiltIn(other.to_string())),
+        #[cfg(feature = "exact-tokenizers")]
         path => {
-            let p = Path::new(path);
+            let p = std::path::Path::new(path);
             if !p.exists() {
                 return Err(TokenizerError::NotFound(path.to_string()));
             }
@@ -182,6 +191,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "exact-tokenizers")]
     fn builtin_encodings_count_known_strings() {
         // counts as OpenAI's tiktoken gives them
         let cases: &[(&str, &str, u32)] = &[
@@ -203,6 +213,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "exact-tokenizers")]
     fn missing_and_invalid_files_are_named() {
         let e = load("/nonexistent/tokenizer.json").unwrap_err().to_string();
         assert_eq!(

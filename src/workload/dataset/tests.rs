@@ -1,6 +1,5 @@
 use super::*;
-use crate::workload::tokenizer::{load as load_tokenizer, ApproxTokenizer};
-use crate::workload::WorkloadSpec;
+use crate::workload::tokenizer::ApproxTokenizer;
 
 /// Writes `text` to a fresh file named `name` and returns its path.
 fn file(name: &str, text: &str) -> String {
@@ -280,7 +279,10 @@ fn sampling_is_in_order_a_permutation_or_seeded_draws() {
 }
 
 #[test]
+#[cfg(feature = "exact-tokenizers")]
 fn mooncake_prompts_share_exact_token_prefixes() {
+    use crate::workload::tokenizer::load as load_tokenizer;
+    use crate::workload::WorkloadSpec;
     let path = file("share.jsonl", TRACE);
     let mut w = WorkloadSpec::fixed(100, 10);
     w.tokenizer = "o200k".into();
