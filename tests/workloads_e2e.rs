@@ -44,16 +44,21 @@ fn sweep_on(url: &str, out: &Path, input: u32, extra: &[&str]) -> std::process::
         .unwrap()
 }
 
-#[test]
-fn calibration_lands_the_servers_input_length_on_the_target() {
-    let sim = SimProcess::start(&[
+/// A simulator that counts with o200k and adds a 37-token chat template.
+fn templated_sim() -> SimProcess {
+    SimProcess::start(&[
         "--tokenizer",
         "o200k",
         "--template-overhead",
         "37",
         "--time-scale",
         "50",
-    ]);
+    ])
+}
+
+#[test]
+fn calibration_lands_the_servers_input_length_on_the_target() {
+    let sim = templated_sim();
     for (input, tokenizer) in [(128, "o200k"), (1024, "o200k"), (1024, "approx")] {
         let out = tmpdir("calibrated");
         let o = sweep_on(&sim.url, &out, input, &["--tokenizer", tokenizer]);
@@ -85,14 +90,7 @@ fn calibration_lands_the_servers_input_length_on_the_target() {
 
 #[test]
 fn an_uncalibrated_run_reports_the_difference() {
-    let sim = SimProcess::start(&[
-        "--tokenizer",
-        "o200k",
-        "--template-overhead",
-        "37",
-        "--time-scale",
-        "50",
-    ]);
+    let sim = templated_sim();
     let out = tmpdir("uncalibrated");
     let o = sweep_on(
         &sim.url,

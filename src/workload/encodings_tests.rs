@@ -1,5 +1,11 @@
 use crate::workload::test_tokenizers::{byte_level_bpe_json, sentencepiece_json, write};
-use crate::workload::tokenizer::load;
+use crate::workload::tokenizer::{load, LoadedTokenizer};
+
+fn assert_counts(t: &LoadedTokenizer, cases: &[(&str, u32)]) {
+    for (text, want) in cases {
+        assert_eq!(t.tokenizer.count(text), *want, "{}: {text:?}", t.name);
+    }
+}
 
 #[test]
 fn byte_level_bpe_file_counts_known_strings() {
@@ -19,9 +25,7 @@ fn byte_level_bpe_file_counts_known_strings() {
         // the, Ġdata, Ġ, 1 2 3, Ġ Ã ©
         ("the data 123 é", 9),
     ];
-    for (text, want) in cases {
-        assert_eq!(t.tokenizer.count(text), *want, "{text:?}");
-    }
+    assert_counts(&t, cases);
 }
 
 #[test]
@@ -39,7 +43,5 @@ fn sentencepiece_file_counts_known_strings() {
         ("é", 3),
         ("the é", 4),
     ];
-    for (text, want) in cases {
-        assert_eq!(t.tokenizer.count(text), *want, "{text:?}");
-    }
+    assert_counts(&t, cases);
 }

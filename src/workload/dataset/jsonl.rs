@@ -44,12 +44,8 @@ fn content_text(v: &Value) -> Option<String> {
 
 pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        if raw.trim().is_empty() {
-            continue;
-        }
-        let line: Line = serde_json::from_str(raw).map_err(|e| DatasetError::json(file, n, &e))?;
+    for parsed in super::json_lines::<Line>(file, text) {
+        let (n, line) = parsed?;
         let bad = |m: &str| DatasetError::line(file, n, m);
         let given = [
             line.text.is_some(),

@@ -194,6 +194,22 @@ impl DatasetError {
     }
 }
 
+/// The non-blank lines of `text` parsed as `T`, each with its line number (1-based); a line
+/// that does not parse is an error at its line and column.
+pub(crate) fn json_lines<'a, T: serde::de::DeserializeOwned>(
+    file: &'a str,
+    text: &'a str,
+) -> impl Iterator<Item = Result<(usize, T), DatasetError>> + 'a {
+    text.lines()
+        .enumerate()
+        .filter(|(_, raw)| !raw.trim().is_empty())
+        .map(move |(i, raw)| {
+            serde_json::from_str(raw)
+                .map(|v| (i + 1, v))
+                .map_err(|e| DatasetError::json(file, i + 1, &e))
+        })
+}
+
 /// What a request's prompt is made of.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {

@@ -25,12 +25,8 @@ struct Line {
 
 pub(super) fn parse(file: &str, text: &str, block_tokens: u32) -> Result<Parsed, DatasetError> {
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        if raw.trim().is_empty() {
-            continue;
-        }
-        let line: Line = serde_json::from_str(raw).map_err(|e| DatasetError::json(file, n, &e))?;
+    for parsed in super::json_lines::<Line>(file, text) {
+        let (n, line) = parsed?;
         let bad = |m: String| DatasetError::line(file, n, m);
         if line.input_length == 0 {
             return Err(bad("`input_length` must be at least 1".into()));

@@ -102,13 +102,9 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
             out.extend(record(line, c, &mut skipped));
         }
     } else {
-        for (i, raw) in text.lines().enumerate() {
-            if raw.trim().is_empty() {
-                continue;
-            }
-            let c: Conversation =
-                serde_json::from_str(raw).map_err(|e| DatasetError::json(file, i + 1, &e))?;
-            out.extend(record(i + 1, c, &mut skipped));
+        for parsed in super::json_lines::<Conversation>(file, text) {
+            let (n, c) = parsed?;
+            out.extend(record(n, c, &mut skipped));
         }
     }
     Ok((out, skipped))

@@ -22,6 +22,15 @@ fn load_file(path: &str, format: Option<DatasetFormat>) -> Result<(DatasetSpec, 
         .map_err(|e| e.to_string())
 }
 
+/// Each `(file text, error after the path)` loaded as `format` fails with exactly that error.
+fn assert_errors(name: &str, format: DatasetFormat, cases: &[(&str, &str)]) {
+    for (text, want) in cases {
+        let path = file(name, text);
+        let e = load_file(&path, Some(format)).unwrap_err();
+        assert_eq!(e, format!("{path}{want}"), "{text:?}");
+    }
+}
+
 fn text_of(r: &Record) -> &str {
     match &r.source {
         Source::Text(t) => t,
@@ -86,11 +95,7 @@ fn jsonl_bad_lines_name_file_line_and_problem() {
             ":1: `output_length` must be at least 1",
         ),
     ];
-    for (text, want) in cases {
-        let path = file("bad.jsonl", text);
-        let e = load_file(&path, Some(DatasetFormat::Jsonl)).unwrap_err();
-        assert_eq!(e, format!("{path}{want}"), "{text:?}");
-    }
+    assert_errors("bad.jsonl", DatasetFormat::Jsonl, &cases);
 }
 
 const SHAREGPT: &str = r#"[
@@ -196,11 +201,7 @@ fn mooncake_bad_lines_name_file_line_and_problem() {
             ":1:56: invalid value: integer `-1`, expected u64",
         ),
     ];
-    for (text, want) in cases {
-        let path = file("bad-trace.jsonl", text);
-        let e = load_file(&path, Some(DatasetFormat::Mooncake)).unwrap_err();
-        assert_eq!(e, format!("{path}{want}"), "{text:?}");
-    }
+    assert_errors("bad-trace.jsonl", DatasetFormat::Mooncake, &cases);
 }
 
 #[test]
