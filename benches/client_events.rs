@@ -16,8 +16,9 @@
 //! on separate machines, the client's reads no longer wait for the simulator's time slices.
 
 use rightsize::endpoint::{Api, EndpointSpec};
-use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest, SweepPlanner};
+use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest};
 use rightsize::metrics::Histogram;
+use rightsize::plan::SweepPlanner;
 use rightsize::workload::WorkloadSpec;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -129,9 +130,7 @@ async fn one_level(
     });
     let out = run(
         req,
-        Box::new(SweepPlanner {
-            levels: vec![concurrency],
-        }),
+        Box::new(SweepPlanner::fixed(vec![concurrency])),
         tx,
         CancellationToken::new(),
     )

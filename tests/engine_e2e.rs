@@ -3,7 +3,8 @@
 
 use rightsize::endpoint::{Api, EndpointSpec};
 use rightsize::engine::record::ErrorKind;
-use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest, SweepPlanner};
+use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest};
+use rightsize::plan::SweepPlanner;
 use rightsize::sim::{FaultSpec, SimConfig};
 use rightsize::workload::WorkloadSpec;
 use std::time::Duration;
@@ -59,7 +60,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let out = run(
         req,
-        Box::new(SweepPlanner { levels: s.levels }),
+        Box::new(SweepPlanner::fixed(s.levels)),
         tx,
         CancellationToken::new(),
     )

@@ -14,7 +14,7 @@ fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
     static RUNS: OnceLock<(PathBuf, PathBuf, PathBuf)> = OnceLock::new();
     RUNS.get_or_init(|| {
         let r = root("history");
-        let a = saturating_run(&r, "2,8,32", Some("500ms"));
+        let a = saturating_run(&r, "2,8,32", Some("p90:500ms"));
         // run ids carry the start second: keep the two apart so each has a unique prefix
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let b = sim_run(&r, "2,4,8");

@@ -82,6 +82,7 @@ fn summarize(index: u32, concurrency: u32, recs: &[RequestRecord]) -> LevelSumma
             slot_to_send_p99_ms: 0.01,
             warning: None,
         }),
+        ..LevelMeta::default()
     })
 }
 

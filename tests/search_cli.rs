@@ -2,18 +2,22 @@
 //! answer and planning numbers, `summary.json`, bad input (exit 2) and the CI gate (exit 3).
 
 mod common;
-use common::{bin, on_sim, only_run_dir, stderr, stdout, tmpdir};
+use common::{bin, on_sim_at, only_run_dir, stderr, stdout, tmpdir};
 use serde_json::Value;
 use std::path::Path;
 
-/// A search that passes at every level it tries: 16, 32, 64 (the max), answer 64.
+/// A search that passes at every level it tries: 16, 32, 64 (the max), answer 64. The mean
+/// e2e SLA and a 5 % error limit are decided with a hundred-odd requests per level (a p99
+/// needs 368): each level grows from 32 requests until its verdict is decided.
 fn quick_search(out: &Path, extra: &[&str]) -> std::process::Output {
-    on_sim("search", 64, 8)
+    on_sim_at("search", 64, 8, 10.0)
         .args([
             "-n",
             "32",
+            "--max-error-rate",
+            "0.05",
             "--e2e-sla",
-            "60s",
+            "avg:60s",
             "--max",
             "64",
             "--out",
@@ -55,7 +59,8 @@ fn search_prints_the_iteration_table_and_saves_the_result() {
         lines[0].starts_with("iter  concurrency   out tok/s"),
         "{text}"
     );
-    assert!(lines[0].contains("p99 e2e <= 60.0 s"), "{text}");
+    assert!(lines[0].contains("avg e2e <= 60.0 s"), "{text}");
+    assert!(lines[0].contains("avg error rate <= 5.0 %"), "{text}");
     for (line, c) in lines[1..4].iter().zip([16, 32, 64]) {
         let cols: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(cols[1], c.to_string(), "{line}");
@@ -88,7 +93,12 @@ fn search_prints_the_iteration_table_and_saves_the_result() {
     assert_eq!(s["iterations"].as_array().unwrap().len(), 3);
     assert_eq!(s["iterations"][2]["why"], "exponential");
     assert_eq!(s["iterations"][0]["slas"][0]["metric"], "e2e");
-    assert_eq!(s["iterations"][0]["slas"][0]["stat"], "p99");
+    assert_eq!(s["iterations"][0]["slas"][0]["stat"], "avg");
+    // every level grew past its 32 requests until the 5 % error limit was decided
+    for it in s["iterations"].as_array().unwrap() {
+        assert!(it["requests"].as_u64().unwrap() >= 73, "{it}");
+        assert_eq!(it["verdict"], "pass", "{it}");
+    }
     assert_eq!(s["iterations"][0]["slas"][0]["limit"], 60000.0);
     let ideal = s["planning"]["ideal"]["concurrency"].as_f64().unwrap();
     let n = (500.0 * 1.2 / ideal - 1e-9).ceil();
@@ -213,10 +223,11 @@ fn bad_searches_exit_2() {
 #[test]
 fn sweep_prints_knee_and_planning_numbers() {
     let out = tmpdir("sweep-plan");
-    let o = on_sim("sweep", 64, 8)
+    // 400 requests per level: enough for a p99 and the 1 % error limit to be decided
+    let o = on_sim_at("sweep", 64, 8, 10.0)
         .args([
             "-n",
-            "32",
+            "400",
             "-c",
             "4,8",
             "--e2e-sla",
@@ -234,6 +245,21 @@ fn sweep_prints_knee_and_planning_numbers() {
     assert!(text.contains("right-size: "), "{text}");
     let s = read_json(&only_run_dir(&out).join("summary.json"));
     assert_eq!(s["iterations"].as_array().unwrap().len(), 2);
-    assert_eq!(s["iterations"][1]["pass"], true);
+    assert_eq!(s["iterations"][1]["verdict"], "pass");
+    assert_eq!(s["iterations"][1]["held"], true);
+    // each limit with its observed value, interval and verdict
+    let e2e = &s["iterations"][1]["slas"][0];
+    assert_eq!(
+        (&e2e["metric"], &e2e["verdict"]),
+        (&"e2e".into(), &"pass".into())
+    );
+    let ci = e2e["ci"].as_array().unwrap();
+    assert!(ci[0].as_f64().unwrap() <= e2e["observed"].as_f64().unwrap());
+    assert!(ci[1].as_f64().unwrap() >= e2e["observed"].as_f64().unwrap());
+    assert_eq!(s["iterations"][1]["slas"][1]["metric"], "error_rate");
+    // the level file carries the same checks
+    let level = read_json(&only_run_dir(&out).join("level-002-c0008.json"));
+    assert_eq!(level["slas"], s["iterations"][1]["slas"]);
+    assert_eq!(level["verdict"], "pass");
     assert!(s["planning"]["right_size"]["instances"].as_u64().unwrap() >= 1);
 }

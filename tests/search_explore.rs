@@ -35,6 +35,9 @@ async fn explore() {
         Duration::from_secs(30),
     )
     .await;
-    println!("{}", curve_text(&out.levels));
+    println!(
+        "{}",
+        curve_text(&rightsize::plan::Analysis::default(), &out.levels)
+    );
     println!("took {:?}", t0.elapsed());
 }

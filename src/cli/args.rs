@@ -293,6 +293,21 @@ pub struct RunArgs {
     /// Stay headless even when stdout is a terminal (progress on stderr, tables on stdout)
     #[arg(long)]
     pub no_tui: bool,
+    /// Largest share of failed requests a level may have and still pass, when no
+    /// --error-rate-sla is given: 0.01 (the default) or 1%. A level cannot pass by shedding
+    /// load
+    #[arg(long, value_name = "SHARE", value_parser = parse_fraction_or_pct)]
+    pub max_error_rate: Option<f64>,
+}
+
+/// `1%` or `0.01`: a fraction between 0 and 1.
+pub fn parse_fraction_or_pct(s: &str) -> Result<f64, String> {
+    let v = parse_share(s)?;
+    if v <= 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("`{s}` is above 100 %"))
+    }
 }
 
 impl RunArgs {
@@ -304,6 +319,7 @@ impl RunArgs {
             warmup: self.warmup,
             timeout: self.timeout,
             out: self.out.clone(),
+            max_error_rate: self.max_error_rate,
         }
     }
 

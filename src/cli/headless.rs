@@ -92,7 +92,7 @@ pub async fn print_progress(
             let table = analyse(a, &state.levels).iterations;
             let mut text = String::new();
             if table.len() == 1 {
-                text += &row_header(&a.slas);
+                text += &row_header(&a.limits());
             }
             if let Some(r) = table.last() {
                 text += &row_text(r);
@@ -103,13 +103,14 @@ pub async fn print_progress(
     state
 }
 
-/// The iteration table's header line.
+/// The iteration table's header line: one column per limit the rows check (the SLAs and the
+/// error-rate limit).
 pub fn row_header(slas: &SlaSet) -> String {
     let mut h = format!("{:>4}  {:>11}  {:>10}", "iter", "concurrency", "out tok/s");
     for t in &slas.0 {
         h += &format!("  {:>22}", t.describe());
     }
-    h + "  result  step\n"
+    h + &format!("  {:>8}  {:>9}  step\n", "requests", "result")
 }
 
 /// One iteration-table line.
@@ -124,16 +125,17 @@ pub fn row_text(r: &IterationRow) -> String {
             .map_or("-".to_string(), |o| fmt_value(c.threshold.metric, o));
         l += &format!("  {v:>22}");
     }
-    let result = match (r.partial, r.pass) {
-        (true, _) => "partial",
-        (_, Some(true)) => "pass",
-        (_, Some(false)) => "FAIL",
-        (_, None) => "-",
+    let result = if r.partial {
+        "partial"
+    } else if !r.held {
+        "not held"
+    } else {
+        r.verdict.label()
     };
     let why = r
         .why
         .map_or("-".to_string(), |w| format!("{w:?}").to_lowercase());
-    l + &format!("  {result:>6}  {why}\n")
+    l + &format!("  {:>8}  {result:>9}  {why}\n", r.requests)
 }
 
 /// One line for a finished level: throughput, latency, errors, achieved concurrency.

@@ -38,6 +38,10 @@ pub struct SearchArgs {
     /// two levels; noise can then go unnoticed)
     #[arg(long)]
     pub no_confirm: bool,
+    /// Most requests one level may run while a verdict is uncertain (default: 8 x its first
+    /// batch, and at least 4 x what the SLAs need to be decided, e.g. 368 requests for p99)
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub max_requests_per_level: Option<u32>,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -64,11 +68,13 @@ pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Resul
             max: args.max,
             max_iterations: args.max_iterations,
             no_confirm: args.no_confirm,
+            max_requests_per_level: args.max_requests_per_level,
             run: args.run.overrides(),
         },
     )?;
     let analysis = Analysis {
         slas: spec.slas.clone(),
+        max_error_rate: spec.run.max_error_rate,
         search: Some(spec.config),
         capacity: args.planning.capacity().map_err(BadInput)?,
     };

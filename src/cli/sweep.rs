@@ -112,6 +112,7 @@ pub(crate) fn resolve(args: &SweepArgs, config: Option<&Path>) -> anyhow::Result
     }
     let analysis = Analysis {
         slas,
+        max_error_rate: spec.run.max_error_rate,
         search: None,
         capacity: args.planning.capacity().map_err(BadInput)?,
     };

@@ -41,6 +41,9 @@ pub struct Defaults {
     pub timeout: Option<DurationValue>,
     /// Where runs are saved (default: the platform data directory).
     pub results_dir: Option<PathBuf>,
+    /// The error-rate limit every analysis applies when no error-rate SLA is given
+    /// (default 0.01).
+    pub max_error_rate: Option<Fraction>,
 }
 
 /// What serves an endpoint.
@@ -113,6 +116,7 @@ pub struct SweepEntry {
     pub concurrency: Option<Vec<Positive>>,
     pub request_count: Option<Positive>,
     pub warmup: Option<u32>,
+    pub max_error_rate: Option<Fraction>,
 }
 
 /// `[searches.NAME]`: an SLA search plan, with SPEC's keys. Latency SLAs are milliseconds
@@ -129,6 +133,10 @@ pub struct SearchEntry {
     pub search_max_iterations: Option<Positive>,
     pub request_count: Option<Positive>,
     pub warmup: Option<u32>,
+    /// The error-rate limit when `error_rate_sla` is not given (default 0.01).
+    pub max_error_rate: Option<Fraction>,
+    /// The most requests one level may run while a verdict is uncertain.
+    pub max_requests_per_level: Option<Positive>,
 }
 
 /// An SLA value in a file: a number (ms, or a fraction for the error rate) or a string

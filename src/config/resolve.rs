@@ -70,6 +70,8 @@ pub struct RunOverrides {
     pub warmup: Option<u32>,
     pub timeout: Option<Duration>,
     pub out: Option<PathBuf>,
+    /// `--max-error-rate`: the error-rate limit when no error-rate SLA is given.
+    pub max_error_rate: Option<f64>,
 }
 
 /// What every resolved run carries, sweep or search.
@@ -80,14 +82,16 @@ pub struct RunSettings {
     pub request_count: u32,
     pub warmup: u32,
     pub timeout: Duration,
+    /// The error-rate limit every analysis applies without an error-rate SLA.
+    pub max_error_rate: f64,
     /// Root folder for results (`--out`, the file's `results_dir`, or the platform default).
     pub results_root: Option<PathBuf>,
     /// Config files that were read, for the record.
     pub config_sources: Vec<String>,
 }
 
-/// A run's settings: flags over the plan entry (`plan_requests`, `plan_warmup`) over the
-/// file's defaults.
+/// A run's settings: flags over the plan entry (`plan_requests`, `plan_warmup`,
+/// `plan_max_error_rate`) over the file's defaults.
 pub(crate) fn run_settings(
     cfg: &ConfigFile,
     sources: Vec<String>,
@@ -95,6 +99,7 @@ pub(crate) fn run_settings(
     r: &RunOverrides,
     plan_requests: Option<u32>,
     plan_warmup: Option<u32>,
+    plan_max_error_rate: Option<f64>,
 ) -> RunSettings {
     RunSettings {
         endpoint,
@@ -105,6 +110,11 @@ pub(crate) fn run_settings(
             .timeout
             .or(cfg.defaults.timeout.map(|d| d.0))
             .unwrap_or(DEFAULT_TIMEOUT),
+        max_error_rate: r
+            .max_error_rate
+            .or(plan_max_error_rate)
+            .or(cfg.defaults.max_error_rate.map(|f| f.0))
+            .unwrap_or(crate::plan::sla::DEFAULT_MAX_ERROR_RATE),
         results_root: r.out.clone().or_else(|| cfg.defaults.results_dir.clone()),
         config_sources: sources,
     }
@@ -334,6 +344,7 @@ pub fn resolve_sweep(
             &s.run,
             plan.request_count.map(|p| p.0),
             plan.warmup,
+            plan.max_error_rate.map(|f| f.0),
         ),
     })
 }

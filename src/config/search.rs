@@ -20,6 +20,8 @@ pub struct SearchOverrides {
     pub max_iterations: Option<u32>,
     /// Do not re-measure the bracket's ends once it is narrow.
     pub no_confirm: bool,
+    /// The most requests one level may run while its verdict is uncertain.
+    pub max_requests_per_level: Option<u32>,
     pub run: RunOverrides,
 }
 
@@ -117,6 +119,9 @@ pub fn resolve_search(
             .unwrap_or(defaults.max_iterations),
         tolerance: defaults.tolerance,
         confirm: !s.no_confirm,
+        max_requests_per_level: s
+            .max_requests_per_level
+            .or(plan.max_requests_per_level.map(|p| p.0)),
     };
     if config.min > config.max {
         return Err(InputError(format!(
@@ -135,6 +140,7 @@ pub fn resolve_search(
             &s.run,
             plan.request_count.map(|p| p.0),
             plan.warmup,
+            plan.max_error_rate.map(|f| f.0),
         ),
     })
 }

@@ -275,7 +275,17 @@ impl Endpoint {
     /// Sends one request and reads the whole answer. Never panics; failures are in
     /// [`ExchangeOutcome::error`].
     pub async fn send(&self, prompt: &str, max_tokens: u32) -> ExchangeOutcome {
-        self.exchange(prompt, max_tokens, None).await
+        self.exchange(prompt, max_tokens, None, None).await
+    }
+
+    /// [`Endpoint::send`], adding one to `live` per content chunk as it arrives.
+    pub async fn send_counting(
+        &self,
+        prompt: &str,
+        max_tokens: u32,
+        live: Arc<std::sync::atomic::AtomicU64>,
+    ) -> ExchangeOutcome {
+        self.exchange(prompt, max_tokens, None, Some(live)).await
     }
 
     /// [`Endpoint::send`], also filling `probe` when given (pre-flight).
@@ -284,10 +294,14 @@ impl Endpoint {
         prompt: &str,
         max_tokens: u32,
         mut probe: Option<&mut Probe>,
+        live_chunks: Option<Arc<std::sync::atomic::AtomicU64>>,
     ) -> ExchangeOutcome {
         let inner = &*self.inner;
         let body = openai::request_body(&inner.spec, prompt, max_tokens);
-        let mut out = ExchangeOutcome::default();
+        let mut out = ExchangeOutcome {
+            live_chunks,
+            ..ExchangeOutcome::default()
+        };
         if inner.spec.stream {
             // One time per content chunk: no reallocation while the stream is read.
             out.content_chunk_ns

@@ -203,6 +203,7 @@ impl H1Client {
                 start_ns: out.start_ns,
                 reconnected: out.reconnected,
                 content_chunk_ns: std::mem::take(&mut out.content_chunk_ns),
+                live_chunks: out.live_chunks.clone(),
                 ..ExchangeOutcome::default()
             };
             let pool = self.pool.clone();

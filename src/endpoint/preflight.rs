@@ -272,7 +272,12 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
     // 2. One small generation request, exactly as the run sends them.
     let mut probe = Probe::default();
     let out = ep
-        .exchange(PREFLIGHT_PROMPT, PREFLIGHT_MAX_TOKENS, Some(&mut probe))
+        .exchange(
+            PREFLIGHT_PROMPT,
+            PREFLIGHT_MAX_TOKENS,
+            Some(&mut probe),
+            None,
+        )
         .await;
     if probe.server_header.is_some() {
         id.server_header = probe.server_header.clone();

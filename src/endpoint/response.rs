@@ -171,6 +171,9 @@ impl StreamState {
                     out.first_output_ns.get_or_insert(t);
                 }
                 if c.has_text() {
+                    if let Some(live) = &out.live_chunks {
+                        live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     out.first_token_ns.get_or_insert(t);
                     out.last_token_ns = Some(t);
                     out.content_chunk_ns.push(t);
@@ -374,7 +377,7 @@ pub(crate) async fn read_whole(
         Ok(c) => {
             st.openai_chunks = 1;
             st.usage = c.usage;
-            out.first_token_ns = Some(t);
+            // no first token: a body read whole has no TTFT (and no inter-token latency)
             out.last_token_ns = Some(t);
             out.first_output_ns = c.content.is_some().then_some(t);
             out.server_first_sent_ns = c.sim_sent_ns;

@@ -1,24 +1,36 @@
-//! One level: `concurrency` closed-loop workers that together complete `request_count`
-//! requests over the shared endpoint, with a collector folding their records as they arrive.
-//! Each worker takes the next request the moment its previous one ends, so the target
-//! concurrency is held with no client-side queue.
+//! One level: `concurrency` closed-loop workers that together complete the level's requests
+//! over the shared endpoint, with a collector folding their records as they arrive. Each
+//! worker takes the next request the moment its previous one ends, so the target concurrency
+//! is held with no client-side queue.
+//!
+//! Adaptive sampling (see `docs/search.md`): when the workers reach the end of a batch, the
+//! collector asks the planner whether the level's verdict is decided; while it is uncertain,
+//! the level held its concurrency and the cap allows, another batch of requests runs at the
+//! same concurrency without a restart.
 
 use super::events::EngineEvent;
 use super::lag::{lag_warning, LagProbe};
-use super::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
+use super::record::RequestRecord;
+use super::workers::{self, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
-use crate::metrics::{ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel};
+use crate::metrics::{
+    ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, Sampling, SamplingStop,
+};
+use crate::plan::LevelPlanner;
 use crate::report::RequestLog;
 use crate::workload::{Prompt, WorkloadSpec};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// How often a progress snapshot goes to the consumer.
 pub const PROGRESS_PERIOD: Duration = Duration::from_millis(250);
+
+/// Adaptive sampling stops adding batches to a level whose achieved concurrency so far is
+/// below this share of its target (the held line is 95 %).
+const STOP_SHARE: f64 = 0.9;
 
 /// Warmup prompts are drawn from their own index range so they never repeat a measured one.
 const WARMUP_INDEX_BASE: u64 = 1 << 40;
@@ -29,7 +41,13 @@ pub struct LevelPlan {
     /// 0-based position of the level in the run.
     pub index: u32,
     pub concurrency: u32,
+    /// The first batch: the run's request count, raised to at least twice the concurrency.
     pub request_count: u32,
+    /// The run's request count as asked.
+    pub requests_asked: u32,
+    /// The most requests the level may run (adaptive sampling); `request_count` when the
+    /// level may not grow.
+    pub request_cap: u64,
     /// Requests sent first at the same concurrency and not counted.
     pub warmup: u32,
 }
@@ -41,6 +59,14 @@ pub struct LevelCtx<'a> {
     pub cancel: &'a CancellationToken,
     pub events: &'a mpsc::Sender<EngineEvent>,
     pub log: &'a mut RequestLog,
+    /// Judges the level and decides whether it needs more requests.
+    pub planner: &'a dyn LevelPlanner,
+}
+
+fn prompts(workload: &WorkloadSpec, level: u32, from: u64, count: u64) -> Vec<Prompt> {
+    (from..from + count)
+        .map(|i| workload.prompt(level, i))
+        .collect()
 }
 
 /// Runs one level to its end (or until cancelled: then the summary is marked partial).
@@ -51,89 +77,171 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         cancel,
         events,
         log,
+        planner,
     } = ctx;
     // a failing request log must not stop the measurement: the first error becomes a warning
     let mut log_error: Option<std::io::Error> = None;
     if plan.warmup > 0 && !cancel.is_cancelled() {
-        let prompts = Arc::new(
-            (0..plan.warmup as u64)
-                .map(|i| workload.prompt(plan.index, WARMUP_INDEX_BASE + i))
-                .collect::<Vec<_>>(),
-        );
+        let work = Work::new(prompts(
+            workload,
+            plan.index,
+            WARMUP_INDEX_BASE,
+            u64::from(plan.warmup),
+        ));
+        // a fixed count: the workers run the book and leave
+        work.done.cancel();
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let inflight = Arc::new(AtomicU64::new(0));
-        let start = now_ns();
-        spawn_workers(
-            endpoint,
-            plan.concurrency,
-            prompts,
-            start,
-            cancel,
-            &inflight,
-            tx,
-        );
+        workers::spawn(endpoint, plan.concurrency, &work, now_ns(), cancel, tx);
         while let Some(mut rec) = rx.recv().await {
             rec.warmup = true;
             log_error = log_error.or(log.append(plan.index, &rec).err());
         }
     }
 
-    let prompts = Arc::new(
-        (0..plan.request_count as u64)
-            .map(|i| workload.prompt(plan.index, i))
-            .collect::<Vec<_>>(),
-    );
+    let base = u64::from(plan.request_count);
+    let work = Work::new(prompts(workload, plan.index, 0, base));
     let _ = events
         .send(EngineEvent::LevelStarted {
             index: plan.index,
             concurrency: plan.concurrency,
-            request_count: plan.request_count as u64,
+            request_count: base,
         })
         .await;
     let started_at = crate::report::rfc3339_utc(std::time::SystemTime::now());
     let probe = LagProbe::start();
     let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
-    let inflight = Arc::new(AtomicU64::new(0));
     let level_start = now_ns();
-    spawn_workers(
-        endpoint,
-        plan.concurrency,
-        prompts,
-        level_start,
-        cancel,
-        &inflight,
-        tx,
-    );
+    workers::spawn(endpoint, plan.concurrency, &work, level_start, cancel, tx);
 
-    let mut acc = LevelAccumulator::new(plan.concurrency, plan.request_count as u64);
+    let mut acc =
+        LevelAccumulator::new(plan.concurrency, base).with_goodput(planner.goodput_limits());
     let mut live = LiveLevel::new(
         plan.index,
         plan.concurrency,
-        plan.request_count as u64,
+        base,
         Duration::from_millis(500),
         20,
     );
+    let meta = |partial: bool, sampling: Option<Sampling>| LevelMeta {
+        index: plan.index,
+        started_at: started_at.clone(),
+        ended_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
+        partial,
+        lag: None,
+        requests_asked: u64::from(plan.requests_asked),
+        sampling,
+    };
+    let may_grow = plan.request_cap > base;
+    let mut sampling = Sampling {
+        batch: base,
+        batches: 1,
+        cap: plan.request_cap,
+        stopped: SamplingStop::Decided,
+    };
+    // the next batch's prompts are made while the current batch runs and put in the book,
+    // so workers never wait for them
+    let next_prompts = |from: u64| {
+        let room = plan.request_cap.saturating_sub(from).min(base);
+        let (w, level) = (workload.clone(), plan.index);
+        (room > 0).then(|| tokio::task::spawn_blocking(move || prompts(&w, level, from, room)))
+    };
+    let mut upcoming = if may_grow {
+        next_prompts(base)
+    } else {
+        // a fixed count: the workers run the book and leave
+        work.done.cancel();
+        None
+    };
+    // Records of requests started past the limit wait here until the level grows over them:
+    // `acc` holds exactly the requests below the limit until the level is done, so a decision
+    // reads a whole batch, not the requests that happened to finish first (quick failures,
+    // short answers). The snapshot is summarised on a blocking thread: it reads every
+    // histogram, which must not hold up the reads on the runtime's threads.
+    let mut ahead: Vec<RequestRecord> = Vec::new();
+    let mut pending: Option<tokio::task::JoinHandle<LevelSummary>> = None;
     let mut tick = tokio::time::interval(PROGRESS_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
+            // records first: a decision reads what the collector has folded
+            biased;
             rec = rx.recv() => match rec {
                 Some(rec) => {
                     live.on_record(&rec);
                     if log_error.is_none() {
                         log_error = log.append(plan.index, &rec).err();
                     }
-                    acc.add(&rec);
+                    if rec.index >= work.limit() && !work.done.is_cancelled() {
+                        ahead.push(rec);
+                    } else {
+                        acc.add(&rec);
+                    }
+                    let batch_done = acc.completed() >= work.limit();
+                    if batch_done && pending.is_none() && !work.done.is_cancelled() {
+                        let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
+                        pending =
+                            Some(tokio::task::spawn_blocking(move || snapshot_of.finish(meta_now)));
+                    }
                 }
                 None => break,
             },
+            stocked = async {
+                match upcoming.as_mut() {
+                    Some(h) => h.await,
+                    None => std::future::pending().await,
+                }
+            }, if upcoming.is_some() => {
+                upcoming = None;
+                work.stock(stocked.unwrap_or_default());
+            }
+            snapshot = async {
+                match pending.as_mut() {
+                    Some(p) => p.await,
+                    None => std::future::pending().await,
+                }
+            }, if pending.is_some() => {
+                pending = None;
+                let grow = snapshot.is_ok_and(|snapshot| {
+                    next_batch(&snapshot, &work, planner, plan, cancel, &mut sampling)
+                });
+                if grow && !work.stocked() {
+                    if let Some(h) = upcoming.take() {
+                        work.stock(h.await.unwrap_or_default());
+                    }
+                }
+                let before = work.limit();
+                if grow && work.stocked() {
+                    work.grow();
+                    acc.plan_more(work.limit() - before);
+                    live.set_total(work.limit());
+                    sampling.batches += 1;
+                    upcoming = next_prompts(work.limit());
+                } else {
+                    work.done.cancel();
+                }
+                for rec in ahead.drain(..) {
+                    acc.add(&rec);
+                }
+                // a batch the run-ahead already finished is decided at once
+                if !work.done.is_cancelled() && acc.completed() >= work.limit() {
+                    let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
+                    pending =
+                        Some(tokio::task::spawn_blocking(move || snapshot_of.finish(meta_now)));
+                }
+            }
             _ = tick.tick() => {
-                let mut snapshot = live.snapshot(now_ns().saturating_sub(level_start));
-                snapshot.in_flight = inflight.load(Ordering::Relaxed);
+                let now = now_ns().saturating_sub(level_start);
+                live.on_chunks(now, work.live_chunks.load(Ordering::Relaxed));
+                let mut snapshot = live.snapshot(now);
+                snapshot.in_flight = work.in_flight.load(Ordering::Relaxed);
                 // a snapshot may be dropped when the consumer lags; the next one replaces it
                 let _ = events.try_send(EngineEvent::Progress(snapshot));
             }
         }
+    }
+    // cut short (cancelled) while some ran ahead: they count like any other
+    for rec in ahead.drain(..) {
+        acc.add(&rec);
     }
     let (timer_p99, timer_max) = probe.stop().await;
     log_error = log_error.or(log.flush().err());
@@ -145,13 +253,13 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             .await;
     }
     let partial = cancel.is_cancelled();
-    let mut summary = acc.finish(LevelMeta {
-        index: plan.index,
-        started_at,
-        ended_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
-        partial,
-        lag: None,
-    });
+    if partial {
+        sampling.stopped = SamplingStop::Interrupted;
+    }
+    // requests started past the limit before the decision to stop ran like any other
+    acc.plan_more(acc.completed().saturating_sub(work.limit()));
+    let mut summary = acc.finish(meta(partial, may_grow.then_some(sampling)));
+    planner.judge(&mut summary);
     let slot_p99 = summary.slot_to_send.as_ref().map_or(0.0, |s| s.p99);
     let typical = summary.ttft_p(50.0).or(summary.e2e_p50_ms()).unwrap_or(0.0);
     let warning = lag_warning(timer_p99, slot_p99, typical);
@@ -173,66 +281,40 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     summary
 }
 
-/// Spawns `concurrency` workers that share the prompt list through one atomic cursor.
-fn spawn_workers(
-    endpoint: &Endpoint,
-    concurrency: u32,
-    prompts: Arc<Vec<Prompt>>,
-    level_start: u64,
+/// Near the end of a batch: whether the level runs another one, and why it stops when it
+/// does not. The verdict is read from `snapshot`, what had finished by then.
+fn next_batch(
+    snapshot: &LevelSummary,
+    work: &Work,
+    planner: &dyn LevelPlanner,
+    plan: LevelPlan,
     cancel: &CancellationToken,
-    inflight: &Arc<AtomicU64>,
-    tx: mpsc::UnboundedSender<RequestRecord>,
-) {
-    let cursor = Arc::new(AtomicU64::new(0));
-    for worker in 0..concurrency.min(prompts.len() as u32) {
-        let endpoint = endpoint.clone();
-        let prompts = prompts.clone();
-        let cursor = cursor.clone();
-        let cancel = cancel.clone();
-        let inflight = inflight.clone();
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            loop {
-                let slot_free = now_ns();
-                let index = cursor.fetch_add(1, Ordering::Relaxed);
-                let Some(prompt) = prompts.get(index as usize) else {
-                    break;
-                };
-                if cancel.is_cancelled() {
-                    break;
-                }
-                inflight.fetch_add(1, Ordering::Relaxed);
-                let outcome = tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => cancelled_outcome(slot_free),
-                    o = endpoint.send(&prompt.text, prompt.max_tokens) => o,
-                };
-                inflight.fetch_sub(1, Ordering::Relaxed);
-                let rec = RequestRecord::from_outcome(
-                    index,
-                    worker,
-                    level_start,
-                    slot_free,
-                    prompt.input_tokens,
-                    outcome,
-                );
-                if tx.send(rec).is_err() {
-                    break;
-                }
-            }
-        });
+    sampling: &mut Sampling,
+) -> bool {
+    if cancel.is_cancelled() {
+        sampling.stopped = SamplingStop::Interrupted;
+        return false;
     }
-}
-
-fn cancelled_outcome(start_ns: u64) -> ExchangeOutcome {
-    ExchangeOutcome {
-        start_ns,
-        end_ns: now_ns(),
-        error: Some(RequestError {
-            kind: ErrorKind::Cancelled,
-            status: None,
-            message: "run stopped while the request was in flight".into(),
-        }),
-        ..Default::default()
+    // More requests cannot make a level held that is clearly short of its target. The first
+    // batch's window is too short to tell (it may cover little more than the start), and
+    // near the line more requests may hold it: then sampling goes on and the whole level
+    // decides.
+    let clearly_short = snapshot
+        .achieved_concurrency
+        .is_some_and(|a| a < STOP_SHARE * f64::from(plan.concurrency));
+    if sampling.batches >= 2 && clearly_short {
+        sampling.stopped = SamplingStop::NotHeld;
+        return false;
     }
+    // nothing finished yet (the records lag the notice): nothing is decided
+    let finished = snapshot.ok_count() + snapshot.error_count();
+    if finished > 0 && !planner.needs_more(snapshot) {
+        sampling.stopped = SamplingStop::Decided;
+        return false;
+    }
+    if work.limit() >= plan.request_cap {
+        sampling.stopped = SamplingStop::Cap;
+        return false;
+    }
+    true
 }

@@ -1,12 +1,13 @@
 //! The load engine: levels of closed-loop workers over one shared HTTP client. It knows a
-//! sender of events and a cancellation token, nothing of terminals.
+//! sender of events, a cancellation token and the planner it drives (`plan::LevelPlanner`),
+//! nothing of terminals.
 
 pub mod events;
-pub mod fdlimit;
 pub mod lag;
 pub mod level;
 pub mod record;
 pub mod run;
+pub mod workers;
 
 pub use events::EngineEvent;
-pub use run::{run, LevelPlanner, RunError, RunOutcome, RunRequest, SweepPlanner};
+pub use run::{run, LevelPlanner, RunError, RunOutcome, RunRequest};

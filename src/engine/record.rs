@@ -2,6 +2,8 @@
 //! Failed requests are data: they keep their class and are counted, never dropped.
 
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 /// How a request failed. Each class is counted separately and none of them enters latency
 /// percentiles.
@@ -106,6 +108,9 @@ pub struct ExchangeOutcome {
     /// chunk and of the last one.
     pub server_first_sent_ns: Option<u64>,
     pub server_last_sent_ns: Option<u64>,
+    /// A counter the stream reader adds one to per content chunk as it arrives, so a level's
+    /// live token rate counts tokens when they come, not when the request ends.
+    pub live_chunks: Option<Arc<AtomicU64>>,
     /// `max_tokens` the request asked for.
     pub max_tokens: Option<u32>,
     /// First chunk carrying answer content, not reasoning (time to first output token).

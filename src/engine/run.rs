@@ -3,11 +3,12 @@
 //! writes the cut one marked partial.
 
 use super::events::EngineEvent;
-use super::fdlimit::{check_nofile, raise_nofile_limit};
 use super::level::{run_level, LevelCtx, LevelPlan};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
+use crate::fdlimit::{check_nofile, raise_nofile_limit};
 use crate::metrics::LevelSummary;
+pub use crate::plan::LevelPlanner;
 use crate::report::ResultsDir;
 use crate::workload::WorkloadSpec;
 use serde::Serialize;
@@ -15,34 +16,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-/// Decides the next level from the finished ones (pure: the same input, the same answer).
-pub trait LevelPlanner: Send {
-    /// The next concurrency to run, or `None` when the plan is complete.
-    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32>;
-    /// The plan as recorded in `run.json`.
-    fn describe(&self) -> serde_json::Value;
-    /// What the finished levels mean under this plan (search result, knee, planning
-    /// numbers, iteration table): an object whose keys are added to `summary.json`.
-    fn report(&self, _finished: &[LevelSummary]) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
-
-/// A fixed list of levels, run in order.
-#[derive(Debug, Clone)]
-pub struct SweepPlanner {
-    pub levels: Vec<u32>,
-}
-
-impl LevelPlanner for SweepPlanner {
-    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32> {
-        self.levels.get(finished.len()).copied()
-    }
-    fn describe(&self) -> serde_json::Value {
-        serde_json::json!({ "kind": "sweep", "concurrency": self.levels })
-    }
-}
 
 /// What a run needs.
 pub struct RunRequest {
@@ -177,6 +150,7 @@ pub async fn run(
     ));
     let mut log = dir.request_log()?;
     let mut levels: Vec<LevelSummary> = Vec::new();
+    let mut raised_said = false;
     while !cancel.is_cancelled() {
         let Some(concurrency) = planner.next(&levels) else {
             break;
@@ -184,19 +158,24 @@ pub async fn run(
         if let Some(w) = limits.and_then(|l| check_nofile(l.0, concurrency, req.in_process_sim)) {
             let _ = events.send(EngineEvent::Warning(w)).await;
         }
-        if req.request_count < concurrency {
+        let request_count = level_requests(req.request_count, concurrency);
+        if request_count > req.request_count && !raised_said {
+            raised_said = true;
             let _ = events
                 .send(EngineEvent::Warning(format!(
-                    "concurrency {concurrency} with {} requests per level: at most {} \
-                     requests can be in flight",
-                    req.request_count, req.request_count
+                    "{} requests per level cannot hold concurrency {concurrency}: levels run at \
+                     least twice their concurrency in requests ({request_count} here); level \
+                     files record both numbers",
+                    req.request_count
                 )))
                 .await;
         }
         let plan = LevelPlan {
             index: levels.len() as u32,
             concurrency,
-            request_count: req.request_count,
+            request_count,
+            requests_asked: req.request_count,
+            request_cap: planner.request_cap(u64::from(request_count)),
             warmup: req.warmup,
         };
         let ctx = LevelCtx {
@@ -205,6 +184,7 @@ pub async fn run(
             cancel: &cancel,
             events: &events,
             log: &mut log,
+            planner: &*planner,
         };
         let mut summary = run_level(ctx, plan).await;
         for w in check_lengths(&mut summary, &workload, endpoint.spec().exact_output_length) {
@@ -249,6 +229,12 @@ pub async fn run(
     })
 }
 
+/// A level's first batch: the run's request count, raised to twice the concurrency so every
+/// slot runs at least two requests and the steady window (all slots busy) exists.
+pub fn level_requests(asked: u32, concurrency: u32) -> u32 {
+    asked.max(concurrency.saturating_mul(2))
+}
+
 /// Sets the level's input target and compares the lengths (see `metrics::lengths`); returns
 /// the warnings.
 fn check_lengths(summary: &mut LevelSummary, w: &WorkloadSpec, exact_output: bool) -> Vec<String> {
@@ -268,11 +254,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sweep_planner_walks_levels_in_order() {
-        let mut p = SweepPlanner {
-            levels: vec![16, 64],
-        };
-        assert_eq!(p.next(&[]), Some(16));
-        assert_eq!(p.describe()["concurrency"][1], 64);
+    fn levels_run_at_least_twice_their_concurrency() {
+        assert_eq!(level_requests(1024, 16), 1024);
+        assert_eq!(level_requests(256, 4096), 8192);
+        assert_eq!(level_requests(16, 8), 16);
+        assert_eq!(level_requests(1, u32::MAX), u32::MAX);
     }
 }

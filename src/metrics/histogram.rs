@@ -7,6 +7,21 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ci::{mean_interval, order_statistic_ranks, Interval};
+
+/// 95 % confidence intervals of a metric's mean and of the percentiles an SLA may name
+/// (see [`super::ci`]). Absent in files written before intervals existed, and in imports.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StatIntervals {
+    /// Student's t-interval of the mean.
+    pub avg: Interval,
+    /// Order-statistic bounds of each percentile.
+    pub p50: Interval,
+    pub p90: Interval,
+    pub p95: Interval,
+    pub p99: Interval,
+}
+
 /// Summary statistics of one metric, shaped like an AIPerf metric object
 /// (`{unit, avg, min, max, p1 .. p99, std, count}`). All values are in `unit`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,9 +49,26 @@ pub struct Stats {
     pub std: f64,
     /// Number of recorded values.
     pub count: u64,
+    /// 95 % confidence intervals of `avg` and `p50`..`p99`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<StatIntervals>,
 }
 
 impl Stats {
+    /// The 95 % interval of the statistic `q` (a percentile in percent, or `None` for the
+    /// mean), when the stats carry intervals and that statistic has one.
+    pub fn interval(&self, q: Option<f64>) -> Option<Interval> {
+        let ci = self.ci95.as_ref()?;
+        match q {
+            None => Some(ci.avg),
+            Some(q) if (q - 50.0).abs() < 1e-9 => Some(ci.p50),
+            Some(q) if (q - 90.0).abs() < 1e-9 => Some(ci.p90),
+            Some(q) if (q - 95.0).abs() < 1e-9 => Some(ci.p95),
+            Some(q) if (q - 99.0).abs() < 1e-9 => Some(ci.p99),
+            Some(_) => None,
+        }
+    }
+
     /// The percentile `q` in percent (1, 5, 10, 25, 50, 75, 90, 95 or 99; 0 gives `min`, 100
     /// gives `max`). Other values return `None`.
     pub fn percentile(&self, q: f64) -> Option<f64> {
@@ -181,6 +213,66 @@ impl Histogram {
         let _ = self.hist.add(&other.hist);
     }
 
+    /// The `rank`-th smallest value (1-based) in the histogram's unit: the upper edge of its
+    /// bucket clamped to `[min, max]`, the exact min and max at the ends. `None` outside
+    /// `1..=len`.
+    pub fn value_at_rank(&self, rank: u64) -> Option<f64> {
+        if rank == 0 || rank > self.count {
+            return None;
+        }
+        if rank == 1 {
+            return Some(self.min);
+        }
+        if rank == self.count {
+            return Some(self.max);
+        }
+        let mut seen = 0u64;
+        for v in self.hist.iter_recorded() {
+            seen += v.count_at_value();
+            if seen >= rank {
+                let top = self.hist.highest_equivalent(v.value_iterated_to());
+                return Some((top as f64 / self.ticks_per_unit).clamp(self.min, self.max));
+            }
+        }
+        Some(self.max)
+    }
+
+    /// The values at several ranks (1-based, any order) in one pass over the histogram: the
+    /// same values [`Histogram::value_at_rank`] gives one by one.
+    pub fn values_at_ranks(&self, ranks: &[Option<u64>]) -> Vec<Option<f64>> {
+        let mut order: Vec<(u64, usize)> = ranks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.filter(|r| (2..self.count).contains(r)).map(|r| (r, i)))
+            .collect();
+        order.sort_unstable();
+        let mut out: Vec<Option<f64>> = ranks
+            .iter()
+            .map(|r| r.and_then(|r| (r == 1 || r == self.count).then(|| self.value_at_rank(r)))?)
+            .collect();
+        let mut next = order.into_iter().peekable();
+        let mut seen = 0u64;
+        for v in self.hist.iter_recorded() {
+            seen += v.count_at_value();
+            while let Some((rank, i)) = next.next_if(|(rank, _)| *rank <= seen) {
+                let _ = rank;
+                let top = self.hist.highest_equivalent(v.value_iterated_to());
+                out[i] = Some((top as f64 / self.ticks_per_unit).clamp(self.min, self.max));
+            }
+            if next.peek().is_none() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The 95 % order-statistic interval of the `q`-quantile (0-1).
+    pub fn quantile_interval(&self, q: f64) -> Interval {
+        let (lo, hi) = order_statistic_ranks(self.count, q);
+        let v = self.values_at_ranks(&[lo, hi]);
+        Interval(v[0], v[1])
+    }
+
     /// Summary statistics in the histogram's unit; `None` when empty.
     pub fn stats(&self) -> Option<Stats> {
         if self.count == 0 {
@@ -189,6 +281,22 @@ impl Histogram {
         let q = |quantile: f64| {
             let v = self.hist.value_at_quantile(quantile) as f64 / self.ticks_per_unit;
             v.clamp(self.min, self.max)
+        };
+        let std = (self.m2 / self.count as f64).max(0.0).sqrt();
+        let ranks: Vec<Option<u64>> = [0.50, 0.90, 0.95, 0.99]
+            .iter()
+            .flat_map(|q| {
+                let (lo, hi) = order_statistic_ranks(self.count, *q);
+                [lo, hi]
+            })
+            .collect();
+        let v = self.values_at_ranks(&ranks);
+        let ci95 = StatIntervals {
+            avg: mean_interval(self.mean, std, self.count),
+            p50: Interval(v[0], v[1]),
+            p90: Interval(v[2], v[3]),
+            p95: Interval(v[4], v[5]),
+            p99: Interval(v[6], v[7]),
         };
         Some(Stats {
             unit: self.unit.to_string(),
@@ -204,8 +312,9 @@ impl Histogram {
             p90: q(0.90),
             p95: q(0.95),
             p99: q(0.99),
-            std: (self.m2 / self.count as f64).max(0.0).sqrt(),
+            std,
             count: self.count,
+            ci95: Some(ci95),
         })
     }
 }
@@ -304,6 +413,55 @@ mod tests {
             (sa.min, sa.max, sa.p50, sa.count),
             (sall.min, sall.max, sall.p50, 5)
         );
+    }
+
+    #[test]
+    fn percentile_intervals_read_the_ranks_from_the_histogram() {
+        // 1..=100 tokens: ranks (90, 100) bound p95, (97, none) p99, (40, 61) the median
+        let mut h = Histogram::tokens();
+        for v in 1..=100 {
+            h.record_value(v as f64);
+        }
+        let s = h.stats().unwrap();
+        let ci = s.ci95.unwrap();
+        assert_eq!(ci.p95, Interval(Some(90.0), Some(100.0)));
+        assert_eq!(ci.p99, Interval(Some(97.0), None));
+        assert_eq!(ci.p50, Interval(Some(40.0), Some(61.0)));
+        assert_eq!(s.interval(Some(95.0)), Some(ci.p95));
+        assert_eq!(s.interval(None), Some(ci.avg));
+        assert_eq!(s.interval(Some(42.0)), None);
+        assert_eq!(h.value_at_rank(0), None);
+        assert_eq!(h.value_at_rank(101), None);
+        // repeated values: 16 samples, rank 15 of p99 lands in the top bucket's run
+        let mut h = Histogram::tokens();
+        for v in [5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 9, 40] {
+            h.record_value(v as f64);
+        }
+        assert_eq!(h.quantile_interval(0.99), Interval(Some(9.0), None));
+        assert_eq!(h.quantile_interval(0.50), Interval(Some(5.0), Some(8.0)));
+        // a latency is read at its bucket's upper edge: 9 ms lies in a bucket 8 µs wide
+        let mut h = Histogram::latency();
+        for ms in [5u64, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8, 9, 40] {
+            h.record_ns(ms * 1_000_000);
+        }
+        assert_eq!(h.quantile_interval(0.99), Interval(Some(9.007), None));
+    }
+
+    #[test]
+    fn ranks_in_one_pass_match_ranks_one_by_one() {
+        let mut h = Histogram::latency();
+        let mut x = 12345u64;
+        for _ in 0..500 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            h.record_ns(1_000_000 + (x >> 40) % 90_000_000);
+        }
+        let ranks: Vec<Option<u64>> = (0..=501).rev().map(Some).chain([None]).collect();
+        let one_pass = h.values_at_ranks(&ranks);
+        for (r, v) in ranks.iter().zip(&one_pass) {
+            assert_eq!(*v, r.and_then(|r| h.value_at_rank(r)), "rank {r:?}");
+        }
     }
 
     #[test]

@@ -18,7 +18,11 @@
 //!   window, so it is computed in O(n) without sorting start/end events.
 //!
 //! The window is `None` when fewer than `concurrency` requests (or workers) ran or when it has
-//! no length.
+//! no length. The level is *held* when its achieved concurrency is at least
+//! [`HELD_SHARE`] of the target (no window: not held).
+//!
+//! Goodput counts, per request, whether it met every latency limit in [`RequestLimits`] (a
+//! failed request is a miss), as AIPerf's goodput does.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,7 +32,7 @@ use super::histogram::{
 use super::lengths::LengthTally;
 use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
-    TokenSourceCounts,
+    TokenSourceCounts, HELD_SHARE,
 };
 use crate::engine::record::{ErrorKind, RequestRecord, TokenSource};
 
@@ -39,6 +43,29 @@ struct Span {
     end_ns: u64,
     /// Output tokens of a successful request and the interval they were produced in.
     tokens: Option<(u32, u64, u64)>,
+}
+
+/// Per-request latency limits (ms) a request must meet to count toward goodput; a limit
+/// that is `None` is not checked. With no limit at all there is no goodput.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RequestLimits {
+    pub ttft_ms: Option<f64>,
+    pub itl_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+}
+
+impl RequestLimits {
+    fn any(&self) -> bool {
+        self.ttft_ms.is_some() || self.itl_ms.is_some() || self.e2e_ms.is_some()
+    }
+
+    /// Whether a request with these measurements meets every limit. A limit on a metric the
+    /// request does not have (TTFT of a non-streamed answer) is not met.
+    fn met(&self, ttft_ms: Option<f64>, itl_ms: Option<f64>, e2e_ms: f64) -> bool {
+        let ok =
+            |limit: Option<f64>, v: Option<f64>| limit.is_none_or(|l| v.is_some_and(|v| v <= l));
+        ok(self.ttft_ms, ttft_ms) && ok(self.itl_ms, itl_ms) && ok(self.e2e_ms, Some(e2e_ms))
+    }
 }
 
 /// Folds one level's records into its summary.
@@ -67,6 +94,9 @@ pub struct LevelAccumulator {
     error_groups: BTreeMap<(ErrorKind, Option<u16>), (u64, String)>,
     sources: TokenSourceCounts,
     reconnects: u64,
+    limits: RequestLimits,
+    /// Successful requests that met every limit in `limits`.
+    good: u64,
 
     // The workload block (input lengths target / client / server, reasoning): `lengths.rs`.
     lengths: LengthTally,
@@ -103,8 +133,21 @@ impl LevelAccumulator {
             error_groups: BTreeMap::new(),
             sources: TokenSourceCounts::default(),
             reconnects: 0,
+            limits: RequestLimits::default(),
+            good: 0,
             lengths: LengthTally::default(),
         }
+    }
+
+    /// Counts goodput against these per-request limits.
+    pub fn with_goodput(mut self, limits: RequestLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Raises the planned request count by `more` (an adaptive-sampling batch).
+    pub fn plan_more(&mut self, more: u64) {
+        self.planned_requests += more;
     }
 
     /// Requests folded so far (warmup excluded).
@@ -167,8 +210,15 @@ impl LevelAccumulator {
             self.ttft.record_ns(t);
         }
         self.e2e.record_ns(e2e);
-        if let Some(itl) = rec.itl_ns() {
-            self.itl.record_value(itl / 1e6);
+        let itl_ms = rec.itl_ns().map(|itl| itl / 1e6);
+        if let Some(itl) = itl_ms {
+            self.itl.record_value(itl);
+        }
+        if self
+            .limits
+            .met(ttft.map(|t| t as f64 / 1e6), itl_ms, e2e as f64 / 1e6)
+        {
+            self.good += 1;
         }
         for gap in &rec.chunk_gaps_ns {
             self.icl.record_ns(*gap);
@@ -184,11 +234,12 @@ impl LevelAccumulator {
                 TokenSource::Server => self.sources.server += 1,
                 TokenSource::Client => self.sources.client += 1,
             }
-            if let Some(t) = ttft {
+            // AIPerf's definition: 1 / inter-token latency = (n - 1) / (e2e - TTFT)
+            if let (Some(t), true) = (ttft, n >= 2) {
                 let decode_ns = e2e.saturating_sub(t);
                 if decode_ns > 0 {
                     self.per_user
-                        .record_value(f64::from(n) / (decode_ns as f64 / 1e9));
+                        .record_value(f64::from(n - 1) / (decode_ns as f64 / 1e9));
                 }
             }
             let a = rec.first_token_ns.unwrap_or(rec.start_ns);
@@ -263,6 +314,7 @@ impl LevelAccumulator {
             )
         });
         let achieved = window.and_then(|(lo, hi)| self.mean_in_flight(lo, hi));
+        let held = achieved.is_some_and(|a| a >= HELD_SHARE * f64::from(self.concurrency));
         let attempted = self.ok + self.errors;
         let error_summary = self
             .error_groups
@@ -281,6 +333,11 @@ impl LevelAccumulator {
             index: meta.index,
             concurrency: self.concurrency,
             planned_requests: self.planned_requests,
+            requests_asked: meta.requests_asked,
+            held,
+            sampling: meta.sampling,
+            slas: Vec::new(),
+            verdict: None,
             start_time: meta.started_at,
             end_time: meta.ended_at,
             partial: meta.partial,
@@ -302,7 +359,10 @@ impl LevelAccumulator {
             benchmark_duration: Scalar::new("sec", duration_s),
             total_osl: Scalar::new(UNIT_TOKENS, self.ok_output_tokens as f64),
             total_isl: Scalar::new(UNIT_TOKENS, self.ok_input_tokens as f64),
-            goodput: None,
+            goodput: self
+                .limits
+                .any()
+                .then(|| Scalar::new("requests/sec", per_sec(self.good as f64))),
             error_summary,
             error_rate: if attempted > 0 {
                 self.errors as f64 / attempted as f64

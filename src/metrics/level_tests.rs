@@ -55,6 +55,7 @@ fn summarize(concurrency: u32, recs: &[RequestRecord]) -> LevelSummary {
         ended_at: "2026-11-29T08:30:14Z".into(),
         partial: false,
         lag: None,
+        ..LevelMeta::default()
     })
 }
 
@@ -98,10 +99,29 @@ fn latency_stats_cover_successes_only() {
     let osl = s.output_sequence_length.as_ref().unwrap();
     assert_eq!((osl.unit.as_str(), osl.avg, osl.count), ("tokens", 11.0, 3));
     assert_eq!(s.input_sequence_length.as_ref().unwrap().avg, 100.0);
-    // per user: 11 / 0.9 s, 11 / 0.7 s, 11 / 0.8 s
+    // per user, 1 / ITL: 10 / 0.9 s, 10 / 0.7 s, 10 / 0.8 s
     let pu = s.output_token_throughput_per_user.as_ref().unwrap();
     assert_eq!(pu.unit, "tokens/sec/user");
-    assert!(close(pu.avg, (11.0 / 0.9 + 11.0 / 0.7 + 11.0 / 0.8) / 3.0));
+    assert!(close(pu.avg, (10.0 / 0.9 + 10.0 / 0.7 + 10.0 / 0.8) / 3.0));
+}
+
+#[test]
+fn per_user_throughput_is_one_over_the_inter_token_latency() {
+    // TTFT 100 ms, e2e 400 ms: n tokens give (n - 1) / 0.3 s, as AIPerf defines it; one
+    // token has no inter-token latency and no per-user rate
+    let cases: [(u32, Option<f64>); 3] = [(1, None), (2, Some(1.0 / 0.3)), (4, Some(3.0 / 0.3))];
+    for (n, want) in cases {
+        let mut r = ok(0, 0, 0, 100, 400, n);
+        r.output_tokens = Some(n);
+        let s = summarize(1, &[r]);
+        let got = s.output_token_throughput_per_user.as_ref().map(|p| p.avg);
+        match (got, want) {
+            (Some(g), Some(w)) => assert!(close(g, w), "{n} tokens: {g}"),
+            (g, w) => assert_eq!(g, w, "{n} tokens"),
+        }
+        let itl = s.inter_token_latency.as_ref().map(|p| p.avg);
+        assert_eq!(itl.is_some(), n >= 2, "{n} tokens");
+    }
 }
 
 #[test]
@@ -135,6 +155,48 @@ fn steady_window_of_two_busy_workers() {
     assert!(close(steady.avg, 26.125 / 1.5));
     // whole level: (1 + 1 + 1 + 0.5) s busy over 2 s
     assert_eq!(s.mean_in_flight, Some(1.75));
+    assert!(s.held);
+}
+
+#[test]
+fn held_needs_95_percent_of_the_target_over_the_window() {
+    // w1 idles 1 s between its requests: 3 s busy over the 2 s window is 1.5 of 2 slots
+    let recs = vec![
+        ok(0, 0, 0, 10, 1000, 4),
+        ok(1, 1, 0, 10, 500, 4),
+        ok(2, 0, 1000, 1010, 2000, 4),
+        ok(3, 1, 1500, 1510, 2000, 4),
+    ];
+    let s = summarize(2, &recs);
+    assert_eq!(s.achieved_concurrency, Some(1.5));
+    assert!(!s.held);
+    // fewer requests than slots: no window, not held
+    assert!(!summarize(4, &recs).held);
+}
+
+#[test]
+fn goodput_counts_requests_within_every_limit() {
+    let good = |limits: RequestLimits| {
+        let mut acc = LevelAccumulator::new(2, 4).with_goodput(limits);
+        for r in two_busy_workers() {
+            acc.add(&r);
+        }
+        acc.finish(LevelMeta::default()).goodput.map(|g| g.avg)
+    };
+    // e2e 1000 ms each: all three successes within 1 s, the failure a miss; over 2 s
+    let e2e = RequestLimits {
+        e2e_ms: Some(1000.0),
+        ..Default::default()
+    };
+    assert_eq!(good(e2e), Some(1.5));
+    // TTFT 100, 300 and 200 ms: two within 250 ms
+    let ttft = RequestLimits {
+        ttft_ms: Some(250.0),
+        ..e2e
+    };
+    assert_eq!(good(ttft), Some(1.0));
+    // no limit, no goodput
+    assert_eq!(good(RequestLimits::default()), None);
 }
 
 #[test]

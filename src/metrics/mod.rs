@@ -1,6 +1,9 @@
 //! Measurement: histograms with units, the per-level reducer and summary (AIPerf names), and
 //! rolling windows for live rates.
 
+pub mod ci;
+#[cfg(test)]
+pub mod fixtures;
 pub mod histogram;
 pub mod lengths;
 pub mod level;
@@ -9,13 +12,14 @@ pub mod summary;
 pub mod window;
 
 pub use histogram::{
-    Histogram, Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
+    Histogram, StatIntervals, Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC,
+    UNIT_TOKENS_PER_SEC_PER_USER,
 };
 pub use lengths::{TokenCounts, WorkloadMetrics};
-pub use level::LevelAccumulator;
+pub use level::{LevelAccumulator, RequestLimits};
 pub use progress::{LevelProgress, LiveLevel};
 pub use summary::{
-    ClientLag, ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
-    TokenSourceCounts, DISTRIBUTIONS,
+    ClientLag, ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Sampling, SamplingStop,
+    Scalar, SteadyWindow, TokenSourceCounts, DISTRIBUTIONS, HELD_SHARE,
 };
 pub use window::RollingRate;

@@ -43,12 +43,20 @@ impl LevelProgress {
     }
 }
 
-/// Folds sends and finished records of one level into a [`LevelProgress`]. Times are ns since
-/// level start.
+/// Folds sends, token arrivals and finished records of one level into a [`LevelProgress`].
+/// Times are ns since level start.
+///
+/// The live token rate counts output tokens as they arrive: the engine reads a counter of
+/// content chunks received so far ([`LiveLevel::on_chunks`]); when a request ends its count is
+/// corrected to what the level's final figure counts (the server's token count for a
+/// success, nothing for a failure), so the live rate converges on the level's final rate
+/// instead of trailing it by a request's length.
 #[derive(Debug, Clone)]
 pub struct LiveLevel {
     progress: LevelProgress,
     tokens: RollingRate,
+    /// Content chunks seen so far through [`LiveLevel::on_chunks`].
+    chunks_seen: u64,
 }
 
 impl LiveLevel {
@@ -70,7 +78,23 @@ impl LiveLevel {
                 elapsed_s: 0.0,
             },
             tokens: RollingRate::new(bucket, buckets),
+            chunks_seen: 0,
         }
+    }
+
+    /// `total` content chunks (all requests of the level) have arrived by `now_ns`: the new
+    /// ones count as tokens now.
+    pub fn on_chunks(&mut self, now_ns: u64, total: u64) {
+        let new = total.saturating_sub(self.chunks_seen);
+        if new > 0 {
+            self.tokens.add(now_ns, new as f64);
+            self.chunks_seen = total;
+        }
+    }
+
+    /// The level now plans `total` requests (adaptive sampling added a batch).
+    pub fn set_total(&mut self, total: u64) {
+        self.progress.total = total;
     }
 
     /// A (non-warmup) request was sent. Warmup requests should not be reported here, as their
@@ -79,24 +103,30 @@ impl LiveLevel {
         self.progress.in_flight += 1;
     }
 
-    /// A request finished. Its tokens are spread over its streaming interval.
+    /// A request finished: its chunks already counted live are corrected to the tokens the
+    /// level's final figure counts (the server's count on success, none on failure), at its
+    /// end.
     pub fn on_record(&mut self, rec: &RequestRecord) {
         if rec.warmup {
             return;
         }
         self.progress.in_flight = self.progress.in_flight.saturating_sub(1);
         self.progress.done += 1;
-        match &rec.error {
-            Some(e) => *self.progress.errors_by_kind.entry(e.kind).or_insert(0) += 1,
+        let counted = f64::from(rec.content_chunks);
+        let correction = match &rec.error {
+            Some(e) => {
+                *self.progress.errors_by_kind.entry(e.kind).or_insert(0) += 1;
+                -counted
+            }
             None => {
                 self.progress.ok += 1;
-                if let Some(n) = rec.output_tokens {
-                    self.progress.output_tokens += u64::from(n);
-                    let from = rec.first_token_ns.unwrap_or(rec.start_ns);
-                    let to = rec.last_token_ns.unwrap_or(rec.end_ns);
-                    self.tokens.add_spread(from, to, f64::from(n));
-                }
+                let n = rec.output_tokens.unwrap_or(0);
+                self.progress.output_tokens += u64::from(n);
+                f64::from(n) - counted
             }
+        };
+        if correction != 0.0 {
+            self.tokens.add(rec.end_ns, correction);
         }
     }
 
@@ -148,8 +178,14 @@ mod tests {
         live.on_sent();
         live.on_sent();
         live.on_sent();
+        // 40 tokens arrive over the two seconds, 20 per second (the record's end corrects
+        // nothing: 40 chunks, 40 tokens); a failed request's 3 chunks are taken back
+        live.on_chunks(500_000_000, 20);
+        live.on_chunks(1_500_000_000, 43);
         live.on_record(&rec(0, 2, 40, None));
-        live.on_record(&rec(0, 1, 0, Some(ErrorKind::Timeout)));
+        let mut failed = rec(0, 1, 0, Some(ErrorKind::Timeout));
+        failed.content_chunks = 3;
+        live.on_record(&failed);
         let p = live.snapshot(2_000_000_000);
         assert_eq!((p.index, p.concurrency, p.done, p.total), (1, 2, 2, 10));
         assert_eq!(
@@ -160,5 +196,29 @@ mod tests {
         assert_eq!(p.output_tps_series, vec![20.0, 20.0]);
         assert_eq!(p.elapsed_s, 2.0);
         assert_eq!(p.errors_by_kind.get(&ErrorKind::Timeout), Some(&1));
+    }
+
+    #[test]
+    fn live_rate_matches_the_final_rate_with_long_requests() {
+        // 64 streams of 30 s requests, one token per stream every 100 ms (640 tok/s), each
+        // stream's request ending at a different moment: past the first 10 s the rolling
+        // rate (20 buckets of 500 ms) reads 640 tok/s within 10 %, long before any request
+        // has ended. Counted at the end of each request, it read about a fifth of that.
+        let mut live = LiveLevel::new(0, 64, 1000, Duration::from_millis(500), 20);
+        let mut total = 0u64;
+        for tick in 1..=250u64 {
+            let now = tick * 100_000_000;
+            total += 64;
+            live.on_chunks(now, total);
+            if now >= 10_000_000_000 && now % 1_000_000_000 == 0 {
+                let r = live.snapshot(now).output_tokens_per_sec;
+                assert!((r - 640.0).abs() <= 64.0, "{r} at {now}");
+            }
+        }
+        // the server's usage says each 250-chunk request had 251 tokens: corrected at its end
+        let mut r = rec(0, 25, 251, None);
+        r.content_chunks = 250;
+        live.on_record(&r);
+        assert_eq!(live.snapshot(25_000_000_000).output_tokens, 251);
     }
 }

@@ -8,6 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use super::histogram::{Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC_PER_USER};
 use crate::engine::record::ErrorKind;
+use crate::sla::{SlaCheck, Verdict};
+
+/// A level is held when its achieved concurrency over the steady window is at least this
+/// share of the target.
+pub const HELD_SHARE: f64 = 0.95;
 
 /// A single-valued AIPerf metric object: `{"unit": "tokens/sec", "avg": 2782.3}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +61,41 @@ pub struct LevelMeta {
     pub partial: bool,
     /// Client lag measured by the engine, when it ran its probe.
     pub lag: Option<ClientLag>,
+    /// Requests per level the run asked for (before raising to twice the concurrency).
+    pub requests_asked: u64,
+    /// How adaptive sampling went, when the level could take more requests.
+    pub sampling: Option<Sampling>,
+}
+
+/// Why a level stopped taking more requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SamplingStop {
+    /// Every SLA verdict was decided (pass or fail).
+    Decided,
+    /// `--max-requests-per-level` was reached with a verdict still uncertain.
+    Cap,
+    /// The level did not hold its concurrency: more requests would not help.
+    NotHeld,
+    /// The run was stopped.
+    Interrupted,
+}
+
+/// Adaptive sampling of one level: batches of requests at the same concurrency, without a
+/// restart, until the SLA verdicts are decided or the cap is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    /// Requests per batch (the level's first batch).
+    pub batch: u64,
+    /// Batches run (1: the level was decided by its first batch).
+    pub batches: u32,
+    /// The most requests the level could run.
+    pub cap: u64,
+    pub stopped: SamplingStop,
+}
+
+fn held_default() -> bool {
+    true
 }
 
 /// The interval over which every concurrency slot was busy (seconds since level start).
@@ -112,8 +152,26 @@ pub struct LevelSummary {
     pub index: u32,
     /// Target concurrency (number of closed-loop workers).
     pub concurrency: u32,
-    /// Requests the level was planned to send.
+    /// Requests the level sent (planned), adaptive-sampling batches included.
     pub planned_requests: u64,
+    /// Requests per level the run asked for; a level runs at least twice its concurrency
+    /// (0 in files written before levels were raised).
+    #[serde(default)]
+    pub requests_asked: u64,
+    /// The level held its concurrency: achieved concurrency over the steady window at least
+    /// 95 % of the target. A level not held is never an answer, a knee or an ideal balance.
+    /// (Files and imports that cannot say count as held.)
+    #[serde(default = "held_default")]
+    pub held: bool,
+    /// Adaptive sampling, when the plan could extend the level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Sampling>,
+    /// Each SLA of the run (the error-rate limit included) judged on this level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slas: Vec<SlaCheck>,
+    /// Every SLA together: `pass`, `uncertain` or `fail`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
     /// Wall-clock start and end, RFC 3339.
     pub start_time: String,
     pub end_time: String,
@@ -133,7 +191,8 @@ pub struct LevelSummary {
     pub output_sequence_length: Option<Stats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_sequence_length: Option<Stats>,
-    /// Per request: output tokens / (e2e - TTFT), tokens/sec/user.
+    /// Per request: (output tokens - 1) / (e2e - TTFT) = 1 / inter-token latency,
+    /// tokens/sec/user (streamed requests of at least two tokens).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_token_throughput_per_user: Option<Stats>,
     /// Output tokens of successful requests / `benchmark_duration` (tokens/sec).
@@ -153,7 +212,8 @@ pub struct LevelSummary {
     pub total_osl: Scalar,
     /// Input tokens of successful requests (tokens).
     pub total_isl: Scalar,
-    /// Requests meeting every SLA per second; filled by the SLA evaluation.
+    /// Requests per second that met every latency SLA (a failed request is a miss), over
+    /// `benchmark_duration`; present when the run has a latency SLA.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Scalar>,
     /// AIPerf-style error list, grouped by kind and HTTP status (includes cancelled).

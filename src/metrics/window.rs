@@ -67,23 +67,6 @@ impl RollingRate {
         self.ring[s] += value;
     }
 
-    /// Spreads `value` uniformly over `[from_ns, to_ns]` (e.g. a request's tokens over its
-    /// streaming interval), bucket by bucket. A zero-length interval adds at `to_ns`.
-    pub fn add_spread(&mut self, from_ns: u64, to_ns: u64, value: f64) {
-        if to_ns <= from_ns {
-            self.add(to_ns, value);
-            return;
-        }
-        let span = (to_ns - from_ns) as f64;
-        let mut t = from_ns;
-        while t < to_ns {
-            let bucket_end = (t / self.bucket_ns + 1) * self.bucket_ns;
-            let next = bucket_end.min(to_ns);
-            self.add(t, value * (next - t) as f64 / span);
-            t = next;
-        }
-    }
-
     /// Rate per second over the last `buckets` completed buckets plus the current partial one
     /// (never reaching before time 0); 0 at time 0.
     pub fn rate_per_sec(&self, now_ns: u64) -> f64 {
@@ -151,15 +134,5 @@ mod tests {
         r.add(S, 100.0); // too old: dropped
         assert_eq!(r.series(10 * S), vec![0.0, 0.0, 1.0]);
         assert_eq!(r.rate_per_sec(9 * S + S / 2), 1.0 / 3.5);
-    }
-
-    #[test]
-    fn spread_splits_by_bucket() {
-        let mut r = RollingRate::new(Duration::from_millis(500), 4);
-        // 30 tokens over [0.25 s, 1.75 s]: 5 + 10 + 10 + 5 per half second
-        r.add_spread(S / 4, 7 * S / 4, 30.0);
-        assert_eq!(r.series(2 * S), vec![10.0, 20.0, 20.0, 10.0]);
-        r.add_spread(3 * S, 3 * S, 2.0);
-        assert_eq!(r.series(7 * S / 2), vec![10.0, 0.0, 0.0, 4.0]);
     }
 }

@@ -1,22 +1,52 @@
 //! What a finished run means: the iteration table, the search result, the knee and the
 //! planning numbers, computed from the level summaries alone (so the printer, `summary.json`
 //! and the tests all agree).
+//!
+//! Every analysis applies the run's SLAs plus an error-rate limit ([`Analysis::limits`]).
+//! Only *qualified* levels may be named as the knee, the ideal balance or an answer: complete,
+//! held, with at least one success and an error rate not above the limit. The others are
+//! listed in [`RunAnalysis::skipped`] with the reason.
 
 use super::capacity::{peak_coverage_warning, right_size, CapacityInputs, IdealPoint, RightSize};
 use super::gate::Answer;
-use super::knee::{curve, find_knee, Knee, DEFAULT_MIN_GAIN};
+use super::knee::{curve, find_knee, CurvePoint, Knee, DEFAULT_MIN_GAIN};
+use super::range::{at_concurrency, boundary_range, BoundaryRange};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
-use super::sla::{SlaCheck, SlaSet, SlaThreshold};
+use super::sla::{
+    min_samples, sample_count, SlaCheck, SlaMetric, SlaSet, SlaThreshold, Verdict,
+    DEFAULT_MAX_ERROR_RATE,
+};
 use crate::metrics::LevelSummary;
 use serde::Serialize;
 
 /// How to read a run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Analysis {
+    /// The SLAs the user gave.
     pub slas: SlaSet,
+    /// The error-rate limit applied when `slas` has no error-rate SLA.
+    pub max_error_rate: f64,
     /// Set for an SLA search.
     pub search: Option<SearchConfig>,
     pub capacity: CapacityInputs,
+}
+
+impl Default for Analysis {
+    fn default() -> Self {
+        Analysis {
+            slas: SlaSet::default(),
+            max_error_rate: DEFAULT_MAX_ERROR_RATE,
+            search: None,
+            capacity: CapacityInputs::default(),
+        }
+    }
+}
+
+impl Analysis {
+    /// The thresholds every level is judged on: the SLAs plus the error-rate limit.
+    pub fn limits(&self) -> SlaSet {
+        self.slas.with_error_limit(self.max_error_rate)
+    }
 }
 
 /// One row of the iteration table.
@@ -25,15 +55,29 @@ pub struct IterationRow {
     /// 1-based.
     pub iteration: u32,
     pub concurrency: u32,
+    /// Requests the level ran (its base count, raised to 2 x concurrency, plus batches).
+    pub requests: u64,
     pub output_tps: f64,
-    /// Each SLA's observed value against its limit.
+    /// Requests/s that met every latency SLA (a failed request is a miss).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<f64>,
+    /// Achieved concurrency over the steady window reached 95 % of the target.
+    pub held: bool,
+    /// Each limit's observed value, interval and verdict.
     pub slas: Vec<SlaCheck>,
-    /// Whether the level met every SLA (`None` without SLAs).
-    pub pass: Option<bool>,
+    /// Every limit together.
+    pub verdict: Verdict,
     /// Why the planner chose the level (searches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<Why>,
     pub partial: bool,
+}
+
+impl IterationRow {
+    /// Held, complete, and every limit passed with its whole interval.
+    pub fn passes(&self) -> bool {
+        self.held && !self.partial && self.verdict.is_pass()
+    }
 }
 
 /// The SLA that decides the answer.
@@ -59,6 +103,13 @@ pub struct SearchResult {
     pub bracket: [Option<u32>; 2],
 }
 
+/// A level no answer, knee or ideal balance may name, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skipped {
+    pub concurrency: u32,
+    pub reason: String,
+}
+
 /// The planning numbers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Planning {
@@ -79,23 +130,80 @@ pub struct RunAnalysis {
     /// What the CI gate compares: the search's answer, or for a sweep the highest passing
     /// level (with SLAs) or the ideal balance (without).
     pub answer: Option<Answer>,
+    /// The SLAs the user gave.
     pub slas: SlaSet,
+    /// The error-rate limit applied when there is no error-rate SLA.
+    pub max_error_rate: f64,
     pub iterations: Vec<IterationRow>,
     pub search: Option<SearchResult>,
+    /// Where the 95 % intervals put the SLA boundary (with SLAs).
+    pub boundary: Option<BoundaryRange>,
     pub knee: Option<Knee>,
     pub planning: Planning,
+    /// Levels the answer, the knee and the ideal balance could not name.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Why a complete level may not be named, if it may not.
+fn skip_reason(limits: &SlaSet, l: &LevelSummary) -> Option<String> {
+    if !l.held {
+        return Some(match l.achieved_concurrency {
+            Some(a) => format!(
+                "not held: achieved concurrency {a:.0} of {} ({:.0} %)",
+                l.concurrency,
+                a / l.concurrency.max(1) as f64 * 100.0
+            ),
+            None => format!(
+                "not held: its {} requests never filled the {} slots",
+                l.planned_requests, l.concurrency
+            ),
+        });
+    }
+    if l.ok_count() == 0 {
+        return Some(format!(
+            "no request succeeded ({} failed)",
+            l.error_count() + l.cancelled_count
+        ));
+    }
+    let errors = limits
+        .check(l)
+        .into_iter()
+        .find(|c| c.threshold.metric == SlaMetric::ErrorRate && c.verdict == Verdict::Fail)?;
+    Some(format!(
+        "error rate {:.1} % is above the {:.1} % limit",
+        l.error_rate * 100.0,
+        errors.threshold.limit * 100.0
+    ))
+}
+
+/// The levels a run may name: complete, held, some success, error rate within the limit.
+fn qualified<'a>(limits: &SlaSet, levels: &'a [LevelSummary]) -> Vec<&'a LevelSummary> {
+    levels
+        .iter()
+        .filter(|l| !l.partial && skip_reason(limits, l).is_none())
+        .collect()
+}
+
+/// The knee curve over the levels a run may name.
+pub fn qualified_curve(a: &Analysis, levels: &[LevelSummary]) -> Vec<CurvePoint> {
+    let limits = a.limits();
+    let named: Vec<LevelSummary> = qualified(&limits, levels).into_iter().cloned().collect();
+    curve(&named)
 }
 
 /// The planner's view of finished levels (partial levels are left out: they measured less).
-pub fn points(slas: &SlaSet, levels: &[LevelSummary]) -> Vec<Point> {
+pub fn points(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<Point> {
     levels
         .iter()
         .filter(|l| !l.partial)
         .map(|l| {
-            let checks = slas.check(l);
+            let checks = limits.check(l);
+            let verdict = Verdict::all(checks.iter().map(|c| c.verdict));
             Point {
                 concurrency: l.concurrency,
-                pass: checks.iter().all(|c| c.pass),
+                pass: l.held && verdict.is_pass(),
+                verdict,
+                held: l.held,
                 ratios: checks.iter().map(SlaCheck::ratio).collect(),
             }
         })
@@ -103,13 +211,16 @@ pub fn points(slas: &SlaSet, levels: &[LevelSummary]) -> Vec<Point> {
 }
 
 /// One iteration row for a level.
-pub fn row(slas: &SlaSet, level: &LevelSummary, why: Option<Why>) -> IterationRow {
-    let checks = slas.check(level);
+pub fn row(limits: &SlaSet, level: &LevelSummary, why: Option<Why>) -> IterationRow {
+    let checks = limits.check(level);
     IterationRow {
         iteration: level.index + 1,
         concurrency: level.concurrency,
+        requests: level.planned_requests,
         output_tps: level.output_tps(),
-        pass: (!slas.is_empty()).then(|| checks.iter().all(|c| c.pass)),
+        goodput: level.goodput.as_ref().map(|g| g.avg),
+        held: level.held,
+        verdict: Verdict::all(checks.iter().map(|c| c.verdict)),
         slas: checks,
         why,
         partial: level.partial,
@@ -121,11 +232,9 @@ fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| s / n as f64)
 }
 
-fn ideal_at(levels: &[LevelSummary], c: u32) -> Option<IdealPoint> {
-    let at: Vec<&LevelSummary> = levels
-        .iter()
-        .filter(|l| l.concurrency == c && !l.partial)
-        .collect();
+/// The operating point at concurrency `c`: means over its named measurements.
+fn ideal_at(named: &[&LevelSummary], c: u32) -> Option<IdealPoint> {
+    let at: Vec<&&LevelSummary> = named.iter().filter(|l| l.concurrency == c).collect();
     Some(IdealPoint {
         concurrency: c,
         output_tps: mean(at.iter().map(|l| l.output_tps()))?,
@@ -135,12 +244,14 @@ fn ideal_at(levels: &[LevelSummary], c: u32) -> Option<IdealPoint> {
                 .filter_map(|l| l.request_latency.as_ref().map(|s| s.avg)),
         )
         .unwrap_or(0.0),
+        range: None,
     })
 }
 
 /// Reads a run.
 pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
-    let pts = points(&a.slas, levels);
+    let limits = a.limits();
+    let pts = points(&limits, levels);
     let whys = a.search.map(|cfg| search::history(&cfg, &pts));
     let mut complete = 0usize;
     let iterations = levels
@@ -153,10 +264,12 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
                 whys.as_ref()
                     .and_then(|w| w.get(complete - 1).copied().flatten())
             };
-            row(&a.slas, l, why)
+            row(&limits, l, why)
         })
         .collect();
-    let knee = find_knee(&curve(levels), DEFAULT_MIN_GAIN);
+    let named = qualified(&limits, levels);
+    let named_levels: Vec<LevelSummary> = named.iter().map(|l| (*l).clone()).collect();
+    let knee = find_knee(&curve(&named_levels), DEFAULT_MIN_GAIN);
     let (lo, hi) = search::bracket(&pts);
     let search = a.search.map(|cfg| {
         let outcome = match search::decide(&cfg, &pts) {
@@ -164,23 +277,35 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
             // cut short (interrupted): report where it stood
             Step::Measure { .. } => search::outcome_now(&cfg, &pts),
         };
-        search_result(a, levels, outcome)
+        search_result(&limits, &named, levels, outcome)
     });
+    let has_slas = !a.slas.is_empty();
+    let boundary = has_slas.then(|| boundary_range(&limits, levels)).flatten();
 
-    let (ideal, basis) = if a.slas.is_empty() {
+    let (mut ideal, basis) = if !has_slas {
         match &knee {
-            Some(k) => (ideal_at(levels, k.concurrency), "knee"),
-            None => (best_throughput(levels, |_| true), "max_throughput"),
+            Some(k) => (ideal_at(&named, k.concurrency), "knee"),
+            None => (best_throughput(&named, |_| true), "max_throughput"),
         }
     } else {
         let passing = |c: u32| lo.is_some_and(|l| c <= l) && hi.is_none_or(|h| c < h);
         (
-            best_throughput(levels, |l| passing(l.concurrency) && a.slas.passes(l)),
+            best_throughput(&named, |l| passing(l.concurrency) && limits.passes(l)),
             "sla",
         )
     };
-    let mut warnings = Vec::new();
-    let right = ideal.as_ref().and_then(|i| right_size(&a.capacity, i));
+    if let Some(i) = ideal.as_mut() {
+        i.range = match (basis, &knee) {
+            ("knee", Some(k)) => k.below.map(|b| [b as f64, k.concurrency as f64]),
+            // the ideal is the highest passing level: it moves with the SLA boundary
+            ("sla", _) if lo == Some(i.concurrency) => boundary.map(|b| [b.low, b.high]),
+            _ => None,
+        };
+    }
+    let mut warnings = too_few_samples(&limits, levels);
+    let right = ideal
+        .as_ref()
+        .and_then(|i| right_size(&a.capacity, i, &capacity_curve(&named)));
     if let (Some(peak), Some(i)) = (a.capacity.peak, &ideal) {
         let highest = levels.iter().map(|l| l.concurrency).max().unwrap_or(0);
         warnings.extend(peak_coverage_warning(peak, i, highest));
@@ -188,62 +313,144 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
     if a.capacity.peak.is_some() && ideal.is_none() {
         warnings.push("no level met the SLA: no capacity to size instances by".into());
     }
-    let answer = match (&search, a.slas.is_empty()) {
+    let answer = match (&search, has_slas) {
         (Some(s), _) => s.outcome.max_passing.zip(s.output_tps_at_answer),
-        (None, false) => lo
-            .and_then(|c| ideal_at(levels, c))
+        (None, true) => lo
+            .and_then(|c| ideal_at(&named, c))
             .map(|i| (i.concurrency, i.output_tps)),
-        (None, true) => ideal.map(|i| (i.concurrency, i.output_tps)),
+        (None, false) => ideal.as_ref().map(|i| (i.concurrency, i.output_tps)),
     }
     .map(|(concurrency, output_tps)| Answer {
         concurrency,
         output_tps,
     });
+    let skipped = levels
+        .iter()
+        .filter(|l| !l.partial)
+        .filter_map(|l| {
+            skip_reason(&limits, l).map(|reason| Skipped {
+                concurrency: l.concurrency,
+                reason,
+            })
+        })
+        .collect();
     RunAnalysis {
         answer,
         slas: a.slas.clone(),
+        max_error_rate: a.max_error_rate,
         iterations,
         search,
+        boundary,
         knee,
         planning: Planning {
             ideal,
             ideal_basis: basis,
-            breaking_point: if a.slas.is_empty() { None } else { hi },
+            breaking_point: if has_slas { breaking_point(&pts) } else { None },
             right_size: right,
             warnings,
         },
+        skipped,
     }
 }
 
-/// The level with the highest throughput among those `ok` accepts.
-fn best_throughput(
-    levels: &[LevelSummary],
-    ok: impl Fn(&LevelSummary) -> bool,
-) -> Option<IdealPoint> {
-    let c = levels
-        .iter()
-        .filter(|l| !l.partial && ok(l))
-        .max_by(|a, b| a.output_tps().total_cmp(&b.output_tps()))?
-        .concurrency;
-    ideal_at(levels, c)
+/// The lowest concurrency that broke an SLA with its whole interval.
+fn breaking_point(pts: &[Point]) -> Option<u32> {
+    pts.iter()
+        .filter(|p| p.failed())
+        .map(|p| p.concurrency)
+        .min()
 }
 
-fn search_result(a: &Analysis, levels: &[LevelSummary], outcome: Outcome) -> SearchResult {
+/// A warning per threshold that some levels could not decide for want of samples: their
+/// verdict is uncertain and they had fewer values than the threshold needs to pass at all.
+fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<String> {
+    limits
+        .0
+        .iter()
+        .filter_map(|t| {
+            let need = min_samples(t);
+            let short: Vec<String> = levels
+                .iter()
+                .filter(|l| !l.partial)
+                .filter(|l| sample_count(t, l) < need)
+                .filter(|l| {
+                    limits
+                        .check(l)
+                        .iter()
+                        .any(|c| c.threshold == *t && c.verdict == Verdict::Uncertain)
+                })
+                .map(|l| format!("{} ({})", l.concurrency, sample_count(t, l)))
+                .collect();
+            (!short.is_empty()).then(|| {
+                format!(
+                    "{} can pass only with at least {need} {} per level; these levels had \
+                     fewer and stay uncertain: {} (raise --requests)",
+                    t.describe(),
+                    if t.metric == SlaMetric::ErrorRate {
+                        "requests"
+                    } else {
+                        "successful requests"
+                    },
+                    short.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// (concurrency, output tok/s, req/s) of the named levels, sorted: what capacity looks like
+/// between measured levels.
+fn capacity_curve(named: &[&LevelSummary]) -> Vec<(f64, f64, f64)> {
+    let mut cs: Vec<u32> = named.iter().map(|l| l.concurrency).collect();
+    cs.sort_unstable();
+    cs.dedup();
+    cs.into_iter()
+        .filter_map(|c| ideal_at(named, c))
+        .map(|i| (i.concurrency as f64, i.output_tps, i.rps))
+        .collect()
+}
+
+/// Output tok/s and req/s at concurrency `c`, read off the capacity curve.
+pub fn capacity_at(curve: &[(f64, f64, f64)], c: f64) -> Option<(f64, f64)> {
+    let tps: Vec<(f64, f64)> = curve.iter().map(|p| (p.0, p.1)).collect();
+    let rps: Vec<(f64, f64)> = curve.iter().map(|p| (p.0, p.2)).collect();
+    Some((at_concurrency(&tps, c)?, at_concurrency(&rps, c)?))
+}
+
+/// The named level with the highest throughput among those `ok` accepts.
+fn best_throughput(
+    named: &[&LevelSummary],
+    ok: impl Fn(&LevelSummary) -> bool,
+) -> Option<IdealPoint> {
+    let c = named
+        .iter()
+        .filter(|l| ok(l))
+        .max_by(|a, b| a.output_tps().total_cmp(&b.output_tps()))?
+        .concurrency;
+    ideal_at(named, c)
+}
+
+fn search_result(
+    limits: &SlaSet,
+    named: &[&LevelSummary],
+    levels: &[LevelSummary],
+    outcome: Outcome,
+) -> SearchResult {
     let observed = |c: Option<u32>, j: usize| {
         let c = c?;
         mean(
             levels
                 .iter()
                 .filter(|l| l.concurrency == c && !l.partial)
-                .filter_map(|l| a.slas.0[j].observe(l)),
+                .filter_map(|l| super::sla::observe(&limits.0[j], l).0),
         )
     };
     let (lo, hi) = (outcome.max_passing, outcome.first_failing);
     // the binding SLA breaks first: the one furthest over its limit at the first fail, else
     // the one closest to it at the answer
     let ratio =
-        |c: Option<u32>, j: usize| observed(c, j).map_or(f64::INFINITY, |o| o / a.slas.0[j].limit);
-    let j = (0..a.slas.0.len()).max_by(|x, y| {
+        |c: Option<u32>, j: usize| observed(c, j).map_or(f64::INFINITY, |o| o / limits.0[j].limit);
+    let j = (0..limits.0.len()).max_by(|x, y| {
         let (rx, ry) = if hi.is_some() {
             (ratio(hi, *x), ratio(hi, *y))
         } else {
@@ -252,16 +459,9 @@ fn search_result(a: &Analysis, levels: &[LevelSummary], outcome: Outcome) -> Sea
         rx.total_cmp(&ry)
     });
     SearchResult {
-        output_tps_at_answer: lo.and_then(|c| {
-            mean(
-                levels
-                    .iter()
-                    .filter(|l| l.concurrency == c && !l.partial)
-                    .map(|l| l.output_tps()),
-            )
-        }),
+        output_tps_at_answer: lo.and_then(|c| ideal_at(named, c)).map(|i| i.output_tps),
         binding_sla: j.map(|j| BindingSla {
-            threshold: a.slas.0[j],
+            threshold: limits.0[j],
             observed_at_answer: observed(lo, j),
             observed_at_first_failing: observed(hi, j),
         }),
@@ -269,3 +469,7 @@ fn search_result(a: &Analysis, levels: &[LevelSummary], outcome: Outcome) -> Sea
         outcome,
     }
 }
+
+#[cfg(test)]
+#[path = "analysis_tests.rs"]
+mod tests;

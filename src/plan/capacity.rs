@@ -45,6 +45,10 @@ pub struct IdealPoint {
     pub rps: f64,
     /// Mean end-to-end latency (ms) at that point.
     pub e2e_avg_ms: f64,
+    /// Where this point may lie at 95 % (concurrency): the SLA boundary's range when the
+    /// point is the highest passing level, the knee's bracket when it is the knee.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<[f64; 2]>,
 }
 
 /// Instances for the peak, and what they cost.
@@ -55,6 +59,9 @@ pub struct RightSize {
     /// One instance's capacity in the peak's unit (at the ideal point).
     pub per_instance: f64,
     pub instances: u32,
+    /// Instances at the two ends of the ideal point's range (fewest, most).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instances_range: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_per_hour: Option<f64>,
     /// At the ideal point: price per hour / output tokens per hour, times a million.
@@ -71,20 +78,43 @@ pub fn per_instance(peak: Peak, ideal: &IdealPoint) -> f64 {
     }
 }
 
+/// Instances for `value` (with headroom) at `cap` per instance: the ceiling, at least 1.
+fn instances_for(value: f64, headroom: f64, cap: f64) -> Option<u32> {
+    if cap <= 0.0 || !cap.is_finite() {
+        return None;
+    }
+    let need = value * (1.0 + headroom) / cap;
+    // 100 * 1.2 / 40 is 3.0000000000000004 in floating point: do not round that up to 4
+    Some(((need - 1e-9).ceil().max(1.0)) as u32)
+}
+
 /// Instances needed: ceil(peak * (1 + headroom) / per-instance capacity); `None` when the
-/// capacity is zero.
-pub fn right_size(inputs: &CapacityInputs, ideal: &IdealPoint) -> Option<RightSize> {
+/// capacity is zero. With a range on the ideal point, the instances at its two ends too,
+/// capacity there read off `curve` (concurrency, output tok/s, req/s of the measured levels).
+pub fn right_size(
+    inputs: &CapacityInputs,
+    ideal: &IdealPoint,
+    curve: &[(f64, f64, f64)],
+) -> Option<RightSize> {
     let peak = inputs.peak?;
     let value = match peak {
         Peak::Concurrency(v) | Peak::Rps(v) | Peak::OutputTps(v) => v,
     };
     let cap = per_instance(peak, ideal);
-    if cap <= 0.0 || !cap.is_finite() {
-        return None;
-    }
-    let need = value * (1.0 + inputs.headroom) / cap;
-    // 100 * 1.2 / 40 is 3.0000000000000004 in floating point: do not round that up to 4
-    let instances = ((need - 1e-9).ceil().max(1.0)) as u32;
+    let instances = instances_for(value, inputs.headroom, cap)?;
+    let cap_at = |c: f64| match peak {
+        Peak::Concurrency(_) => Some(c.floor()),
+        Peak::Rps(_) => super::analysis::capacity_at(curve, c).map(|x| x.1),
+        Peak::OutputTps(_) => super::analysis::capacity_at(curve, c).map(|x| x.0),
+    };
+    let instances_range = ideal.range.and_then(|[lo, hi]| {
+        let at_hi = instances_for(value, inputs.headroom, cap_at(hi.min(1e9))?)?;
+        let at_lo = instances_for(value, inputs.headroom, cap_at(lo)?)?;
+        Some([
+            at_hi.min(at_lo).min(instances),
+            at_hi.max(at_lo).max(instances),
+        ])
+    });
     let per_million =
         |price: f64| (ideal.output_tps > 0.0).then(|| price / (ideal.output_tps * 3600.0) * 1e6);
     Some(RightSize {
@@ -92,6 +122,7 @@ pub fn right_size(inputs: &CapacityInputs, ideal: &IdealPoint) -> Option<RightSi
         headroom: inputs.headroom,
         per_instance: cap,
         instances,
+        instances_range,
         cost_per_hour: inputs.price_per_hour.map(|p| p * instances as f64),
         cost_per_million_output_tokens: inputs.price_per_hour.and_then(per_million),
     })
@@ -138,6 +169,7 @@ mod tests {
             output_tps: 2823.4,
             rps: 11.0,
             e2e_avg_ms: 23_000.0,
+            range: None,
         }
     }
 
@@ -177,6 +209,7 @@ mod tests {
                     price_per_hour: *price,
                 },
                 &ideal(),
+                &[],
             )
             .unwrap();
             assert_eq!(r.instances, *n, "{peak:?}");
@@ -194,6 +227,7 @@ mod tests {
                 ..Default::default()
             },
             &i,
+            &[],
         )
         .unwrap();
         assert_eq!(r.instances, 3);
@@ -213,15 +247,46 @@ mod tests {
                 price_per_hour: Some(3.6),
             },
             &i,
+            &[],
         )
         .unwrap();
         assert_eq!(r.cost_per_million_output_tokens, Some(1.0));
         assert_eq!(r.instances, 1);
         assert_eq!(
-            right_size(&CapacityInputs::default(), &i),
+            right_size(&CapacityInputs::default(), &i, &[]),
             None,
             "no peak, no right-size"
         );
+    }
+
+    #[test]
+    fn instances_over_the_ideal_points_range() {
+        // the boundary lies between 200 and 320: 1000 concurrent with 20 % headroom is 4 to 6
+        // instances, 5 at the measured 256
+        let i = IdealPoint {
+            range: Some([200.0, 320.0]),
+            ..ideal()
+        };
+        let inputs = CapacityInputs {
+            peak: Some(Peak::Concurrency(1000.0)),
+            ..Default::default()
+        };
+        let r = right_size(&inputs, &i, &[]).unwrap();
+        assert_eq!((r.instances, r.instances_range), (5, Some([4, 6])));
+        // by output tokens: capacity read off the curve, 2000 tok/s at 200, 2823.4 at 256,
+        // 3000 at 320 (held at the top level beyond it)
+        let curve = [
+            (200.0, 2000.0, 8.0),
+            (256.0, 2823.4, 11.0),
+            (320.0, 3000.0, 11.5),
+        ];
+        let inputs = CapacityInputs {
+            peak: Some(Peak::OutputTps(10_000.0)),
+            headroom: 0.0,
+            ..Default::default()
+        };
+        let r = right_size(&inputs, &i, &curve).unwrap();
+        assert_eq!((r.instances, r.instances_range), (4, Some([4, 5])));
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! sweep adds to bracket it within 1.25x.
 //!
 //! Throughput and p99 at twice a level's concurrency are read off the measured curve,
-//! interpolated linearly in log concurrency between the levels around it (or, past the last
-//! level, extrapolated per doubling from it), so sparse and dense sweeps judge the same thing.
+//! interpolated linearly in log concurrency between the levels around it, so sparse and dense
+//! sweeps judge the same thing. Nothing is extrapolated past the highest level: a level whose
+//! double was not measured cannot be the knee, and while throughput still rises at the top
+//! the knee is "not reached". The curve holds only the levels a run may name (see
+//! `plan::analysis::qualified_curve`).
 
 use crate::metrics::LevelSummary;
 use serde::Serialize;
@@ -62,19 +65,8 @@ pub fn curve(levels: &[LevelSummary]) -> Vec<CurvePoint> {
 fn at(curve: &[CurvePoint], x: f64) -> Option<(f64, f64)> {
     let first = curve.first()?;
     let last = curve.last()?;
-    if x < first.concurrency as f64 {
+    if x < first.concurrency as f64 || x > last.concurrency as f64 {
         return None;
-    }
-    if x >= last.concurrency as f64 {
-        // past the last level: extrapolate its last stretch per doubling, if there is one
-        let prev = curve.iter().rev().nth(1)?;
-        let d = (last.concurrency as f64 / prev.concurrency as f64).log2();
-        let k = (x / last.concurrency as f64).log2() / d;
-        let grow = |a: f64, b: f64| if a > 0.0 { b * (b / a).powf(k) } else { b };
-        return Some((
-            grow(prev.output_tps, last.output_tps),
-            grow(prev.e2e_p99_ms, last.e2e_p99_ms),
-        ));
     }
     let w = curve.windows(2).find(|w| x <= w[1].concurrency as f64)?;
     let (a, b) = (&w[0], &w[1]);
@@ -193,6 +185,33 @@ mod tests {
         assert_eq!((k.below, k.concurrency), (Some(181), 215));
         // the curve's true doubling point is 182: 215 is within REFINE_RATIO of it
         assert!(k.concurrency as f64 / 182.0 < REFINE_RATIO);
+    }
+
+    #[test]
+    fn nothing_is_extrapolated_past_the_top_level() {
+        // 128 flattens against 181 (0.4 % apart), but twice 128 was never measured: a noise
+        // difference between the last two levels must not be read as a knee
+        let pts: Vec<CurvePoint> = [
+            (64, 1000.0, 100.0),
+            (128, 1800.0, 110.0),
+            (181, 1807.0, 150.0),
+        ]
+        .iter()
+        .map(|(c, t, p)| CurvePoint {
+            concurrency: *c,
+            output_tps: *t,
+            e2e_p99_ms: *p,
+        })
+        .collect();
+        assert_eq!(find_knee(&pts, DEFAULT_MIN_GAIN), None);
+        // measure 256 and the knee is 128
+        let mut more = pts.clone();
+        more.push(CurvePoint {
+            concurrency: 256,
+            output_tps: 1810.0,
+            e2e_p99_ms: 200.0,
+        });
+        assert_eq!(find_knee(&more, DEFAULT_MIN_GAIN).unwrap().concurrency, 128);
     }
 
     #[test]

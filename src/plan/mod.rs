@@ -1,6 +1,7 @@
 //! Planning: the SLA search planner, knee detection and capacity planning, all pure functions
-//! of finished level summaries (table-tested), plus the [`crate::engine::LevelPlanner`]s that
-//! let the engine drive them and the analysis that `summary.json` and the printer share.
+//! of finished level summaries (table-tested), plus the [`LevelPlanner`] trait the engine
+//! drives and the analysis that `summary.json` and the printer share. Nothing here imports
+//! the engine.
 
 pub mod analysis;
 pub mod capacity;
@@ -9,10 +10,11 @@ pub mod knee;
 pub mod model;
 pub mod outcome;
 pub mod planner;
+pub mod range;
 pub mod recorded;
 pub mod search;
 pub mod sla;
 pub mod text;
 
 pub use analysis::{analyse, Analysis, RunAnalysis};
-pub use planner::{SearchPlanner, SweepPlanner};
+pub use planner::{LevelPlanner, SearchPlanner, SweepPlanner};

@@ -5,6 +5,7 @@ use super::search::{
     aggregate, bracket, contradictions, passes, Contradiction, Outcome, Point, SearchConfig,
     StopReason,
 };
+use super::sla::Verdict;
 use std::collections::BTreeMap;
 
 /// Where a search stands now, for a run cut short.
@@ -21,7 +22,37 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
         .filter(|(_, (v, _))| v.len() > 1)
         .map(|(c, (v, _))| (*c, v.clone()))
         .collect();
-    let confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &remeasured);
+    let mut uncertain: Vec<u32> = points
+        .iter()
+        .filter(|p| p.held && p.verdict == Verdict::Uncertain)
+        .map(|p| p.concurrency)
+        .collect();
+    uncertain.sort_unstable();
+    uncertain.dedup();
+    let mut not_held: Vec<u32> = points
+        .iter()
+        .filter(|p| !p.held)
+        .map(|p| p.concurrency)
+        .collect();
+    not_held.sort_unstable();
+    not_held.dedup();
+    let mut confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &remeasured);
+    if let Some(h) = hi.filter(|h| uncertain.contains(h)) {
+        confidence += &format!(
+            "; {h} stayed uncertain at its request cap: the limit may reach up to {h} (more \
+             requests per level would decide it)"
+        );
+    }
+    if !not_held.is_empty() {
+        confidence += &format!(
+            "; not held, never named: {}",
+            not_held
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     Outcome {
         reason,
         max_passing: lo,
@@ -29,6 +60,8 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
         levels_used: points.len() as u32,
         contradictions,
         remeasured,
+        uncertain,
+        not_held,
         confidence,
     }
 }
@@ -54,7 +87,7 @@ fn confidence_note(
             "every level passed up to concurrency_max {}; the limit may be higher",
             cfg.max
         ),
-        (_, None, _) => format!("the SLA fails already at concurrency_min {}", cfg.min),
+        (_, None, _) => format!("no level passes, from concurrency_min {} up", cfg.min),
         (StopReason::Converged, Some(l), Some(h)) => {
             let both = remeasured.contains_key(&l) && remeasured.contains_key(&h);
             format!(

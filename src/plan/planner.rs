@@ -1,12 +1,73 @@
 //! The [`LevelPlanner`]s the engine drives: the SLA search and a sweep that may refine its
-//! knee. Both decide only from the finished levels, and report the run's analysis for
-//! `summary.json`.
+//! knee. Both decide only from the finished levels, judge each level against the run's SLAs
+//! (the error-rate limit included), and report the run's analysis for `summary.json`. The
+//! search also asks for more requests while a level's verdict is uncertain (adaptive
+//! sampling, `docs/search.md`).
 
 use super::analysis::{analyse, points, Analysis};
-use super::knee::{curve, refine_next, DEFAULT_MIN_GAIN, REFINE_MAX_EXTRA, REFINE_RATIO};
+use super::knee::{refine_next, DEFAULT_MIN_GAIN, REFINE_MAX_EXTRA, REFINE_RATIO};
 use super::search::{decide, SearchConfig, Step};
-use crate::engine::LevelPlanner;
-use crate::metrics::LevelSummary;
+use super::sla::{min_samples, SlaMetric, SlaSet, Verdict};
+use crate::metrics::{LevelSummary, RequestLimits};
+
+/// Decides a run's levels from the finished ones and judges each level. The engine drives
+/// it; every method is a pure function of its input.
+pub trait LevelPlanner: Send + Sync {
+    /// The next concurrency to run, or `None` when the plan is complete.
+    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32>;
+    /// The plan as recorded in `run.json`.
+    fn describe(&self) -> serde_json::Value;
+    /// What the finished levels mean under this plan (search result, knee, planning
+    /// numbers, iteration table): an object whose keys are added to `summary.json`.
+    fn report(&self, _finished: &[LevelSummary]) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    /// The per-request latency limits goodput counts against.
+    fn goodput_limits(&self) -> RequestLimits {
+        RequestLimits::default()
+    }
+    /// Fills `level.slas` and `level.verdict` (before the level file is written).
+    fn judge(&self, _level: &mut LevelSummary) {}
+    /// The most requests a level whose first batch is `base` may run; `base` when the plan
+    /// never extends a level.
+    fn request_cap(&self, base: u64) -> u64 {
+        base
+    }
+    /// Whether a level (a snapshot of one still running) needs more requests to decide.
+    fn needs_more(&self, _level: &LevelSummary) -> bool {
+        false
+    }
+}
+
+/// Judges a level against `limits`.
+fn judge_with(limits: &SlaSet, level: &mut LevelSummary) {
+    level.slas = limits.check(level);
+    level.verdict = Some(Verdict::all(level.slas.iter().map(|c| c.verdict)));
+}
+
+/// Per-request limits from the latency thresholds: a request meets a threshold when its own
+/// value is within the limit, whatever statistic the threshold compares.
+fn goodput_of(limits: &SlaSet) -> RequestLimits {
+    let mut out = RequestLimits::default();
+    for t in limits.latency() {
+        let slot = match t.metric {
+            SlaMetric::Ttft => &mut out.ttft_ms,
+            SlaMetric::Tpot => &mut out.itl_ms,
+            _ => &mut out.e2e_ms,
+        };
+        *slot = Some(slot.map_or(t.limit, |l: f64| l.min(t.limit)));
+    }
+    out
+}
+
+/// The fewest requests with which every threshold of `limits` can pass (see
+/// [`super::sla::min_samples`]).
+pub fn min_decisive_samples(limits: &SlaSet) -> u64 {
+    limits.0.iter().map(min_samples).max().unwrap_or(1)
+}
+
+/// How many batches a level may run by default.
+pub const DEFAULT_BATCHES: u64 = 8;
 
 /// `rightsize search`: the next level is whatever [`decide`] says.
 #[derive(Debug, Clone)]
@@ -24,7 +85,7 @@ impl SearchPlanner {
 
 impl LevelPlanner for SearchPlanner {
     fn next(&mut self, finished: &[LevelSummary]) -> Option<u32> {
-        match decide(&self.config, &points(&self.analysis.slas, finished)) {
+        match decide(&self.config, &points(&self.analysis.limits(), finished)) {
             Step::Measure { concurrency, .. } => Some(concurrency),
             Step::Done(_) => None,
         }
@@ -37,22 +98,50 @@ impl LevelPlanner for SearchPlanner {
             "search_max_iterations": self.config.max_iterations,
             "tolerance": self.config.tolerance,
             "confirm": self.config.confirm,
+            "max_requests_per_level": self.config.max_requests_per_level,
+            "max_error_rate": self.analysis.max_error_rate,
             "slas": self.analysis.slas,
         })
     }
     fn report(&self, finished: &[LevelSummary]) -> serde_json::Value {
         serde_json::to_value(analyse(&self.analysis, finished)).unwrap_or_default()
     }
+    fn goodput_limits(&self) -> RequestLimits {
+        goodput_of(&self.analysis.slas)
+    }
+    fn judge(&self, level: &mut LevelSummary) {
+        judge_with(&self.analysis.limits(), level)
+    }
+    fn request_cap(&self, base: u64) -> u64 {
+        match self.config.max_requests_per_level {
+            Some(cap) => u64::from(cap).max(base),
+            None => (DEFAULT_BATCHES * base).max(4 * min_decisive_samples(&self.analysis.limits())),
+        }
+    }
+    fn needs_more(&self, level: &LevelSummary) -> bool {
+        self.analysis.limits().verdict(level) == Verdict::Uncertain
+    }
 }
 
 /// `rightsize sweep`: the given levels in order, then (with `refine_knee`) up to
 /// [`REFINE_MAX_EXTRA`] levels between the two that bracket the knee, until they are within
-/// [`REFINE_RATIO`] of each other.
+/// [`REFINE_RATIO`] of each other. Each level runs its request count, no more.
 #[derive(Debug, Clone)]
 pub struct SweepPlanner {
     pub levels: Vec<u32>,
     pub refine_knee: bool,
     pub analysis: Analysis,
+}
+
+impl SweepPlanner {
+    /// The levels in order, nothing added, no SLA but the default error-rate limit.
+    pub fn fixed(levels: Vec<u32>) -> Self {
+        SweepPlanner {
+            levels,
+            refine_knee: false,
+            analysis: Analysis::default(),
+        }
+    }
 }
 
 impl LevelPlanner for SweepPlanner {
@@ -65,7 +154,7 @@ impl LevelPlanner for SweepPlanner {
         }
         let extra = (finished.len() - self.levels.len()) as u32;
         refine_next(
-            &curve(finished),
+            &super::analysis::qualified_curve(&self.analysis, finished),
             DEFAULT_MIN_GAIN,
             REFINE_RATIO,
             extra,
@@ -77,10 +166,85 @@ impl LevelPlanner for SweepPlanner {
             "kind": "sweep",
             "concurrency": self.levels,
             "refine_knee": self.refine_knee,
+            "max_error_rate": self.analysis.max_error_rate,
             "slas": self.analysis.slas,
         })
     }
     fn report(&self, finished: &[LevelSummary]) -> serde_json::Value {
         serde_json::to_value(analyse(&self.analysis, finished)).unwrap_or_default()
+    }
+    fn goodput_limits(&self) -> RequestLimits {
+        goodput_of(&self.analysis.slas)
+    }
+    fn judge(&self, level: &mut LevelSummary) {
+        judge_with(&self.analysis.limits(), level)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::sla::SlaThreshold;
+
+    #[test]
+    fn fewest_decisive_samples_table() {
+        let set = |v: &[(SlaMetric, &str)]| {
+            SlaSet(
+                v.iter()
+                    .map(|(m, s)| SlaThreshold::parse(*m, s).unwrap())
+                    .collect(),
+            )
+        };
+        let cases: &[(SlaSet, u64)] = &[
+            (set(&[(SlaMetric::E2e, "1s")]), 368),
+            (set(&[(SlaMetric::Ttft, "1s")]), 72),
+            (set(&[(SlaMetric::E2e, "avg:1s")]), 2),
+            (set(&[(SlaMetric::ErrorRate, "0.01")]), 381),
+            (set(&[(SlaMetric::ErrorRate, "0.05")]), 73),
+            (
+                set(&[(SlaMetric::E2e, "p90:1s"), (SlaMetric::Ttft, "p50:1s")]),
+                36,
+            ),
+            (SlaSet::default(), 1),
+        ];
+        for (s, want) in cases {
+            assert_eq!(min_decisive_samples(s), *want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn search_caps_levels_at_eight_batches_or_what_the_slas_need() {
+        let analysis = Analysis {
+            slas: SlaSet(vec![SlaThreshold::parse(SlaMetric::E2e, "avg:1s").unwrap()]),
+            ..Analysis::default()
+        };
+        let mut cfg = SearchConfig::default();
+        let p = SearchPlanner::new(cfg, analysis.clone());
+        // the default 1 % error limit needs 381 requests without an error: 4 x 381
+        assert_eq!(p.request_cap(16), 1524);
+        assert_eq!(p.request_cap(1024), 8192);
+        cfg.max_requests_per_level = Some(100);
+        let p = SearchPlanner::new(cfg, analysis);
+        assert_eq!(p.request_cap(16), 100);
+        assert_eq!(p.request_cap(256), 256);
+        // a sweep never extends a level
+        assert_eq!(SweepPlanner::fixed(vec![1]).request_cap(16), 16);
+    }
+
+    #[test]
+    fn goodput_limits_take_each_latency_limit() {
+        let slas = SlaSet(vec![
+            SlaThreshold::parse(SlaMetric::E2e, "2s").unwrap(),
+            SlaThreshold::parse(SlaMetric::Tpot, "p99:50ms").unwrap(),
+            SlaThreshold::parse(SlaMetric::ErrorRate, "0.1").unwrap(),
+        ]);
+        assert_eq!(
+            goodput_of(&slas),
+            RequestLimits {
+                ttft_ms: None,
+                itl_ms: Some(50.0),
+                e2e_ms: Some(2000.0),
+            }
+        );
     }
 }

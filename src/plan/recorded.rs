@@ -2,7 +2,7 @@
 //! [`Analysis`] it was run with, so a past (or imported) run is analysed exactly as a live one.
 
 use super::search::SearchConfig;
-use super::sla::{parse_statistic, SlaMetric, SlaSet, SlaThreshold};
+use super::sla::{parse_statistic, SlaMetric, SlaSet, SlaThreshold, DEFAULT_MAX_ERROR_RATE};
 use super::Analysis;
 use serde_json::Value;
 
@@ -51,10 +51,16 @@ pub fn analysis(plan: &Value) -> Analysis {
                 .get("confirm")
                 .and_then(Value::as_bool)
                 .unwrap_or(d.confirm),
+            max_requests_per_level: num("max_requests_per_level"),
         }
     });
     Analysis {
         slas: slas(plan),
+        // runs recorded before the limit existed get the default one
+        max_error_rate: plan
+            .get("max_error_rate")
+            .and_then(Value::as_f64)
+            .unwrap_or(DEFAULT_MAX_ERROR_RATE),
         search,
         ..Analysis::default()
     }
@@ -79,7 +85,9 @@ mod tests {
                 max_iterations: 7,
                 tolerance: 0.05,
                 confirm: false,
+                max_requests_per_level: Some(2048),
             }),
+            max_error_rate: 0.05,
             ..Analysis::default()
         };
         let plan = json!({
@@ -89,6 +97,8 @@ mod tests {
             "search_max_iterations": 7,
             "tolerance": 0.05,
             "confirm": false,
+            "max_requests_per_level": 2048,
+            "max_error_rate": 0.05,
             "slas": live.slas,
         });
         assert_eq!(analysis(&plan), live);

@@ -8,10 +8,15 @@
 //! fallback when the model has nothing to go on or its last step barely cut the bracket.
 //! Contradictions (a pass above a fail) are re-measured once per level; a level measured twice
 //! passes only if most of its measurements passed (a tie fails: the cautious side).
+//!
+//! A level passes only when it held its concurrency and every SLA's 95 % interval is within
+//! its limit. A level still uncertain at its request cap, or not held, is not a pass: it ends
+//! the bracket from above like a failure, without contradicting anything.
 
 pub use super::model::model_crossing;
 use super::outcome::outcome;
 pub use super::outcome::outcome_now;
+use super::sla::Verdict;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -31,6 +36,10 @@ pub struct SearchConfig {
     /// a confident answer. Inside one search a new level always lies inside the bracket, so
     /// without a second look noise could never contradict anything.
     pub confirm: bool,
+    /// The most requests one level may run while its verdict is uncertain (adaptive
+    /// sampling); `None`: 8 x the level's first batch, and never fewer than 4 x what the
+    /// SLAs need to be decided (see `plan::planner::min_decisive_samples`).
+    pub max_requests_per_level: Option<u32>,
 }
 
 impl Default for SearchConfig {
@@ -41,6 +50,7 @@ impl Default for SearchConfig {
             max_iterations: 10,
             tolerance: 0.05,
             confirm: true,
+            max_requests_per_level: None,
         }
     }
 }
@@ -49,11 +59,33 @@ impl Default for SearchConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     pub concurrency: u32,
-    /// The level met every SLA.
+    /// The level held its concurrency and every SLA passed with its whole interval.
     pub pass: bool,
+    /// Every SLA together (`uncertain`: some interval straddles its limit).
+    pub verdict: Verdict,
+    /// The level held its concurrency (a level not held is never named).
+    pub held: bool,
     /// observed / limit for each SLA, in the order they were given (above 1 breaches;
     /// infinite when the level could not measure it). Empty when unknown.
     pub ratios: Vec<f64>,
+}
+
+impl Point {
+    /// A held level with a decided verdict.
+    pub fn decided(concurrency: u32, pass: bool, ratios: Vec<f64>) -> Point {
+        Point {
+            concurrency,
+            pass,
+            verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+            held: true,
+            ratios,
+        }
+    }
+
+    /// A decided failure: an SLA broke with its whole interval (held or not).
+    pub fn failed(&self) -> bool {
+        self.verdict == Verdict::Fail
+    }
 }
 
 /// Why a level is run.
@@ -107,6 +139,12 @@ pub struct Outcome {
     pub contradictions: Vec<Contradiction>,
     /// Each level's measurements in order (`true` = pass), for levels measured more than once.
     pub remeasured: BTreeMap<u32, Vec<bool>>,
+    /// Levels whose verdict stayed uncertain (at the request cap): treated as not passing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uncertain: Vec<u32>,
+    /// Levels that did not hold their concurrency: never named.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_held: Vec<u32>,
     /// A sentence saying how sure the answer is.
     pub confidence: String,
 }
@@ -144,13 +182,13 @@ pub(crate) fn passes(verdicts: &[bool]) -> bool {
 }
 
 /// Every (pass, fail) pair of single measurements with the pass at the higher (or the same)
-/// concurrency.
+/// concurrency. Only decided verdicts contradict: an uncertain or unheld level does not.
 pub fn contradictions(points: &[Point]) -> Vec<Contradiction> {
     let mut out: Vec<Contradiction> = Vec::new();
     for p in points.iter().filter(|p| p.pass) {
         for f in points
             .iter()
-            .filter(|f| !f.pass && f.concurrency <= p.concurrency)
+            .filter(|f| f.failed() && f.concurrency <= p.concurrency)
         {
             let c = Contradiction {
                 passed: p.concurrency,

@@ -4,11 +4,7 @@
 use super::*;
 
 fn pt(c: u32, pass: bool) -> Point {
-    Point {
-        concurrency: c,
-        pass,
-        ratios: vec![],
-    }
+    Point::decided(c, pass, vec![])
 }
 
 fn next(cfg: &SearchConfig, pts: &[Point]) -> (u32, Why) {
@@ -27,11 +23,7 @@ fn run_curve(cfg: &SearchConfig, f: impl Fn(u32, usize) -> f64) -> (Vec<(u32, Wh
             Step::Measure { concurrency, why } => {
                 let r = f(concurrency, pts.len());
                 trace.push((concurrency, why));
-                pts.push(Point {
-                    concurrency,
-                    pass: r <= 1.0,
-                    ratios: vec![r],
-                });
+                pts.push(Point::decided(concurrency, r <= 1.0, vec![r]));
             }
             Step::Done(o) => return (trace, o),
         }
@@ -214,7 +206,7 @@ fn ends_of_the_range() {
     assert_eq!((o.reason, o.max_passing), (StopReason::MinFails, None));
     assert_eq!(
         o.confidence,
-        "the SLA fails already at concurrency_min 16; no contradictions"
+        "no level passes, from concurrency_min 16 up; no contradictions"
     );
 }
 

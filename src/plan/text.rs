@@ -1,8 +1,11 @@
 //! The answer, knee and planning numbers as text for people: one rendering shared by the
 //! headless printer and `rightsize show`.
 
+use super::analysis::IterationRow;
 use super::capacity::Peak;
+use super::range::BoundaryRange;
 use super::sla::fmt_value;
+use super::sla::Verdict;
 use super::RunAnalysis;
 
 /// The answer, knee and planning numbers, for people.
@@ -12,7 +15,11 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
         let o = &s.outcome;
         match (o.max_passing, s.output_tps_at_answer) {
             (Some(c), Some(tps)) => {
-                t += &format!("answer: {c} concurrent requests at {tps:.1} output tok/s\n")
+                t += &format!("answer: {c} concurrent requests at {tps:.1} output tok/s");
+                if let Some(b) = &a.boundary {
+                    t += &format!(" ({})", boundary_text(b));
+                }
+                t += "\n";
             }
             _ => t += "answer: none (no level met the SLA)\n",
         }
@@ -30,6 +37,8 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             t += "\n";
         }
         t += &format!("levels: {}; confidence: {}\n", o.levels_used, o.confidence);
+    } else if let Some(b) = &a.boundary {
+        t += &format!("SLA boundary: {}\n", boundary_text(b));
     }
     match &a.knee {
         Some(k) => {
@@ -49,11 +58,17 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     let p = &a.planning;
     if let Some(i) = &p.ideal {
         t += &format!(
-            "ideal balance: {} concurrent ({:.1} output tok/s, {:.2} req/s; by {})\n",
+            "ideal balance: {} concurrent ({:.1} output tok/s, {:.2} req/s; by {}{})\n",
             i.concurrency,
             i.output_tps,
             i.rps,
-            p.ideal_basis.replace('_', " ")
+            p.ideal_basis.replace('_', " "),
+            i.range
+                .filter(|[lo, _]| lo.is_finite())
+                .map_or(String::new(), |[lo, hi]| format!(
+                    "; {} at 95 %",
+                    range_words(lo, hi)
+                ))
         );
     }
     if let Some(b) = p.breaking_point {
@@ -66,8 +81,11 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             Peak::OutputTps(v) => (v, "output tok/s"),
         };
         t += &format!(
-            "right-size: {} instances for a peak of {v} {unit} with {:.0} % headroom ({:.1} {unit} per instance)",
+            "right-size: {} instances{} for a peak of {v} {unit} with {:.0} % headroom ({:.1} {unit} per instance)",
             r.instances,
+            r.instances_range
+                .filter(|[lo, hi]| lo != hi)
+                .map_or(String::new(), |[lo, hi]| format!(" ({lo} to {hi} at 95 %)")),
             r.headroom * 100.0,
             r.per_instance
         );
@@ -82,5 +100,78 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     for w in &p.warnings {
         t += &format!("warning: {w}\n");
     }
+    if !a.skipped.is_empty() {
+        let list: Vec<String> = a
+            .skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.concurrency, s.reason))
+            .collect();
+        t += &format!("never named: {}\n", list.join("; "));
+    }
     t
+}
+
+/// A row's result for tables: `partial`, `not held`, then the verdict with the limit that
+/// decided it (`FAIL e2e 52.1 s`, `uncertain TTFT 1.48 s`). With `user_slas` false (only the
+/// default error-rate limit applies) a pass or an uncertain verdict shows nothing.
+pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
+    if r.partial {
+        return "partial".into();
+    }
+    if !r.held {
+        return "not held".into();
+    }
+    if r.verdict == Verdict::Pass || (!user_slas && r.verdict == Verdict::Uncertain) {
+        return if user_slas {
+            "pass".into()
+        } else {
+            String::new()
+        };
+    }
+    let deciding = r.slas.iter().find(|c| c.verdict == r.verdict).map(|c| {
+        format!(
+            " {} {}",
+            c.threshold.metric.label(),
+            c.observed
+                .map_or("-".into(), |v| fmt_value(c.threshold.metric, v))
+        )
+    });
+    format!("{}{}", r.verdict.label(), deciding.unwrap_or_default())
+}
+
+/// A boundary concurrency for people: whole numbers; infinite as "beyond the levels".
+fn fmt_concurrency(c: f64) -> String {
+    if c.is_finite() {
+        format!("{c:.0}")
+    } else {
+        "beyond the highest level".into()
+    }
+}
+
+/// Where a concurrency lies: `between 74 and 81`, `at or above 74` (no upper end), or
+/// `beyond the highest level`.
+pub fn range_words(lo: f64, hi: f64) -> String {
+    match (lo.is_finite(), hi.is_finite()) {
+        (true, true) if lo.round() == hi.round() => format!("at {}", fmt_concurrency(lo)),
+        (true, true) => format!(
+            "between {} and {}",
+            fmt_concurrency(lo),
+            fmt_concurrency(hi)
+        ),
+        (true, false) => format!("at or above {}", fmt_concurrency(lo)),
+        _ => "beyond the highest level".into(),
+    }
+}
+
+/// `the 95 % intervals put the SLA boundary between 74 and 81 (observed crossing 78)`.
+pub fn boundary_text(b: &BoundaryRange) -> String {
+    let est = if b.estimate.is_finite() && b.low.is_finite() {
+        format!(" (observed crossing {})", fmt_concurrency(b.estimate))
+    } else {
+        String::new()
+    };
+    format!(
+        "the 95 % intervals put the SLA boundary {}{est}",
+        range_words(b.low, b.high)
+    )
 }

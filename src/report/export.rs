@@ -62,7 +62,8 @@ const CSV_HEAD: [&str; 18] = [
 
 /// Every CSV column name, in order: [`CSV_HEAD`], then `<metric>_<stat>_<unit>` for each of
 /// [`DISTRIBUTIONS`] and [`CSV_STATS`] (`count` has no unit suffix), then `errors_<kind>` for
-/// each error kind. These names are stable: new columns are only ever appended.
+/// each error kind, then [`CSV_TAIL`]. These names are stable: new columns are only ever
+/// appended.
 pub fn csv_columns() -> Vec<String> {
     let mut cols: Vec<String> = CSV_HEAD.iter().map(|s| s.to_string()).collect();
     for (metric, unit) in DISTRIBUTIONS {
@@ -78,8 +79,12 @@ pub fn csv_columns() -> Vec<String> {
     for kind in ErrorKind::ALL {
         cols.push(format!("errors_{}", kind.as_str()));
     }
+    cols.extend(CSV_TAIL.iter().map(|s| s.to_string()));
     cols
 }
+
+/// The columns added after the error kinds (columns are only ever appended).
+const CSV_TAIL: [&str; 3] = ["requests_asked", "held", "verdict"];
 
 fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -149,6 +154,13 @@ pub fn levels_csv(levels: &[LevelSummary]) -> String {
                     .to_string(),
             );
         }
+        cells.push(l.requests_asked.to_string());
+        cells.push(l.held.to_string());
+        cells.push(
+            l.verdict
+                .map(|v| format!("{v:?}").to_lowercase())
+                .unwrap_or_default(),
+        );
         let _ = writeln!(out, "{}", cells.join(","));
     }
     out
@@ -166,6 +178,7 @@ mod tests {
             ended_at: "2026-11-29T08:30:13.000Z".into(),
             partial: true,
             lag: None,
+            ..LevelMeta::default()
         })
     }
 
@@ -194,7 +207,13 @@ mod tests {
         );
         assert!(lines.next().is_none());
         let cols = csv_columns();
-        assert_eq!(cols.len(), 18 + 8 * 14 + ErrorKind::ALL.len());
+        assert_eq!(cols.len(), 18 + 8 * 14 + ErrorKind::ALL.len() + 3);
+        assert_eq!(
+            &cols[cols.len() - 3..],
+            ["requests_asked", "held", "verdict"]
+        );
+        // nothing was judged: an empty verdict cell; nothing ran: not held
+        assert!(row.ends_with(",0,false,"), "{row}");
         assert!(cols.contains(&"request_latency_p99_ms".to_string()));
         assert!(cols.contains(&"time_to_first_token_count".to_string()));
         assert!(cols.contains(&"errors_http_status".to_string()));

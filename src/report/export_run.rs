@@ -135,10 +135,13 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The AIPerf `input_config` echo of a level of `run`.
+/// The AIPerf `input_config` echo of a level of `run`, plus the run's plan under
+/// `rightsize_plan` (its SLAs and error-rate limit), so importing the export back reads the
+/// levels as the run did.
 fn input_config(run: &RunData, concurrency: u32, planned: u64) -> Value {
     let e = &run.echo;
     json!({
+        "rightsize_plan": e["plan"],
         "endpoint": {
             "model_names": [e["endpoint"]["model"]],
             "streaming": e["workload"]["stream"],

@@ -101,6 +101,7 @@ mod tests {
             p99,
             std: 0.0,
             count: 1,
+            ci95: None,
         })
     }
 

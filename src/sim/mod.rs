@@ -27,7 +27,6 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 pub use args::SimArgs;
@@ -37,6 +36,10 @@ pub use metrics::SimStats;
 
 use engine::Command;
 use metrics::SharedMetrics;
+
+/// Connections the kernel queues before the simulator accepts them (capped by
+/// `net.core.somaxconn`).
+const LISTEN_BACKLOG: u32 = 4096;
 
 /// A running simulator. Dropping it (or [`SimServer::shutdown`]) stops it.
 pub struct SimServer {
@@ -60,7 +63,13 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let counter = tokens::PromptCounter::load(&cfg.tokenizer)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    let listener = TcpListener::bind(("127.0.0.1", cfg.port)).await?;
+    // every connection holds a descriptor; and a backlog deep enough that thousands of
+    // clients connecting at once are not dropped and retried a second later
+    let _ = crate::fdlimit::raise_nofile_limit();
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.set_reuseaddr(true)?;
+    socket.bind(SocketAddr::from(([127, 0, 0, 1], cfg.port)))?;
+    let listener = socket.listen(LISTEN_BACKLOG)?;
     let addr = listener.local_addr()?;
     let metrics = Arc::new(SharedMetrics::default());
     let (sched_tx, sched_thread) = engine::spawn(&cfg, Arc::clone(&metrics))?;

@@ -351,6 +351,7 @@ impl SetupForm {
                     ..demo.run.clone()
                 },
                 no_confirm: false,
+                max_requests_per_level: None,
                 planning: self.planning(),
             }));
         }

@@ -4,9 +4,10 @@
 use super::app::{App, Screen};
 use super::render::render;
 use super::setup::SetupChoices;
-use crate::engine::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
+use crate::engine::record::ErrorKind;
 use crate::engine::EngineEvent;
-use crate::metrics::{LevelAccumulator, LevelMeta, LevelProgress, LevelSummary};
+use crate::metrics::fixtures::level;
+use crate::metrics::{LevelProgress, LevelSummary};
 use crate::plan::capacity::{CapacityInputs, Peak};
 use crate::plan::search::SearchConfig;
 use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
@@ -15,61 +16,6 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use std::collections::BTreeMap;
-
-const MS: u64 = 1_000_000;
-
-/// A level of `n` requests at `concurrency`, each taking `e2e_ms` with `ttft_ms` to its first
-/// of `tokens` tokens; every `fail_every`-th request fails with `fail`.
-fn level(
-    index: u32,
-    concurrency: u32,
-    n: u64,
-    ttft_ms: u64,
-    e2e_ms: u64,
-    tokens: u32,
-    fail: Option<(ErrorKind, u64)>,
-) -> LevelSummary {
-    let mut acc = LevelAccumulator::new(concurrency, n);
-    for i in 0..n {
-        let wave = i / concurrency as u64;
-        let start = wave * e2e_ms * MS;
-        let error = fail
-            .filter(|(_, every)| i % every == every - 1)
-            .map(|(kind, _)| RequestError {
-                kind,
-                status: (kind == ErrorKind::HttpStatus).then_some(500),
-                message: "scripted".into(),
-            });
-        let ok = error.is_none();
-        acc.add(&RequestRecord {
-            index: i,
-            worker: (i % concurrency as u64) as u32,
-            slot_free_ns: start,
-            start_ns: start,
-            first_token_ns: ok.then_some(start + ttft_ms * MS),
-            last_token_ns: ok.then_some(start + e2e_ms * MS),
-            end_ns: start + e2e_ms * MS,
-            input_tokens: 1024,
-            output_tokens: ok.then_some(tokens),
-            output_tokens_source: TokenSource::Server,
-            content_chunks: if ok { tokens } else { 0 },
-            chunk_gaps_ns: vec![],
-            error,
-            reconnected: false,
-            server_first_sent_ns: None,
-            server_last_sent_ns: None,
-            warmup: false,
-            detail: Default::default(),
-        });
-    }
-    acc.finish(LevelMeta {
-        index,
-        started_at: "2026-11-29T09:00:00.000Z".into(),
-        ended_at: "2026-11-29T09:01:00.000Z".into(),
-        partial: false,
-        lag: None,
-    })
-}
 
 fn choices() -> SetupChoices {
     SetupChoices {
@@ -111,10 +57,11 @@ fn progress(index: u32, concurrency: u32, done: u64, errors: &[(ErrorKind, u64)]
 /// The four sweep levels of the default simulator, roughly as measured.
 fn sweep_levels() -> Vec<LevelSummary> {
     vec![
-        level(0, 16, 64, 220, 3400, 256, None),
-        level(1, 64, 128, 560, 5800, 256, None),
-        level(2, 256, 512, 2500, 15700, 256, None),
-        level(3, 1024, 1024, 21000, 62000, 256, None),
+        // enough requests that a p99 and the 1 % error limit can be decided (368 and 381)
+        level(0, 16, 512, 220, 3400, 256, None),
+        level(1, 64, 512, 560, 5800, 256, None),
+        level(2, 256, 1024, 2500, 15700, 256, None),
+        level(3, 1024, 2048, 21000, 62000, 256, None),
     ]
 }
 
@@ -178,6 +125,7 @@ fn finished_search_with_knee_sla_line_and_planning() {
     let analysis = Analysis {
         slas: SlaSet(vec![SlaThreshold::parse(SlaMetric::E2e, "30s").unwrap()]),
         search: Some(SearchConfig::default()),
+        max_error_rate: 0.01,
         capacity: CapacityInputs {
             peak: Some(Peak::Concurrency(1000.0)),
             headroom: 0.2,

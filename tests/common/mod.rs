@@ -91,8 +91,15 @@ impl Drop for SimProcess {
 /// `rightsize SUB -e sim --sim-time-scale 50 --input-tokens IN --output-tokens OUT`: the
 /// in-process simulator at 50x real time with small requests, for quick end-to-end runs.
 pub fn on_sim(sub: &str, input: u32, output: u32) -> Command {
+    on_sim_at(sub, input, output, 50.0)
+}
+
+/// [`on_sim`] at another time scale. Runs whose levels must hold their concurrency need
+/// requests long beside the client's own time between two requests (a debug build on a busy
+/// machine): 10x keeps even an 8-token answer near 10 ms.
+pub fn on_sim_at(sub: &str, input: u32, output: u32, scale: f64) -> Command {
     let mut c = bin();
-    c.args([sub, "-e", "sim", "--sim-time-scale", "50"])
+    c.args([sub, "-e", "sim", "--sim-time-scale", &scale.to_string()])
         .args(["--input-tokens", &input.to_string()])
         .args(["--output-tokens", &output.to_string()]);
     c

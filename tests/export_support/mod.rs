@@ -47,9 +47,10 @@ pub fn id(run: &Path) -> String {
     run.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-/// A sweep (`-c LEVELS -n 24`, 64 in / 16 out), with an e2e SLA when given, against a simulator
+/// A sweep (`-c LEVELS -n 96`, 64 in / 16 out), with an e2e SLA when given, against a simulator
 /// process with 8 batch slots, so the run has a real knee at 8. The config names that server
-/// `sim`, so titles read as for the built-in one.
+/// `sim`, so titles read as for the built-in one. 96 requests per level and a 5 % error limit
+/// let a p90 SLA be decided (a p90 needs 36 values, a 5 % limit 73 requests without an error).
 pub fn saturating_run(root: &Path, levels: &str, sla: Option<&str>) -> PathBuf {
     let sim = SimProcess::start(&["--max-num-seqs", "8", "--time-scale", "5"]);
     let cfg = root.with_extension("toml");
@@ -59,7 +60,15 @@ pub fn saturating_run(root: &Path, levels: &str, sla: Option<&str>) -> PathBuf {
         .args(["sweep", "--config"])
         .arg(&cfg)
         .args(["-e", "sim", "--input-tokens", "64", "--output-tokens", "16"])
-        .args(["--stream", "-c", levels, "-n", "24"])
+        .args([
+            "--stream",
+            "-c",
+            levels,
+            "-n",
+            "96",
+            "--max-error-rate",
+            "0.05",
+        ])
         .args(sla.map(|s| ["--e2e-sla", s]).into_iter().flatten())
         .arg("--out")
         .arg(root)

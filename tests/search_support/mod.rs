@@ -5,7 +5,7 @@
 use rightsize::endpoint::{Api, EndpointSpec};
 use rightsize::engine::{run, EngineEvent, LevelPlanner, RunOutcome, RunRequest};
 use rightsize::metrics::LevelSummary;
-use rightsize::plan::sla::SlaSet;
+use rightsize::plan::range::{boundary_range, BoundaryRange};
 use rightsize::plan::{Analysis, SweepPlanner};
 use rightsize::sim::SimServer;
 use rightsize::workload::WorkloadSpec;
@@ -61,88 +61,45 @@ pub async fn run_plan(
 
 /// A plain sweep over `levels`.
 pub fn sweep(levels: Vec<u32>) -> Box<dyn LevelPlanner> {
-    Box::new(SweepPlanner {
-        levels,
-        refine_knee: false,
-        analysis: Analysis::default(),
-    })
+    Box::new(SweepPlanner::fixed(levels))
 }
 
-/// The true boundary on a dense sweep: the highest level below the first failing one.
-pub fn dense_boundary(slas: &SlaSet, levels: &[LevelSummary]) -> Option<u32> {
-    let mut sorted: Vec<&LevelSummary> = levels.iter().collect();
-    sorted.sort_by_key(|l| l.concurrency);
-    let first_fail = sorted.iter().position(|l| !slas.passes(l))?;
-    first_fail.checked_sub(1).map(|i| sorted[i].concurrency)
+/// Where the dense sweep's 95 % intervals put the boundary of `analysis`'s limits (its SLAs
+/// and error-rate limit): interpolated between the measured levels, as a search's own range.
+pub fn dense_range(analysis: &Analysis, levels: &[LevelSummary]) -> BoundaryRange {
+    boundary_range(&analysis.limits(), levels).expect("held levels to read the boundary off")
 }
 
-/// The boundary a dense sweep shows, robust to one noisy level: where a straight line fitted
-/// to the binding SLA's observed/limit ratio crosses 1, over the levels within 20 % of the
-/// first level that fails together with the next one, after dropping the worst outlier.
-pub fn fitted_boundary(slas: &SlaSet, levels: &[LevelSummary]) -> Option<f64> {
-    let ratio = |l: &LevelSummary| {
-        slas.check(l)
-            .iter()
-            .map(|c| c.ratio())
-            .fold(0.0_f64, f64::max)
-    };
-    let mut sorted: Vec<&LevelSummary> = levels.iter().collect();
-    sorted.sort_by_key(|l| l.concurrency);
-    let first_fail = sorted
-        .windows(2)
-        .find(|w| ratio(w[0]) > 1.0 && ratio(w[1]) > 1.0)?[0]
-        .concurrency as f64;
-    let near: Vec<(f64, f64)> = sorted
-        .iter()
-        .map(|l| (l.concurrency as f64, ratio(l)))
-        .filter(|(c, r)| (*c - first_fail).abs() <= 0.2 * first_fail && r.is_finite())
-        .collect();
-    let (mx, my, slope) = fit(&near);
-    // drop the point furthest from the line, once, and fit again
-    let worst = near
-        .iter()
-        .enumerate()
-        .max_by(|a, b| {
-            let r = |p: &(f64, f64)| (p.1 - (my + slope * (p.0 - mx))).abs();
-            r(a.1).total_cmp(&r(b.1))
-        })
-        .map(|(i, _)| i)?;
-    let rest: Vec<(f64, f64)> = near
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != worst)
-        .map(|(_, p)| *p)
-        .collect();
-    let (mx, my, slope) = fit(&rest);
-    (slope > 0.0).then(|| mx + (1.0 - my) / slope)
-}
-
-/// Least squares: (mean x, mean y, slope).
-fn fit(pts: &[(f64, f64)]) -> (f64, f64, f64) {
-    let n = pts.len() as f64;
-    let (sx, sy) = pts.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
-    let (mx, my) = (sx / n, sy / n);
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    (mx, my, sxy / sxx)
-}
-
-/// One line per level, for failure messages.
-pub fn curve_text(levels: &[LevelSummary]) -> String {
+/// One line per level, for failure messages: the curve, and each limit's observed value,
+/// interval and verdict.
+pub fn curve_text(analysis: &Analysis, levels: &[LevelSummary]) -> String {
+    let limits = analysis.limits();
     levels
         .iter()
         .map(|l| {
+            let checks: Vec<String> = limits
+                .check(l)
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {:.3} [{:.3}, {:.3}] {:?}",
+                        c.threshold.metric.label(),
+                        c.observed.unwrap_or(f64::NAN),
+                        c.ci.and_then(|i| i.lo()).unwrap_or(f64::NAN),
+                        c.ci.and_then(|i| i.hi()).unwrap_or(f64::NAN),
+                        c.verdict
+                    )
+                })
+                .collect();
             format!(
-                "c={} tps={:.0} ttft_avg={:.2} tpot_avg={:.3} tpot95={:.3} e2e_avg={:.2} e2e99={:.2} \
-                 err={:.3}\n",
+                "c={} n={} held={} tps={:.0} e2e99={:.2} err={:.3}; {}\n",
                 l.concurrency,
+                l.planned_requests,
+                l.held,
                 l.output_tps(),
-                l.time_to_first_token.as_ref().map_or(f64::NAN, |s| s.avg),
-                l.inter_token_latency.as_ref().map_or(f64::NAN, |s| s.avg),
-                l.itl_p(95.0).unwrap_or(f64::NAN),
-                l.request_latency.as_ref().map_or(f64::NAN, |s| s.avg),
                 l.e2e_p(99.0).unwrap_or(f64::NAN),
-                l.error_rate
+                l.error_rate,
+                checks.join("; ")
             )
         })
         .collect()
@@ -174,38 +131,8 @@ pub fn search_workload() -> WorkloadSpec {
     w
 }
 
-/// Requests per level in the search tests.
-pub const REQUESTS: u32 = 128;
-
-/// The boundary on a dense sweep: a coarse pass every `step`, then every level inside the
-/// bracket the coarse pass found. Returns (boundary, all levels measured).
-pub async fn dense_sweep_boundary(
-    server: &SimServer,
-    slas: &SlaSet,
-    coarse: &[LevelSummary],
-    step: u32,
-    requests: u32,
-    timeout: Duration,
-) -> (u32, Vec<LevelSummary>) {
-    let b = robust_last_pass(slas, coarse).expect("the coarse sweep brackets the boundary");
-    let fine: Vec<u32> = (b + 1..b + step).collect();
-    let out = run_plan(server, sweep(fine), &search_workload(), requests, timeout).await;
-    let mut all: Vec<LevelSummary> = coarse.to_vec();
-    all.extend(out.levels);
-    let b = robust_last_pass(slas, &all).expect("boundary");
-    (b, all)
-}
-
-/// The last passing level before the first two failing levels in a row.
-pub fn robust_last_pass(slas: &SlaSet, levels: &[LevelSummary]) -> Option<u32> {
-    let mut sorted: Vec<&LevelSummary> = levels.iter().collect();
-    sorted.sort_by_key(|l| l.concurrency);
-    let i = sorted
-        .windows(2)
-        .position(|w| !slas.passes(w[0]) && !slas.passes(w[1]))?;
-    sorted[..i]
-        .iter()
-        .rev()
-        .find(|l| slas.passes(l))
-        .map(|l| l.concurrency)
-}
+/// Requests per level in the search tests. A level's statistics include its last round,
+/// when fewer requests are in flight and each runs faster: with 128 requests at concurrency
+/// 48 that tail was a third of the level and moved its mean TPOT several percent below a
+/// longer level's. Both the dense sweep and the search run this many, so they measure alike.
+pub const REQUESTS: u32 = 384;

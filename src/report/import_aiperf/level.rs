@@ -120,6 +120,11 @@ fn stats(
         p99: p[8],
         std,
         count,
+        // an AIPerf export has no histogram to read order statistics from; a rightsize
+        // export carries its intervals
+        ci95: m
+            .get("ci95")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
     })
 }
 
@@ -246,6 +251,15 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         index: 0,
         concurrency,
         planned_requests: planned,
+        requests_asked: obj
+            .get("requests_asked")
+            .and_then(Value::as_u64)
+            .unwrap_or(planned),
+        // an AIPerf export does not say how much concurrency it held: taken as held
+        held: obj.get("held").and_then(Value::as_bool).unwrap_or(true),
+        sampling: None,
+        slas: Vec::new(),
+        verdict: None,
         start_time,
         end_time,
         partial: obj

@@ -294,6 +294,9 @@ pub fn import_echo(
         "plan": {
             "kind": "import",
             "concurrency": levels.iter().map(|l| l.summary.concurrency).collect::<Vec<_>>(),
+            // a rightsize export carries its run's SLAs and error-rate limit
+            "slas": cfg.pointer("/rightsize_plan/slas").cloned().unwrap_or(json!([])),
+            "max_error_rate": cfg.pointer("/rightsize_plan/max_error_rate").cloned(),
         },
         "request_count": cfg.pointer("/loadgen/request_count"),
         "started_at": starts.min(),

@@ -145,26 +145,10 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                 .report
                 .as_ref()
                 .and_then(|r| r.iterations.get(app.level_scroll + i));
-            let verdict = match row.and_then(|r| r.pass) {
-                Some(true) => "pass".to_string(),
-                Some(false) => {
-                    // the SLA that broke, as `e2e 52.1 s`
-                    let broke = row
-                        .and_then(|r| r.slas.iter().find(|c| !c.pass))
-                        .map(|c| {
-                            format!(
-                                " {} {}",
-                                c.threshold.metric.label(),
-                                c.observed.map_or("-".into(), |v| {
-                                    crate::plan::sla::fmt_value(c.threshold.metric, v)
-                                })
-                            )
-                        })
-                        .unwrap_or_default();
-                    format!("fail{broke}")
-                }
-                None => String::new(),
-            };
+            let user_slas = app.report.as_ref().is_some_and(|r| !r.slas.is_empty());
+            let verdict = row.map_or(String::new(), |r| {
+                crate::plan::text::row_verdict(r, user_slas).to_lowercase()
+            });
             let cells = vec![
                 (app.level_scroll + i + 1).to_string(),
                 format!(
@@ -182,10 +166,10 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                 ms(l.e2e_p(50.0)),
                 ms(p99),
                 l.error_count().to_string(),
-                format!("{verdict}{}", if l.partial { " partial" } else { "" }),
+                verdict.clone(),
             ];
             let mut row = Row::new(pick(cells, narrow));
-            if verdict.starts_with("fail") || l.error_count() > 0 {
+            if verdict.starts_with("fail") || verdict == "not held" || l.error_count() > 0 {
                 row = row.style(theme.fg(Color::Red));
             }
             row

@@ -44,9 +44,13 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         lines.push(Line::from(vec![
             Span::styled(answer, theme.bold().patch(theme.fg(Color::Green))),
             Span::raw(format!(
-                "  bracket [{}, {}]",
+                "  bracket [{}, {}]{}",
                 bracket(s.bracket[0]),
                 bracket(s.bracket[1]),
+                r.boundary.map_or(String::new(), |b| format!(
+                    "  boundary {} (95 %)",
+                    range_text(b.low, b.high)
+                )),
             )),
         ]));
         if let Some(b) = &s.binding_sla {
@@ -60,15 +64,21 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
     }
     let p = &r.planning;
-    let ideal = match &p.ideal {
-        Some(i) => format!(
-            "ideal balance {} ({} tok/s, by {})",
-            i.concurrency,
-            compact(i.output_tps),
-            p.ideal_basis
-        ),
-        None => "ideal balance: none qualifies".into(),
-    };
+    let ideal =
+        match &p.ideal {
+            Some(i) => format!(
+                "ideal balance {} ({} tok/s, by {}{})",
+                i.concurrency,
+                compact(i.output_tps),
+                p.ideal_basis,
+                // by SLA its range is the boundary's, on the answer's line
+                i.range.filter(|_| p.ideal_basis == "knee").map_or(
+                    String::new(),
+                    |[lo, hi]| format!(", {}", range_text(lo, hi))
+                )
+            ),
+            None => "ideal balance: none qualifies".into(),
+        };
     let breaking = match (r.slas.is_empty(), p.breaking_point) {
         (true, _) => String::new(),
         (false, Some(c)) => format!("  breaking point {c}"),
@@ -80,8 +90,11 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             |v: Option<f64>, unit: &str| v.map_or(String::new(), |v| format!("  {v:.2}{unit}"));
         lines.push(Line::from(Span::styled(
             format!(
-                "right-size {} instances (+{:.0}%){}{}",
+                "right-size {} instances{} (+{:.0}%){}{}",
                 rs.instances,
+                rs.instances_range
+                    .filter(|[lo, hi]| lo != hi)
+                    .map_or(String::new(), |[lo, hi]| format!(" ({lo}-{hi})")),
                 rs.headroom * 100.0,
                 money(rs.cost_per_hour, "/h"),
                 money(rs.cost_per_million_output_tokens, "/M tok"),
@@ -92,6 +105,17 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     for w in &p.warnings {
         lines.push(Line::from(Span::styled(
             format!("⚠ {w}"),
+            theme.fg(Color::Yellow),
+        )));
+    }
+    if !r.skipped.is_empty() {
+        let list: Vec<String> = r
+            .skipped
+            .iter()
+            .map(|k| format!("{} ({})", k.concurrency, k.reason))
+            .collect();
+        lines.push(Line::from(Span::styled(
+            format!("never named: {}", list.join("; ")),
             theme.fg(Color::Yellow),
         )));
     }
@@ -107,4 +131,14 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             .block(Block::default().borders(Borders::ALL).title(" results ")),
         area,
     );
+}
+
+/// `74-81`, `78`, `at least 74`, or `above the levels`: where a concurrency may lie.
+fn range_text(lo: f64, hi: f64) -> String {
+    match (lo.is_finite(), hi.is_finite()) {
+        (true, true) if lo.round() == hi.round() => format!("{lo:.0}"),
+        (true, true) => format!("{lo:.0}-{hi:.0}"),
+        (true, false) => format!("at least {lo:.0}"),
+        _ => "above the levels".into(),
+    }
 }

@@ -1,5 +1,6 @@
-//! The open-file limit: every concurrent stream holds a socket, so a run at high concurrency
-//! needs a high soft limit. Raised to the hard limit at start.
+//! The open-file limit: every concurrent stream holds a socket (on the client and on the
+//! simulator), so a run at high concurrency needs a high soft limit. Both raise it to the
+//! hard limit at start.
 
 /// File descriptors the process needs beyond its sockets (stdio, log, results, runtime).
 const SPARE_FDS: u64 = 64;

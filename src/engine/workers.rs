@@ -1,0 +1,191 @@
+//! The closed-loop workers of one level and the work they share: a book of prompts that can
+//! grow by batches (adaptive sampling), one cursor handing out request indices, the decided
+//! limit, and how far the book reaches.
+//!
+//! A worker takes the next index the moment its previous request ends. When every request
+//! below the limit has finished, the collector decides whether the level grows; until then
+//! workers run on into the next batch's prompts (already in the book), so a level neither
+//! drains nor pauses at a batch end. Once it decides to stop, no index at or past the limit
+//! is started, and the requests already started past it finish and count like any other.
+//!
+//! Workers start together: spawning one task per slot costs microseconds, so 10,000 slots
+//! fill without a serial ramp.
+
+use super::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
+use crate::clock::now_ns;
+use crate::endpoint::Endpoint;
+use crate::workload::Prompt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// How far the work reaches: the decided limit and the prompts in the book.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Reach {
+    /// Requests the level runs for sure.
+    limit: u64,
+    /// Prompts in the book (at least `limit`): how far workers may run before a decision.
+    available: u64,
+}
+
+/// What the workers of one level share.
+pub struct Work {
+    /// Prompts by batch: batch `k` holds indices `[k * batch, (k + 1) * batch)`.
+    book: RwLock<Vec<Arc<Vec<Prompt>>>>,
+    batch: u64,
+    cursor: AtomicU64,
+    reach: watch::Sender<Reach>,
+    /// The level takes no index at or past the limit any more.
+    pub done: CancellationToken,
+    /// Requests sent and not yet finished.
+    pub in_flight: AtomicU64,
+    /// Content chunks received by every request of the level so far.
+    pub live_chunks: Arc<AtomicU64>,
+}
+
+impl Work {
+    /// Work for the first batch of prompts (indices from 0).
+    pub fn new(first: Vec<Prompt>) -> Arc<Work> {
+        let batch = first.len() as u64;
+        Arc::new(Work {
+            book: RwLock::new(vec![Arc::new(first)]),
+            batch: batch.max(1),
+            cursor: AtomicU64::new(0),
+            reach: watch::Sender::new(Reach {
+                limit: batch,
+                available: batch,
+            }),
+            done: CancellationToken::new(),
+            in_flight: AtomicU64::new(0),
+            live_chunks: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Requests the level runs for sure.
+    pub fn limit(&self) -> u64 {
+        self.reach.borrow().limit
+    }
+
+    /// Puts the next batch's prompts in the book (indices from what it holds on), so
+    /// workers may run on into them before the decision. Its length must not exceed the first
+    /// batch's.
+    pub fn stock(&self, prompts: Vec<Prompt>) {
+        let n = prompts.len() as u64;
+        if n == 0 {
+            return;
+        }
+        if let Ok(mut book) = self.book.write() {
+            book.push(Arc::new(prompts));
+        }
+        self.reach.send_modify(|r| r.available += n);
+    }
+
+    /// The level runs every prompt in the book: the limit moves to its end.
+    pub fn grow(&self) {
+        self.reach.send_modify(|r| r.limit = r.available);
+    }
+
+    /// Whether the book holds prompts past the limit (the next batch is stocked).
+    pub fn stocked(&self) -> bool {
+        let r = *self.reach.borrow();
+        r.available > r.limit
+    }
+
+    fn prompt_batch(&self, index: u64) -> Option<(Arc<Vec<Prompt>>, usize)> {
+        let book = self.book.read().ok()?;
+        let b = book.get((index / self.batch) as usize)?;
+        Some((b.clone(), (index % self.batch) as usize))
+    }
+
+    /// Waits until `index` may run (true) or the worker should leave (false).
+    async fn wait_for(
+        &self,
+        index: u64,
+        reach: &mut watch::Receiver<Reach>,
+        cancel: &CancellationToken,
+    ) -> bool {
+        loop {
+            let r = *reach.borrow_and_update();
+            let done = self.done.is_cancelled();
+            if index < r.limit || (!done && index < r.available) {
+                return true;
+            }
+            if done || cancel.is_cancelled() {
+                return false;
+            }
+            tokio::select! {
+                _ = reach.changed() => {}
+                _ = self.done.cancelled() => {}
+                _ = cancel.cancelled() => return false,
+            }
+        }
+    }
+}
+
+/// Starts `concurrency` workers on `work`; their records go to `tx`, times rebased on
+/// `level_start`. Workers leave when the level is done (or `cancel` fires) and no index they
+/// may run is left.
+pub fn spawn(
+    endpoint: &Endpoint,
+    concurrency: u32,
+    work: &Arc<Work>,
+    level_start: u64,
+    cancel: &CancellationToken,
+    tx: mpsc::UnboundedSender<RequestRecord>,
+) {
+    for worker in 0..concurrency {
+        let endpoint = endpoint.clone();
+        let work = work.clone();
+        let cancel = cancel.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut reach = work.reach.subscribe();
+            loop {
+                if cancel.is_cancelled() {
+                    return;
+                }
+                let index = work.cursor.fetch_add(1, Ordering::Relaxed);
+                if !work.wait_for(index, &mut reach, &cancel).await {
+                    return;
+                }
+                let Some((batch, at)) = work.prompt_batch(index) else {
+                    return;
+                };
+                let prompt = &batch[at];
+                let slot_free = now_ns();
+                work.in_flight.fetch_add(1, Ordering::Relaxed);
+                let outcome = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => cancelled_outcome(slot_free),
+                    o = endpoint.send_counting(&prompt.text, prompt.max_tokens, work.live_chunks.clone()) => o,
+                };
+                work.in_flight.fetch_sub(1, Ordering::Relaxed);
+                let rec = RequestRecord::from_outcome(
+                    index,
+                    worker,
+                    level_start,
+                    slot_free,
+                    prompt.input_tokens,
+                    outcome,
+                );
+                if tx.send(rec).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+fn cancelled_outcome(start_ns: u64) -> ExchangeOutcome {
+    ExchangeOutcome {
+        start_ns,
+        end_ns: now_ns(),
+        error: Some(RequestError {
+            kind: ErrorKind::Cancelled,
+            status: None,
+            message: "run stopped while the request was in flight".into(),
+        }),
+        ..Default::default()
+    }
+}

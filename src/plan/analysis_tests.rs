@@ -1,0 +1,147 @@
+//! Table tests of the analysis on scripted levels (every request of a level takes the same
+//! time, so statistics and intervals are exact): which levels may be named, the knee without
+//! them, the answer, the breaking point and the boundary range.
+
+use super::*;
+use crate::engine::record::ErrorKind;
+use crate::metrics::fixtures::level;
+
+/// 16, 64, 256, 1024 with enough requests for a p99 and the 1 % limit to be decided:
+/// throughput 1204.7, 2824.8, 4174.2, 4228.1 tok/s; e2e 3.4, 5.8, 15.7, 62 s.
+fn sweep() -> Vec<LevelSummary> {
+    vec![
+        level(0, 16, 512, 220, 3400, 256, None),
+        level(1, 64, 512, 560, 5800, 256, None),
+        level(2, 256, 1024, 2500, 15700, 256, None),
+        level(3, 1024, 2048, 21000, 62000, 256, None),
+    ]
+}
+
+fn e2e(limit: &str) -> Analysis {
+    Analysis {
+        slas: SlaSet(vec![SlaThreshold::parse(SlaMetric::E2e, limit).unwrap()]),
+        ..Analysis::default()
+    }
+}
+
+#[test]
+fn the_knee_and_the_ideal_skip_a_level_that_was_not_held() {
+    let mut levels = sweep();
+    let a = analyse(&Analysis::default(), &levels);
+    assert_eq!(
+        a.knee.as_ref().map(|k| (k.concurrency, k.below)),
+        Some((256, Some(64)))
+    );
+    assert_eq!(a.planning.ideal.as_ref().map(|i| i.concurrency), Some(256));
+    assert_eq!(a.planning.ideal.unwrap().range, Some([64.0, 256.0]));
+    assert!(a.skipped.is_empty());
+
+    levels[2].held = false;
+    levels[2].achieved_concurrency = Some(230.4);
+    let a = analyse(&Analysis::default(), &levels);
+    // 64 doubled is read between 64 and 1024: 12.4 % more, not a knee; 1024 is the top
+    assert_eq!(a.knee, None);
+    assert_eq!(
+        a.skipped,
+        vec![Skipped {
+            concurrency: 256,
+            reason: "not held: achieved concurrency 230 of 256 (90 %)".into()
+        }]
+    );
+    assert_eq!(a.planning.ideal.as_ref().map(|i| i.concurrency), Some(1024));
+    assert_eq!(a.planning.ideal_basis, "max_throughput");
+}
+
+#[test]
+fn the_answer_is_a_held_level_that_passed_and_the_range_comes_from_the_curve() {
+    let levels = sweep();
+    let a = analyse(&e2e("20s"), &levels);
+    assert_eq!(a.answer.map(|x| x.concurrency), Some(256));
+    assert_eq!(a.planning.breaking_point, Some(1024));
+    let verdicts: Vec<Verdict> = a.iterations.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [Verdict::Pass, Verdict::Pass, Verdict::Pass, Verdict::Fail]
+    );
+    // e2e / limit: 0.785 at 256, 3.1 at 1024; exact data, so every curve crosses at once
+    let cross = 256.0 * 4f64.powf(0.215 / 2.315);
+    let b = a.boundary.unwrap();
+    for v in [b.low, b.estimate, b.high] {
+        assert!((v - cross).abs() < 1e-6, "{b:?} vs {cross}");
+    }
+    assert_eq!(
+        a.planning.ideal.as_ref().and_then(|i| i.range),
+        Some([b.low, b.high])
+    );
+
+    // 256 not held: the answer falls back to 64, 256 is not a failure either
+    let mut levels = sweep();
+    levels[2].held = false;
+    let a = analyse(&e2e("20s"), &levels);
+    assert_eq!(a.answer.map(|x| x.concurrency), Some(64));
+    assert_eq!(a.planning.breaking_point, Some(1024));
+    // the range reads the held levels only: 0.29 at 64, 3.1 at 1024
+    let cross = 64.0 * 16f64.powf((1.0 - 0.29) / (3.1 - 0.29));
+    assert!((a.boundary.unwrap().estimate - cross).abs() < 1e-6);
+}
+
+#[test]
+fn failed_requests_count_against_a_level() {
+    let mut levels = sweep();
+    // a quarter of 64's requests fail: its latency is fine, its error rate is not
+    levels[1] = level(1, 64, 512, 560, 5800, 256, Some((ErrorKind::HttpStatus, 4)));
+    // nothing at 1024 succeeds
+    levels[3] = level(3, 1024, 2048, 0, 1000, 256, Some((ErrorKind::Connect, 1)));
+    let a = analyse(&e2e("20s"), &levels);
+    assert_eq!(
+        a.skipped,
+        vec![
+            Skipped {
+                concurrency: 64,
+                reason: "error rate 25.0 % is above the 1.0 % limit".into()
+            },
+            Skipped {
+                concurrency: 1024,
+                reason: "no request succeeded (2048 failed)".into()
+            },
+        ]
+    );
+    // 64 fails on its errors: the answer is 16, the breaking point 64
+    assert_eq!(a.answer.map(|x| x.concurrency), Some(16));
+    assert_eq!(a.planning.breaking_point, Some(64));
+    let row = &a.iterations[1];
+    assert_eq!(row.verdict, Verdict::Fail);
+    assert_eq!(
+        row.slas.iter().map(|c| c.verdict).collect::<Vec<_>>(),
+        [Verdict::Pass, Verdict::Fail]
+    );
+    // a 30 % limit lets 64 pass; 1024 still fails on both counts
+    let loose = Analysis {
+        max_error_rate: 0.3,
+        ..e2e("20s")
+    };
+    let a = analyse(&loose, &levels);
+    assert_eq!(a.answer.map(|x| x.concurrency), Some(256));
+    assert_eq!(a.skipped.len(), 1);
+}
+
+#[test]
+fn too_few_requests_to_decide_say_so() {
+    // 64 requests cannot bound a p99 from above (368 needed) nor pass a 1 % limit (381)
+    let levels = vec![level(0, 16, 64, 220, 3400, 256, None)];
+    let a = analyse(&e2e("20s"), &levels);
+    assert_eq!(a.iterations[0].verdict, Verdict::Uncertain);
+    assert_eq!(a.answer, None);
+    assert_eq!(
+        a.planning.warnings,
+        vec![
+            "p99 e2e <= 20.0 s can pass only with at least 368 successful requests per level; \
+             these levels had fewer and stay uncertain: 16 (64) (raise --requests)",
+            "avg error rate <= 1.0 % can pass only with at least 381 requests per level; \
+             these levels had fewer and stay uncertain: 16 (64) (raise --requests)",
+        ]
+    );
+    // without SLAs an uncertain error rate does not keep a level from being named
+    let a = analyse(&Analysis::default(), &levels);
+    assert_eq!(a.planning.ideal.map(|i| i.concurrency), Some(16));
+}
