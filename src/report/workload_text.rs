@@ -76,9 +76,35 @@ pub fn workload_details(echo: &Value) -> String {
     out
 }
 
+/// Whether the server's counts equal what was aimed at: the input target (or, without one,
+/// the client's count) and `max_tokens`, where the server reported them.
+fn as_aimed(c: &crate::metrics::TokenCounts) -> bool {
+    let same = |got: Option<f64>, want: Option<f64>| match (got, want) {
+        (Some(g), Some(w)) => (g - w).abs() <= 0.0005 * w.max(1.0),
+        _ => true,
+    };
+    let target = c.input_target_mean.or(Some(c.input_client_mean));
+    c.warnings.is_empty()
+        && same(c.input_server_mean, target)
+        && same(c.output_server_mean, c.output_requested_mean)
+}
+
 /// Input lengths (target, client, server) and output lengths (asked, server) per level, with
-/// the levels' length warnings; empty when no level recorded them.
+/// the levels' length warnings; one line when every level's server counts are what was aimed
+/// at; empty when no level recorded them.
 pub fn lengths_table(levels: &[LevelSummary]) -> String {
+    let counted: Vec<_> = levels
+        .iter()
+        .filter_map(|l| l.workload.token_counts.as_ref())
+        .collect();
+    if !counted.is_empty() && counted.iter().all(|c| as_aimed(c)) {
+        let reported = counted.iter().any(|c| c.input_server_reported > 0);
+        return if reported {
+            "token lengths: the server counted what was aimed at, at every level\n".into()
+        } else {
+            "token lengths: the server reported no usage to check them against\n".into()
+        };
+    }
     let f1 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
     let rows: Vec<Vec<String>> = levels
         .iter()
