@@ -4,7 +4,8 @@
 //! Layout: `config`/`args` (parameters and flags), `api` (request parsing), `http` (routing and
 //! the completion handler), `body` (streamed response bodies), `engine` (the scheduler thread
 //! and step timing), `scheduler` (the batching model), `prefix_cache`, `text` (seeded output),
-//! `faults`, `metrics` (counters and Prometheus text), `tokens` (prompt counting). See `docs/simulator.md`.
+//! `faults`, `metrics` (counters and Prometheus text), `tokens` (prompt counting). See
+//! `docs/simulator.md`.
 
 mod api;
 mod args;

@@ -1,3 +1,6 @@
+//! Tokenizer files built by the tests (a Llama-3-style byte-level BPE, a SentencePiece-style
+//! Unigram) load and count known strings exactly.
+
 use crate::workload::test_tokenizers::{byte_level_bpe_json, sentencepiece_json, write};
 use crate::workload::tokenizer::{load, LoadedTokenizer};
 

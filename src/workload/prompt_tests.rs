@@ -1,3 +1,6 @@
+//! Prompt tests: exact lengths, repeatability, shared prefixes, real tokenizers, calibration,
+//! and the prompt-generation speed measurement.
+
 use super::*;
 use crate::workload::tokenizer::approx_token_count;
 

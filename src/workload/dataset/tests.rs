@@ -1,3 +1,6 @@
+//! Dataset tests: each format with good files and a bad line each (exact error text),
+//! detection, filters, sampling, and Mooncake prompts that share exact token prefixes.
+
 use super::*;
 use crate::workload::tokenizer::ApproxTokenizer;
 
