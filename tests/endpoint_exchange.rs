@@ -130,6 +130,71 @@ async fn client_counts_tokens_without_usage_including_reasoning() {
     assert_eq!(o.content_chunk_ns.len(), 3);
     assert_eq!(o.output_tokens, Some(3 + 3));
     assert_eq!(o.output_tokens_source, TokenSource::Client);
+    // reasoning counted apart; the first answer token is the second content chunk
+    assert_eq!(o.reasoning_tokens, Some(3));
+    assert_eq!(o.first_token_ns, Some(o.content_chunk_ns[0]));
+    assert_eq!(o.first_output_ns, Some(o.content_chunk_ns[1]));
+    assert_eq!(
+        (o.answer_text.as_str(), o.reasoning_text.as_str()),
+        ("the cat sat", "let me see")
+    );
+    assert_eq!(o.max_tokens, Some(8));
+}
+
+#[tokio::test]
+async fn reasoning_tokens_come_from_usage_and_the_first_answer_token_is_timed() {
+    let server = serve_one(vec![
+        sse_head(),
+        event(r#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#),
+        Step::Sleep(120),
+        event(r#"{"choices":[{"delta":{"reasoning":" so"}}]}"#),
+        Step::Sleep(120),
+        content("Paris"),
+        event(
+            r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":6}}}"#,
+        ),
+        done(),
+        end(),
+    ])
+    .await;
+    let o = endpoint(&spec(&server.base()))
+        .send("capital of France?", 32)
+        .await;
+    assert_eq!(o.error, None);
+    assert_eq!(
+        (o.output_tokens, o.reasoning_tokens, o.server_input_tokens),
+        (Some(9), Some(6), Some(7))
+    );
+    // the answer is the third chunk with text; the server held it back 240 ms
+    assert_eq!(o.content_chunk_ns.len(), 3);
+    assert_eq!(o.first_token_ns, Some(o.content_chunk_ns[0]));
+    assert_eq!(o.first_output_ns, Some(o.content_chunk_ns[2]));
+    let ttfo = ms(o.first_token_ns.unwrap(), o.first_output_ns.unwrap());
+    assert!(ttfo >= 240.0 - 2.0 * EARLY_MS, "{ttfo} ms");
+}
+
+#[tokio::test]
+#[cfg(feature = "exact-tokenizers")]
+async fn the_runs_tokenizer_counts_answers_without_usage() {
+    let server = serve_one(vec![
+        sse_head(),
+        event(r#"{"choices":[{"delta":{"reasoning_content":"hello world"}}]}"#),
+        content("hello world"),
+        done(),
+        end(),
+    ])
+    .await;
+    let o200k = rightsize::workload::tokenizer::load("o200k")
+        .unwrap()
+        .tokenizer;
+    let o = endpoint(&spec(&server.base()))
+        .with_tokenizer(o200k)
+        .send("x", 8)
+        .await;
+    assert_eq!(o.error, None);
+    // o200k: "hello world" is 2 tokens (the approximation says 4)
+    assert_eq!((o.output_tokens, o.reasoning_tokens), (Some(4), Some(2)));
+    assert_eq!(o.output_tokens_source, TokenSource::Client);
 }
 
 #[tokio::test]

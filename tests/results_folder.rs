@@ -56,6 +56,7 @@ fn record(index: u64, worker: u32, start_ms: u64, error: Option<ErrorKind>) -> R
         server_last_sent_ns: None,
         warmup: false,
         cooldown: false,
+        detail: Default::default(),
     }
 }
 

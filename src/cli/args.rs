@@ -75,9 +75,11 @@ pub struct WorkloadArgs {
     /// Share (0-1) of requests that reuse the shared prefix
     #[arg(long, value_name = "F", value_parser = parse_fraction)]
     pub prefix_share: Option<f64>,
-    /// Seed for prompt text and lengths
+    /// Seed for prompt text, lengths and dataset sampling
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub source: super::workload_args::WorkloadSourceArgs,
 }
 
 /// SLA thresholds (`rightsize search`, and `sweep` for pass/fail and the breaking point).
@@ -222,7 +224,7 @@ impl EndpointArgs {
 
 impl WorkloadArgs {
     pub fn overrides(&self) -> WorkloadOverrides {
-        WorkloadOverrides {
+        let mut o = WorkloadOverrides {
             profile: self.profile.clone(),
             input_tokens: self.input_tokens,
             input_stddev: self.input_stddev,
@@ -238,7 +240,10 @@ impl WorkloadArgs {
             prefix_tokens: self.prefix_tokens,
             prefix_share: self.prefix_share,
             seed: self.seed,
-        }
+            ..WorkloadOverrides::default()
+        };
+        self.source.apply(&mut o);
+        o
     }
 }
 

@@ -9,6 +9,7 @@ pub mod history;
 pub mod import;
 pub mod search;
 pub mod sweep;
+pub mod workload_args;
 
 use crate::tui::setup::StartRequest;
 use clap::{Parser, Subcommand};

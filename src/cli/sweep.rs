@@ -69,6 +69,7 @@ impl SweepArgs {
                 prefix_tokens: None,
                 prefix_share: None,
                 seed: None,
+                source: Default::default(),
             },
             plan: Some("demo".into()),
             concurrency: None,
@@ -173,7 +174,12 @@ pub(crate) async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
     let (endpoint, sim, sim_time_scale) = match &l.run.endpoint {
         EndpointTarget::Remote(s) => (s.clone(), None, None),
         EndpointTarget::Simulator { time_scale, spec } => {
-            let server = crate::sim::start(crate::sim::SimConfig::fast(*time_scale)).await?;
+            // the simulator counts prompts with the run's tokenizer, as a real server would
+            let cfg = crate::sim::SimConfig {
+                tokenizer: l.run.workload.tokenizer.clone(),
+                ..crate::sim::SimConfig::fast(*time_scale)
+            };
+            let server = crate::sim::start(cfg).await?;
             let mut s = spec.clone();
             s.base_url = server.base_url.clone();
             if s.model.is_empty() {

@@ -75,6 +75,9 @@ pub struct EndpointEntry {
     pub exact_output_length: Option<bool>,
     /// Simulator only: how many times faster than real time the model runs.
     pub time_scale: Option<f64>,
+    /// Calibrate prompt lengths against the server's count in pre-flight (default: on for
+    /// HTTP endpoints, off for the simulator).
+    pub calibrate: Option<bool>,
 }
 
 /// `[profiles.NAME]`: a workload.
@@ -88,8 +91,22 @@ pub struct ProfileEntry {
     pub stream: Option<bool>,
     pub shared_prefix_tokens: Option<u32>,
     pub shared_prefix_share: Option<Fraction>,
+    /// `approx`, `o200k`, `cl100k` or the path of a Hugging Face `tokenizer.json`.
     pub tokenizer: Option<String>,
     pub seed: Option<u64>,
+    /// Prompts from this file instead of generated ones (see docs/workloads.md).
+    pub dataset: Option<PathBuf>,
+    /// `jsonl`, `sharegpt` or `mooncake` (default: detected).
+    pub dataset_format: Option<String>,
+    /// `in-order`, `shuffle` or `replace`.
+    pub dataset_sampling: Option<String>,
+    /// Mooncake traces: tokens per hash id (default 512).
+    pub block_tokens: Option<Positive>,
+    /// Dataset records outside these lengths (tokens) are skipped.
+    pub dataset_min_input: Option<u32>,
+    pub dataset_max_input: Option<u32>,
+    pub dataset_min_output: Option<u32>,
+    pub dataset_max_output: Option<u32>,
 }
 
 /// `[sweeps.NAME]`: a concurrency sweep plan.

@@ -5,5 +5,6 @@ pub mod file;
 pub mod resolve;
 pub mod search;
 pub mod values;
+mod workload;
 
 pub use file::{ConfigError, ConfigFile};

@@ -3,6 +3,7 @@
 
 use super::file::{ConfigFile, EndpointKind};
 use crate::endpoint::{Api, EndpointSpec};
+use crate::workload::dataset::{DatasetFormat, LengthFilter, Sampling};
 use crate::workload::WorkloadSpec;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -44,6 +45,14 @@ pub struct WorkloadOverrides {
     pub prefix_tokens: Option<u32>,
     pub prefix_share: Option<f64>,
     pub seed: Option<u64>,
+    /// `approx`, `o200k`, `cl100k` or a `tokenizer.json` path.
+    pub tokenizer: Option<String>,
+    pub dataset: Option<PathBuf>,
+    pub dataset_format: Option<DatasetFormat>,
+    pub sampling: Option<Sampling>,
+    pub block_tokens: Option<u32>,
+    pub filter: LengthFilter,
+    pub calibrate: Option<bool>,
 }
 
 /// Sweep plan choices given on the command line.
@@ -240,6 +249,7 @@ pub fn resolve_workload(
         .profiles
         .get(&name)
         .ok_or_else(|| unknown("profile", &name, cfg.profiles.keys().cloned()))?;
+    let dataset = super::workload::dataset_spec(&name, p, o)?;
     let w = WorkloadSpec {
         name,
         input_tokens: o
@@ -259,21 +269,35 @@ pub fn resolve_workload(
             .or(p.shared_prefix_share.map(|f| f.0))
             .unwrap_or(0.0),
         seed: o.seed.or(p.seed).unwrap_or(0),
-        tokenizer: p.tokenizer.clone().unwrap_or_else(|| "approx-4c".into()),
+        tokenizer: o
+            .tokenizer
+            .clone()
+            .or_else(|| p.tokenizer.clone())
+            .unwrap_or_else(|| "approx".into()),
+        dataset,
+        ..WorkloadSpec::fixed(0, 0)
     };
-    if w.tokenizer != "approx-4c" {
-        return Err(InputError(format!(
-            "profile `{}`: tokenizer `{}` is not available; the built-in one is `approx-4c`",
-            w.name, w.tokenizer
-        )));
-    }
     if w.shared_prefix_tokens > w.input_tokens {
         return Err(InputError(format!(
             "profile `{}`: shared prefix ({} tokens) is longer than the input ({} tokens)",
             w.name, w.shared_prefix_tokens, w.input_tokens
         )));
     }
-    Ok(w)
+    super::workload::load(w)
+}
+
+/// Resolves the workload, then the endpoint (streaming comes from the workload), then whether
+/// to calibrate (it depends on the endpoint).
+pub(crate) fn resolve_target(
+    cfg: &ConfigFile,
+    e: &EndpointOverrides,
+    w: &WorkloadOverrides,
+) -> Result<(EndpointTarget, WorkloadSpec), InputError> {
+    let mut workload = resolve_workload(cfg, w)?;
+    let endpoint = resolve_endpoint(cfg, e, workload.stream)?;
+    let entry = cfg.endpoints.get(&endpoint.spec().name);
+    super::workload::set_calibrate(&mut workload, w, entry, &endpoint);
+    Ok((endpoint, workload))
 }
 
 /// Resolves a whole sweep.
@@ -284,8 +308,7 @@ pub fn resolve_sweep(
     w: &WorkloadOverrides,
     s: &SweepOverrides,
 ) -> Result<SweepSpec, InputError> {
-    let workload = resolve_workload(cfg, w)?;
-    let endpoint = resolve_endpoint(cfg, e, workload.stream)?;
+    let (endpoint, workload) = resolve_target(cfg, e, w)?;
     let plan_name = s
         .plan
         .clone()

@@ -3,8 +3,8 @@
 
 use super::file::{ConfigFile, SearchEntry, SlaValue};
 use super::resolve::{
-    resolve_endpoint, resolve_workload, run_settings, unknown, EndpointOverrides, InputError,
-    RunOverrides, RunSettings, WorkloadOverrides,
+    resolve_target, run_settings, unknown, EndpointOverrides, InputError, RunOverrides,
+    RunSettings, WorkloadOverrides,
 };
 use crate::plan::search::SearchConfig;
 use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
@@ -81,8 +81,7 @@ pub fn resolve_search(
     w: &WorkloadOverrides,
     s: &SearchOverrides,
 ) -> Result<SearchSpec, InputError> {
-    let workload = resolve_workload(cfg, w)?;
-    let endpoint = resolve_endpoint(cfg, e, workload.stream)?;
+    let (endpoint, workload) = resolve_target(cfg, e, w)?;
     let name = s.plan.clone().or_else(|| cfg.defaults.search.clone());
     let plan = match &name {
         Some(n) => cfg

@@ -20,7 +20,8 @@ use super::response::{read_error, read_stream, read_whole, Body, Probe};
 use super::transport::{classify, error_chain, fail_transport, is_stale_connection, Transport};
 use super::EndpointSpec;
 use crate::clock::now_ns;
-use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError};
+use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
+use crate::workload::tokenizer::{ApproxTokenizer, Tokenizer};
 
 /// Why an [`Endpoint`] could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +60,8 @@ struct Inner {
 #[derive(Clone)]
 pub struct Endpoint {
     inner: Arc<Inner>,
+    /// Counts answers whose server sent no usage (the run's tokenizer; built-in by default).
+    counter: Arc<dyn Tokenizer>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -190,7 +193,31 @@ impl Endpoint {
                 request_timeout,
                 h1,
             }),
+            counter: Arc::new(ApproxTokenizer),
         })
+    }
+
+    /// This endpoint, counting answers without usage (and reasoning without a server count)
+    /// with `tokenizer`.
+    pub fn with_tokenizer(self, tokenizer: Arc<dyn Tokenizer>) -> Endpoint {
+        Endpoint {
+            counter: tokenizer,
+            ..self
+        }
+    }
+
+    /// Counts with the run's tokenizer what the server did not count: the output (answer
+    /// plus reasoning) when usage gave no `completion_tokens`, and the reasoning when usage
+    /// gave no `reasoning_tokens`.
+    fn count_client_side(&self, out: &mut ExchangeOutcome) {
+        let reasoning =
+            (!out.reasoning_text.is_empty()).then(|| self.counter.count(&out.reasoning_text));
+        if out.output_tokens.is_none() && out.output_tokens_source == TokenSource::Client {
+            out.output_tokens = Some(self.counter.count(&out.answer_text) + reasoning.unwrap_or(0));
+        }
+        if out.reasoning_tokens.is_none() {
+            out.reasoning_tokens = reasoning;
+        }
     }
 
     /// The endpoint's description.
@@ -307,6 +334,8 @@ impl Endpoint {
             }
         }
         out.end_ns = now_ns();
+        out.max_tokens = Some(max_tokens);
+        self.count_client_side(&mut out);
         out
     }
 

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod calibrate;
 mod chunked;
 pub mod client;
 mod h1;

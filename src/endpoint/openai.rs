@@ -75,9 +75,20 @@ pub struct Usage {
     /// Prompt tokens.
     #[serde(default)]
     pub prompt_tokens: Option<u32>,
-    /// Output tokens.
+    /// Output tokens (reasoning included).
     #[serde(default)]
     pub completion_tokens: Option<u32>,
+    /// `completion_tokens_details` (OpenAI's reasoning-token count), when sent.
+    #[serde(default)]
+    pub completion_tokens_details: Option<CompletionDetails>,
+}
+
+/// `usage.completion_tokens_details`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub struct CompletionDetails {
+    /// Reasoning tokens among `completion_tokens`.
+    #[serde(default)]
+    pub reasoning_tokens: Option<u32>,
 }
 
 /// Deserializes an optional string, borrowing it from the input when it has no escapes
@@ -319,6 +330,7 @@ mod tests {
             usage: usage.map(|(p, c)| Usage {
                 prompt_tokens: p,
                 completion_tokens: c,
+                completion_tokens_details: None,
             }),
             openai_shaped: true,
             finished,

@@ -12,7 +12,6 @@ use super::sse::{Event, Framing, StreamParser};
 use super::transport::{error_chain, Transport};
 use crate::clock::now_ns;
 use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
-use crate::workload::tokenizer::approx_token_count;
 
 /// Largest response body read (non-streaming answers and error bodies), in bytes.
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
@@ -168,6 +167,9 @@ impl StreamState {
                 if c.usage.is_some() {
                     self.usage = c.usage;
                 }
+                if c.content.is_some() {
+                    out.first_output_ns.get_or_insert(t);
+                }
                 if c.has_text() {
                     if let Some(live) = &out.live_chunks {
                         live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -211,20 +213,23 @@ impl StreamState {
         }
     }
 
-    /// Output and input token counts into `out`.
-    fn count_tokens(&self, out: &mut ExchangeOutcome) {
+    /// The server's token counts into `out`, and the answer and reasoning texts; where the
+    /// server gave no count (`output_tokens` `None` with source `Client`), [`super::Endpoint`]
+    /// counts the texts with the run's tokenizer.
+    fn count_tokens(&mut self, out: &mut ExchangeOutcome) {
         out.server_input_tokens = self.usage.and_then(|u| u.prompt_tokens);
-        match self.usage.and_then(|u| u.completion_tokens) {
-            Some(n) => {
-                out.output_tokens = Some(n);
-                out.output_tokens_source = TokenSource::Server;
-            }
-            None => {
-                out.output_tokens =
-                    Some(approx_token_count(&self.content) + approx_token_count(&self.reasoning));
-                out.output_tokens_source = TokenSource::Client;
-            }
-        }
+        out.output_tokens = self.usage.and_then(|u| u.completion_tokens);
+        out.output_tokens_source = match out.output_tokens {
+            Some(_) => TokenSource::Server,
+            None => TokenSource::Client,
+        };
+        out.reasoning_tokens = self
+            .usage
+            .and_then(|u| u.completion_tokens_details)
+            .and_then(|d| d.reasoning_tokens)
+            .filter(|n| *n > 0);
+        out.answer_text = std::mem::take(&mut self.content);
+        out.reasoning_text = std::mem::take(&mut self.reasoning);
     }
 }
 
@@ -293,7 +298,7 @@ impl StreamReader {
     }
 
     /// Token counts into `out` (and the stream's shape into `probe`) once the body has ended.
-    pub fn finish(self, out: &mut ExchangeOutcome, probe: Option<&mut Probe>) {
+    pub fn finish(mut self, out: &mut ExchangeOutcome, probe: Option<&mut Probe>) {
         self.st.count_tokens(out);
         if let Some(p) = probe {
             p.data_events = self.parser.data_events();
@@ -374,6 +379,7 @@ pub(crate) async fn read_whole(
             st.usage = c.usage;
             // no first token: a body read whole has no TTFT (and no inter-token latency)
             out.last_token_ns = Some(t);
+            out.first_output_ns = c.content.is_some().then_some(t);
             out.server_first_sent_ns = c.sim_sent_ns;
             out.server_last_sent_ns = c.sim_sent_ns;
             if c.has_text() {

@@ -111,6 +111,36 @@ pub struct ExchangeOutcome {
     /// A counter the stream reader adds one to per content chunk as it arrives, so a level's
     /// live token rate counts tokens when they come, not when the request ends.
     pub live_chunks: Option<Arc<AtomicU64>>,
+    /// `max_tokens` the request asked for.
+    pub max_tokens: Option<u32>,
+    /// First chunk carrying answer content, not reasoning (time to first output token).
+    pub first_output_ns: Option<u64>,
+    /// Reasoning tokens among `output_tokens`: the server's
+    /// `usage.completion_tokens_details.reasoning_tokens`, else the client's count of the
+    /// reasoning text; `None` when the answer carried no reasoning.
+    pub reasoning_tokens: Option<u32>,
+    /// The answer text and the reasoning text as received.
+    pub answer_text: String,
+    pub reasoning_text: String,
+}
+
+/// What a record keeps beyond timings and counts that every request has: the server's input
+/// count beside the client's, the `max_tokens` asked for, and reasoning. Flattened into the
+/// record's JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestDetail {
+    /// Input tokens as the server's usage reported them (`input_tokens` is the client's count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_input_tokens: Option<u32>,
+    /// `max_tokens` asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// First answer (not reasoning) chunk (ns since level start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_output_ns: Option<u64>,
+    /// Reasoning tokens among `output_tokens`, when the answer carried reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u32>,
 }
 
 /// One request as recorded in a level: times in nanoseconds relative to the level's start.
@@ -157,10 +187,13 @@ pub struct RequestRecord {
     /// counted; see `engine::workers`).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub cooldown: bool,
+    #[serde(flatten)]
+    pub detail: RequestDetail,
 }
 
 impl RequestRecord {
-    /// Builds a record from an exchange, rebasing times on `level_start_ns`.
+    /// Builds a record from an exchange, rebasing times on `level_start_ns`; `input_tokens`
+    /// is the client's count of the prompt.
     pub fn from_outcome(
         index: u64,
         worker: u32,
@@ -183,7 +216,7 @@ impl RequestRecord {
             first_token_ns: o.first_token_ns.map(rel),
             last_token_ns: o.last_token_ns.map(rel),
             end_ns: rel(o.end_ns),
-            input_tokens: o.server_input_tokens.unwrap_or(input_tokens),
+            input_tokens,
             output_tokens: o.output_tokens,
             output_tokens_source: o.output_tokens_source,
             content_chunks: o.content_chunk_ns.len() as u32,
@@ -194,12 +227,31 @@ impl RequestRecord {
             server_last_sent_ns: o.server_last_sent_ns.map(rel),
             warmup: false,
             cooldown: false,
+            detail: RequestDetail {
+                server_input_tokens: o.server_input_tokens,
+                max_tokens: o.max_tokens,
+                first_output_ns: o.first_output_ns.map(rel),
+                reasoning_tokens: o.reasoning_tokens,
+            },
         }
     }
 
     /// Whether the level's statistics count this request (neither warmup nor cooldown).
     pub fn counted(&self) -> bool {
         !self.warmup && !self.cooldown
+    }
+
+    /// The input length the level reports (`input_sequence_length`): the server's count when
+    /// it gave one, else the client's.
+    pub fn input_sequence_length(&self) -> u32 {
+        self.detail.server_input_tokens.unwrap_or(self.input_tokens)
+    }
+
+    /// Time to the first answer token (ns), for streamed requests whose answer had content.
+    pub fn ttfo_ns(&self) -> Option<u64> {
+        self.detail
+            .first_output_ns
+            .map(|t| t.saturating_sub(self.start_ns))
     }
 
     /// True when the request succeeded.

@@ -42,6 +42,8 @@ pub enum RunError {
     Preflight(#[from] PreflightError),
     #[error("results folder: {0}")]
     Results(#[from] std::io::Error),
+    #[error("{0}")]
+    Workload(#[from] crate::workload::WorkloadError),
 }
 
 /// The echo of a run, written to `run.json` (no secrets: the endpoint names only the
@@ -84,6 +86,8 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
     let limits = raise_nofile_limit();
+    let mut workload = req.workload.clone().ensure_loaded()?;
+    let counter = workload.loaded().tokenizer.tokenizer.clone();
     let max_pool = 4096usize;
     let endpoint = if req.endpoint.model.is_empty() {
         // no model named: use the one the server lists (or say which to pick)
@@ -93,8 +97,18 @@ pub async fn run(
         Endpoint::new(&spec, max_pool, req.timeout)?
     } else {
         Endpoint::new(&req.endpoint, max_pool, req.timeout)?
-    };
+    }
+    .with_tokenizer(counter);
     let server = preflight(&endpoint).await?;
+    if workload.calibrate {
+        let c = crate::endpoint::calibrate::calibrate(&endpoint, &workload).await;
+        if let (false, Some(note)) = (c.applied, &c.note) {
+            let _ = events
+                .send(EngineEvent::Warning(format!("calibration: {note}")))
+                .await;
+        }
+        workload.calibration = Some(c);
+    }
     let model = endpoint.spec().model.clone();
 
     let run_id = crate::report::new_run_id(&req.kind, std::time::SystemTime::now());
@@ -106,7 +120,7 @@ pub async fn run(
         kind: req.kind.clone(),
         endpoint: endpoint.spec().clone(),
         server: server.clone(),
-        workload: req.workload.clone(),
+        workload: workload.clone(),
         plan: planner.describe(),
         request_count: req.request_count,
         warmup: req.warmup,
@@ -166,13 +180,21 @@ pub async fn run(
         };
         let ctx = LevelCtx {
             endpoint: &endpoint,
-            workload: &req.workload,
+            workload: &workload,
             cancel: &cancel,
             events: &events,
             log: &mut log,
             planner: &*planner,
         };
-        let summary = run_level(ctx, plan).await;
+        let mut summary = run_level(ctx, plan).await;
+        for w in check_lengths(&mut summary, &workload, endpoint.spec().exact_output_length) {
+            let _ = events
+                .send(EngineEvent::Warning(format!(
+                    "level {} (concurrency {concurrency}): {w}",
+                    plan.index + 1
+                )))
+                .await;
+        }
         dir.write_level(&summary)?;
         let _ = events
             .send(EngineEvent::LevelFinished(Box::new(summary.clone())))
@@ -211,6 +233,20 @@ pub async fn run(
 /// slot runs at least two requests and the steady window (all slots busy) exists.
 pub fn level_requests(asked: u32, concurrency: u32) -> u32 {
     asked.max(concurrency.saturating_mul(2))
+}
+
+/// Sets the level's input target and compares the lengths (see `metrics::lengths`); returns
+/// the warnings.
+fn check_lengths(summary: &mut LevelSummary, w: &WorkloadSpec, exact_output: bool) -> Vec<String> {
+    let target = w.target_input_mean(summary.index, summary.planned_requests);
+    let calibrated = w.calibration.as_ref().is_some_and(|c| c.applied);
+    match &mut summary.workload.token_counts {
+        Some(c) => {
+            c.check(target, calibrated, exact_output);
+            c.warnings.clone()
+        }
+        None => Vec::new(),
+    }
 }
 
 #[cfg(test)]

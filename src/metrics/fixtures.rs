@@ -49,6 +49,7 @@ pub fn level(
             server_last_sent_ns: None,
             warmup: false,
             cooldown: false,
+            detail: Default::default(),
         });
     }
     acc.finish(LevelMeta {

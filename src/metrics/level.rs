@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::histogram::{
     Histogram, Stats, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
 };
+use super::lengths::LengthTally;
 use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts, HELD_SHARE,
@@ -96,6 +97,9 @@ pub struct LevelAccumulator {
     limits: RequestLimits,
     /// Successful requests that met every limit in `limits`.
     good: u64,
+
+    // The workload block (input lengths target / client / server, reasoning): `lengths.rs`.
+    lengths: LengthTally,
 }
 
 fn overlap(a: u64, b: u64, lo: u64, hi: u64) -> u64 {
@@ -131,6 +135,7 @@ impl LevelAccumulator {
             reconnects: 0,
             limits: RequestLimits::default(),
             good: 0,
+            lengths: LengthTally::default(),
         }
     }
 
@@ -218,8 +223,10 @@ impl LevelAccumulator {
         for gap in &rec.chunk_gaps_ns {
             self.icl.record_ns(*gap);
         }
-        self.isl.record_value(f64::from(rec.input_tokens));
-        self.ok_input_tokens += u64::from(rec.input_tokens);
+        self.lengths.add(rec);
+        self.isl
+            .record_value(f64::from(rec.input_sequence_length()));
+        self.ok_input_tokens += u64::from(rec.input_sequence_length());
         if let Some(n) = rec.output_tokens {
             self.osl.record_value(f64::from(n));
             self.ok_output_tokens += u64::from(n);
@@ -378,6 +385,7 @@ impl LevelAccumulator {
             output_tokens_source: self.sources,
             reconnect_count: self.reconnects,
             client_lag: meta.lag,
+            workload: self.lengths.finish(),
         }
     }
 }

@@ -26,6 +26,7 @@ fn ok(index: u64, worker: u32, start: u64, first: u64, last: u64, tokens: u32) -
         server_last_sent_ns: None,
         warmup: false,
         cooldown: false,
+        detail: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@ pub mod ci;
 #[cfg(test)]
 pub mod fixtures;
 pub mod histogram;
+pub mod lengths;
 pub mod level;
 pub mod progress;
 pub mod summary;
@@ -14,6 +15,7 @@ pub use histogram::{
     Histogram, StatIntervals, Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC,
     UNIT_TOKENS_PER_SEC_PER_USER,
 };
+pub use lengths::{TokenCounts, WorkloadMetrics};
 pub use level::{LevelAccumulator, RequestLimits};
 pub use progress::{LevelProgress, LiveLevel};
 pub use summary::{

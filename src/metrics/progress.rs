@@ -169,6 +169,7 @@ mod tests {
             server_last_sent_ns: None,
             warmup: false,
             cooldown: false,
+            detail: Default::default(),
         }
     }
 

@@ -251,6 +251,10 @@ pub struct LevelSummary {
     /// Client lag measured by the engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_lag: Option<ClientLag>,
+
+    // The workload block (docs/workloads.md): lengths target / client / server, reasoning.
+    #[serde(flatten)]
+    pub workload: super::lengths::WorkloadMetrics,
 }
 
 /// The distribution metrics of a level by their AIPerf names, with the unit each is recorded

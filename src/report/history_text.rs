@@ -118,6 +118,7 @@ fn header(run: &RunData, tag: &str) -> String {
     let _ = writeln!(out, "  endpoint  {endpoint}");
     let _ = writeln!(out, "  model     {}", or_dash(&i.model));
     let _ = writeln!(out, "  workload  {}", workload_line(&run.echo));
+    out += &super::workload_text::workload_details(&run.echo);
     let _ = writeln!(out, "  folder    {}", i.path.display());
     if i.interrupted {
         let _ = writeln!(
@@ -148,6 +149,11 @@ pub fn render_show(run: &RunData) -> String {
         out += "no finished levels\n";
     } else {
         out += &render_table(&run.levels);
+        let lengths = super::workload_text::lengths_table(&run.levels);
+        if !lengths.is_empty() {
+            out.push('\n');
+            out += &lengths;
+        }
     }
     out.push('\n');
     out += &planning(run);

@@ -11,6 +11,7 @@ pub mod import_aiperf;
 pub mod results;
 pub mod table;
 pub mod wallclock;
+pub mod workload_text;
 
 pub use export::{aiperf_export, csv_columns, levels_csv};
 pub use export_run::{export_run, ExportRequest};

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::workload::tokenizer::approx_token_count;
+use super::tokens::PromptCounter;
 
 /// Which completion API a request came in on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,8 +90,13 @@ pub struct CompletionParams {
     pub endpoint: Endpoint,
     /// The prompt text (chat: message contents joined by newlines).
     pub prompt: String,
-    /// Prompt length by the shared approximate tokenizer, in tokens.
+    /// Prompt length in tokens: the text by the simulator's tokenizer, plus the template
+    /// overhead on chat requests.
     pub prompt_tokens: u32,
+    /// Template tokens included in `prompt_tokens` (they come first).
+    pub template_tokens: u32,
+    /// The text's token ids, when the simulator counts with a real tokenizer.
+    pub token_ids: Option<Vec<u32>>,
     /// Most tokens to generate.
     pub max_tokens: u32,
     /// Fewest tokens to generate before a natural stop.
@@ -118,15 +123,29 @@ fn content_text(v: &Value, out: &mut String) {
     }
 }
 
-/// Parses and validates a request body for `endpoint` served as `model`, with prompt plus
-/// output limited to `max_model_len` tokens and to the KV cache (`kv_cache_tokens`).
+/// What a request is checked against.
+pub struct Limits<'a> {
+    /// The served model name.
+    pub model: &'a str,
+    /// Longest prompt + output, in tokens.
+    pub max_model_len: u32,
+    /// KV-cache capacity, in tokens.
+    pub kv_cache_tokens: u64,
+    /// Counts prompt tokens.
+    pub counter: &'a PromptCounter,
+    /// Tokens a chat template adds to chat prompts.
+    pub template_overhead: u32,
+}
+
+/// Parses and validates a request body for `endpoint`, with prompt plus output limited to the
+/// model's context and to the KV cache.
 pub fn parse_request(
     endpoint: Endpoint,
     body: &[u8],
-    model: &str,
-    max_model_len: u32,
-    kv_cache_tokens: u64,
+    limits: &Limits<'_>,
 ) -> Result<CompletionParams, ApiError> {
+    let (model, max_model_len, kv_cache_tokens) =
+        (limits.model, limits.max_model_len, limits.kv_cache_tokens);
     let invalid =
         |e: serde_json::Error| ApiError::bad_request(format!("Invalid request body: {e}"));
     let (req_model, prompt, max_tokens, min_tokens, ignore_eos, stream, opts) = match endpoint {
@@ -169,10 +188,15 @@ pub fn parse_request(
             });
         }
     }
-    let prompt_tokens = approx_token_count(&prompt);
-    if prompt_tokens == 0 {
+    let counted = limits.counter.count(&prompt);
+    if counted.tokens == 0 {
         return Err(ApiError::bad_request("The prompt is empty."));
     }
+    let template_tokens = match endpoint {
+        Endpoint::Chat => limits.template_overhead,
+        Endpoint::Completion => 0,
+    };
+    let prompt_tokens = counted.tokens.saturating_add(template_tokens);
     if prompt_tokens >= max_model_len {
         return Err(ApiError::bad_request(format!(
             "The prompt is {prompt_tokens} tokens, more than this model's maximum context \
@@ -207,6 +231,8 @@ pub fn parse_request(
         endpoint,
         prompt,
         prompt_tokens,
+        template_tokens,
+        token_ids: counted.ids,
         max_tokens,
         min_tokens: min_tokens as u32,
         ignore_eos: ignore_eos.unwrap_or(false),
@@ -218,6 +244,23 @@ pub fn parse_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_request(
+        endpoint: Endpoint,
+        body: &[u8],
+        model: &str,
+        max_model_len: u32,
+        kv_cache_tokens: u64,
+    ) -> Result<CompletionParams, ApiError> {
+        let limits = Limits {
+            model,
+            max_model_len,
+            kv_cache_tokens,
+            counter: &PromptCounter::Approx,
+            template_overhead: 0,
+        };
+        super::parse_request(endpoint, body, &limits)
+    }
 
     #[test]
     fn chat_request_parses_with_limits() {
@@ -254,5 +297,25 @@ mod tests {
         assert!(e.message.contains("max_tokens"));
         let body: Value = serde_json::from_str(&e.body()).unwrap();
         assert_eq!(body["error"]["code"], 400);
+    }
+
+    #[test]
+    #[cfg(feature = "exact-tokenizers")]
+    fn a_real_tokenizer_and_the_template_count_on_chat_only() {
+        let counter = PromptCounter::load("o200k").unwrap();
+        let limits = Limits {
+            model: "m",
+            max_model_len: 1000,
+            kv_cache_tokens: 10_000,
+            counter: &counter,
+            template_overhead: 37,
+        };
+        let chat = br#"{"messages":[{"role":"user","content":"hello world"}]}"#;
+        let p = super::parse_request(Endpoint::Chat, chat, &limits).unwrap();
+        assert_eq!((p.prompt_tokens, p.template_tokens), (39, 37));
+        assert_eq!(p.token_ids.as_ref().map(Vec::len), Some(2));
+        let completion = br#"{"prompt":"hello world"}"#;
+        let p = super::parse_request(Endpoint::Completion, completion, &limits).unwrap();
+        assert_eq!((p.prompt_tokens, p.template_tokens), (2, 0));
     }
 }

@@ -76,6 +76,13 @@ pub struct SimArgs {
     /// `every:N`.
     #[arg(long, value_name = "P|every:N", default_value = "off")]
     pub fault_in_stream_error: FaultSpec,
+    /// Count prompt tokens with this tokenizer (approx, o200k, cl100k or a tokenizer.json
+    /// path); the prefix cache then works on its token ids.
+    #[arg(long, value_name = "NAME|FILE", default_value = "approx")]
+    pub tokenizer: String,
+    /// Tokens a chat template adds to every chat request (reported in usage.prompt_tokens).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub template_overhead: u32,
 }
 
 impl SimArgs {
@@ -106,6 +113,8 @@ impl SimArgs {
                 malformed: self.fault_malformed,
                 in_stream_error: self.fault_in_stream_error,
             },
+            tokenizer: self.tokenizer,
+            template_overhead: self.template_overhead,
         };
         cfg.validate()?;
         Ok(cfg)

@@ -125,6 +125,12 @@ pub struct SimConfig {
     pub natural_output_mean: f64,
     /// Fault injection.
     pub faults: FaultConfig,
+    /// Tokenizer that counts prompt tokens: `approx` (the shared approximation), `o200k`,
+    /// `cl100k` or the path of a `tokenizer.json`.
+    pub tokenizer: String,
+    /// Tokens a chat template adds to every chat request's prompt (counted in `usage` and
+    /// in the prefix cache, before the messages).
+    pub template_overhead: u32,
 }
 
 impl Default for SimConfig {
@@ -147,6 +153,8 @@ impl Default for SimConfig {
             max_model_len: 32_768,
             natural_output_mean: 256.0,
             faults: FaultConfig::default(),
+            tokenizer: "approx".to_string(),
+            template_overhead: 0,
         }
     }
 }

@@ -16,15 +16,16 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use super::api::{parse_request, ApiError, Endpoint};
+use super::api::{parse_request, ApiError, Endpoint, Limits};
 use super::body::{Completion, SimBody};
 use super::config::SimConfig;
 use super::engine::Command;
 use super::faults::{pick, StatusFault, FAULT_AFTER_CHUNKS};
 use super::metrics::SharedMetrics;
-use super::prefix_cache::block_hashes;
+use super::prefix_cache::{block_hashes, block_hashes_of_ids};
 use super::scheduler::NewSeq;
 use super::text::{natural_length, prompt_hash, text_seed};
+use super::tokens::PromptCounter;
 use crate::clock::now_ns;
 
 /// Largest accepted request body, in bytes.
@@ -37,6 +38,8 @@ pub const TIMING_HEADER: &str = "x-rightsize-sim-timing";
 pub struct AppState {
     /// The configuration served.
     pub cfg: SimConfig,
+    /// Counts prompt tokens (the approximation or `cfg.tokenizer`).
+    pub counter: PromptCounter,
     /// The model name as a JSON string literal.
     pub model_json: String,
     /// Counters shared with the scheduler thread.
@@ -196,13 +199,14 @@ async fn complete(
         }
     };
     let cfg = &state.cfg;
-    let params = match parse_request(
-        endpoint,
-        &body,
-        &cfg.model,
-        cfg.max_model_len,
-        cfg.kv_cache_tokens,
-    ) {
+    let limits = Limits {
+        model: &cfg.model,
+        max_model_len: cfg.max_model_len,
+        kv_cache_tokens: cfg.kv_cache_tokens,
+        counter: &state.counter,
+        template_overhead: cfg.template_overhead,
+    };
+    let params = match parse_request(endpoint, &body, &limits) {
         Ok(p) => p,
         Err(e) => return error(e),
     };
@@ -257,10 +261,10 @@ async fn complete(
     let seq = NewSeq {
         id: n,
         prompt_tokens: params.prompt_tokens,
-        block_hashes: if cfg.prefix_cache_blocks > 0 {
-            block_hashes(&params.prompt, cfg.block_size)
-        } else {
-            Vec::new()
+        block_hashes: match (&params.token_ids, cfg.prefix_cache_blocks > 0) {
+            (_, false) => Vec::new(),
+            (Some(ids), true) => block_hashes_of_ids(ids, params.template_tokens, cfg.block_size),
+            (None, true) => block_hashes(&params.prompt, params.template_tokens, cfg.block_size),
         },
         output_len,
         arrival_ns,

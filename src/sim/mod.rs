@@ -4,7 +4,8 @@
 //! Layout: `config`/`args` (parameters and flags), `api` (request parsing), `http` (routing and
 //! the completion handler), `body` (streamed response bodies), `engine` (the scheduler thread
 //! and step timing), `scheduler` (the batching model), `prefix_cache`, `text` (seeded output),
-//! `faults`, `metrics` (counters and Prometheus text). See `docs/simulator.md`.
+//! `faults`, `metrics` (counters and Prometheus text), `tokens` (prompt counting). See
+//! `docs/simulator.md`.
 
 mod api;
 mod args;
@@ -19,6 +20,7 @@ mod scheduler;
 #[cfg(test)]
 mod scheduler_tests;
 mod text;
+mod tokens;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -60,6 +62,8 @@ pub struct SimServer {
 pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
     cfg.validate()
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let counter = tokens::PromptCounter::load(&cfg.tokenizer)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     // every connection holds a descriptor; and a backlog deep enough that thousands of
     // clients connecting at once are not dropped and retried a second later
     let _ = crate::fdlimit::raise_nofile_limit();
@@ -76,6 +80,7 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
     let state = Arc::new(http::AppState {
         model_json: serde_json::Value::String(cfg.model.clone()).to_string(),
         cfg,
+        counter,
         metrics: Arc::clone(&metrics),
         sched_tx: sched_tx.clone(),
         started_unix: std::time::SystemTime::now()

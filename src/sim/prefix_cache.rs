@@ -1,5 +1,6 @@
-//! The prefix cache: vLLM-style chained hashes over fixed-size token blocks of a prompt, and a
-//! bounded set of cached block hashes with least-recently-used eviction.
+//! The prefix cache: vLLM-style chained hashes over fixed-size token blocks of a prompt (its
+//! approximate tokens, or a real tokenizer's ids), and a bounded set of cached block hashes
+//! with least-recently-used eviction.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -15,16 +16,51 @@ fn token_hash(piece: &str) -> u64 {
     mix64(h)
 }
 
-/// Chained hashes of the prompt's whole blocks of `block_size` tokens: block `i`'s hash covers
-/// every token of blocks `0..=i`, so two prompts share block `i`'s hash exactly when they
-/// start with the same `(i + 1) * block_size` tokens. Tokens follow the shared approximate
-/// tokenizer: each whitespace-separated word is cut into pieces of four characters.
-pub fn block_hashes(prompt: &str, block_size: u32) -> Vec<u64> {
-    let block_size = block_size.max(1) as usize;
-    let mut hashes = Vec::new();
-    let mut chain: u64 = 0x5349_4d5f_5052_4658; // arbitrary root
-    let mut in_block = 0usize;
-    let mut block_acc: u64 = 0;
+/// Chained block hashes, fed one token hash at a time: block `i`'s hash covers every token of
+/// blocks `0..=i`, so two prompts share block `i`'s hash exactly when they start with the same
+/// `(i + 1) * block_size` tokens.
+struct Chain {
+    block_size: usize,
+    chain: u64,
+    in_block: usize,
+    block_acc: u64,
+    hashes: Vec<u64>,
+}
+
+impl Chain {
+    fn new(block_size: u32, template_tokens: u32) -> Chain {
+        let mut c = Chain {
+            block_size: block_size.max(1) as usize,
+            chain: 0x5349_4d5f_5052_4658, // arbitrary root
+            in_block: 0,
+            block_acc: 0,
+            hashes: Vec::new(),
+        };
+        // the chat template's tokens come first and are the same in every chat prompt
+        for i in 0..template_tokens {
+            c.push(mix64(0x7E4D_1A7E_0000_0000 ^ u64::from(i)));
+        }
+        c
+    }
+
+    #[inline]
+    fn push(&mut self, token: u64) {
+        self.block_acc = mix64(self.block_acc.rotate_left(5) ^ token);
+        self.in_block += 1;
+        if self.in_block == self.block_size {
+            self.chain = mix64(self.chain ^ self.block_acc.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            self.hashes.push(self.chain);
+            self.in_block = 0;
+            self.block_acc = 0;
+        }
+    }
+}
+
+/// Chained hashes of the whole blocks of `block_size` tokens of `template_tokens` template
+/// tokens followed by the prompt, its tokens cut the way the shared approximate tokenizer
+/// counts them: each whitespace-separated word into pieces of four characters.
+pub fn block_hashes(prompt: &str, template_tokens: u32, block_size: u32) -> Vec<u64> {
+    let mut chain = Chain::new(block_size, template_tokens);
     for word in prompt.split_whitespace() {
         let mut chars = word.char_indices().peekable();
         while let Some(&(start, _)) = chars.peek() {
@@ -37,17 +73,20 @@ pub fn block_hashes(prompt: &str, block_size: u32) -> Vec<u64> {
             if let Some(&(next, _)) = chars.peek() {
                 end = next;
             }
-            block_acc = mix64(block_acc.rotate_left(5) ^ token_hash(&word[start..end]));
-            in_block += 1;
-            if in_block == block_size {
-                chain = mix64(chain ^ block_acc.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                hashes.push(chain);
-                in_block = 0;
-                block_acc = 0;
-            }
+            chain.push(token_hash(&word[start..end]));
         }
     }
-    hashes
+    chain.hashes
+}
+
+/// Chained hashes of the whole blocks of `template_tokens` template tokens followed by the
+/// prompt's token ids (from a real tokenizer).
+pub fn block_hashes_of_ids(ids: &[u32], template_tokens: u32, block_size: u32) -> Vec<u64> {
+    let mut chain = Chain::new(block_size, template_tokens);
+    for id in ids {
+        chain.push(mix64(u64::from(*id) ^ 0x1D5_0000_0000));
+    }
+    chain.hashes
 }
 
 /// A bounded set of cached block hashes, evicting the least recently used.
@@ -127,17 +166,34 @@ mod tests {
     #[test]
     fn shared_prefix_shares_leading_blocks() {
         let shared: String = (0..40).map(|i| format!("w{i} ")).collect(); // 40 tokens
-        let a = block_hashes(&format!("{shared} alpha beta"), 16);
-        let b = block_hashes(&format!("{shared} gamma delta and more words here"), 16);
+        let a = block_hashes(&format!("{shared} alpha beta"), 0, 16);
+        let b = block_hashes(&format!("{shared} gamma delta and more words here"), 0, 16);
         assert_eq!(a.len(), 2);
         assert_eq!(a[..2], b[..2]);
-        let c = block_hashes(&format!("x {shared}"), 16);
+        let c = block_hashes(&format!("x {shared}"), 0, 16);
         assert_ne!(a[0], c[0]);
         // "internationalization" is 5 tokens, as the approximate tokenizer counts it
         assert_eq!(
-            block_hashes(&"internationalization ".repeat(16), 16).len(),
+            block_hashes(&"internationalization ".repeat(16), 0, 16).len(),
             5
         );
+        // a template shifts the blocks: 40 + 8 tokens make 3 whole blocks
+        let t = block_hashes(&format!("{shared} alpha beta"), 8, 16);
+        assert_eq!(t.len(), 3);
+        assert_ne!(t[0], a[0]);
+    }
+
+    #[test]
+    fn token_id_blocks_share_exact_prefixes() {
+        let ids: Vec<u32> = (0..100).collect();
+        let mut other = ids.clone();
+        other[40] = 9999;
+        let a = block_hashes_of_ids(&ids, 0, 16);
+        let b = block_hashes_of_ids(&other, 0, 16);
+        assert_eq!(a.len(), 6);
+        assert_eq!(a[..2], b[..2]);
+        assert_ne!(a[2], b[2]);
+        assert_eq!(block_hashes_of_ids(&ids, 37, 16).len(), 8);
     }
 
     #[test]

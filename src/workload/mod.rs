@@ -1,6 +1,18 @@
-//! Workloads: token counting and synthetic prompts of exact token length.
+//! Workloads: tokenizers, prompts of exact token length, datasets, and server calibration of
+//! prompt lengths. See `docs/workloads.md`.
 
+pub mod calibration;
+pub mod dataset;
+#[cfg(feature = "exact-tokenizers")]
+pub mod encodings;
+pub mod exact;
 pub mod prompt;
+mod runtime;
+#[cfg(all(test, feature = "exact-tokenizers"))]
+pub(crate) mod test_tokenizers;
 pub mod tokenizer;
 
+pub use calibration::{Calibration, CalibrationPoint, LengthFit};
+pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
 pub use prompt::{Prompt, WorkloadSpec};
+pub use runtime::{Loaded, Runtime, WorkloadError};

@@ -1,9 +1,13 @@
-//! Synthetic prompts of exact token length (for the built-in tokenizer), with an optional
-//! shared system-prompt prefix, and seeded output lengths. Every prompt of a run is a pure
-//! function of (seed, level, request index), so runs repeat exactly.
+//! Prompts of exact token length in the run's tokenizer: synthetic (drawn lengths, an optional
+//! shared system-prompt prefix) or from a dataset, with seeded output lengths. Every prompt of
+//! a run is a pure function of (seed, level, request index), so runs repeat exactly.
 
+use super::calibration::Calibration;
+use super::dataset::{Dataset, DatasetSpec, Record, Source};
+use super::exact::TextBuilder;
+use super::runtime::{Loaded, Runtime};
+use super::tokenizer::APPROX_NAME;
 use crate::rng::{mix64, SplitMix64};
-use crate::workload::tokenizer::VOCAB;
 use serde::{Deserialize, Serialize};
 
 /// Lower and upper bounds a drawn token count is clamped to.
@@ -13,7 +17,12 @@ pub const MAX_INPUT_TOKENS: u32 = 1_000_000;
 /// Largest output a request may ask for (tokens).
 pub const MAX_OUTPUT_TOKENS: u32 = 1_000_000;
 
-/// The shape of the traffic: token counts, streaming, shared prefix.
+/// Seeds the text of each Mooncake hash id's block (the id alone decides the text).
+const BLOCK_SALT: u64 = 0xB10C_5EED_0000_0001;
+/// Seeds calibration prompts (their own index space).
+const CALIBRATION_SALT: u64 = 0xCA11_B8A7_E000_0001;
+
+/// The shape of the traffic: token counts, streaming, shared prefix, tokenizer, dataset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     /// Profile name (e.g. `rag`), for the record.
@@ -29,17 +38,34 @@ pub struct WorkloadSpec {
     /// Tokens of a shared system-prompt prefix, and the share (0-1) of requests that use it.
     pub shared_prefix_tokens: u32,
     pub shared_prefix_share: f64,
-    /// Seed for prompt text and lengths.
+    /// Seed for prompt text, lengths and dataset sampling.
     pub seed: u64,
-    /// Tokenizer used to count tokens (`approx-4c` is the built-in approximation).
+    /// Tokenizer that counts tokens: `approx-4c`, `o200k_base`, `cl100k_base` or the path of a
+    /// `tokenizer.json`.
     pub tokenizer: String,
+    /// sha256 of the `tokenizer.json`, when the tokenizer is a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer_sha256: Option<String>,
+    /// Prompts come from this dataset instead of being generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<DatasetSpec>,
+    /// Measure the server's count of our prompts in pre-flight and size prompts by it.
+    #[serde(default)]
+    pub calibrate: bool,
+    /// What calibration found (filled in pre-flight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+    /// The loaded tokenizer and dataset (see [`WorkloadSpec::load`]).
+    #[serde(skip)]
+    pub runtime: Runtime,
 }
 
 /// One request's input.
 #[derive(Debug, Clone)]
 pub struct Prompt {
     pub text: String,
-    /// Input tokens (exact for the built-in tokenizer).
+    /// Input tokens by the client's tokenizer (exact for the target unless the tokenizer
+    /// merges across words in a way no adjustment fixed).
     pub input_tokens: u32,
     /// `max_tokens` to ask for.
     pub max_tokens: u32,
@@ -53,15 +79,6 @@ fn draw(rng: &mut SplitMix64, mean: u32, std: u32, max: u32) -> u32 {
     }
     let x = mean as f64 + std as f64 * rng.normal().clamp(-3.0, 3.0);
     (x.round() as i64).clamp(MIN_TOKENS as i64, max as i64) as u32
-}
-
-fn push_words(out: &mut String, rng: &mut SplitMix64, n: u32) {
-    for _ in 0..n {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(VOCAB[rng.below(VOCAB.len() as u64) as usize]);
-    }
 }
 
 impl WorkloadSpec {
@@ -78,103 +95,142 @@ impl WorkloadSpec {
             shared_prefix_tokens: 0,
             shared_prefix_share: 0.0,
             seed: 1,
-            tokenizer: "approx-4c".into(),
+            tokenizer: APPROX_NAME.into(),
+            tokenizer_sha256: None,
+            dataset: None,
+            calibrate: false,
+            calibration: None,
+            runtime: Runtime::default(),
         }
     }
 
-    /// The prompt for request `index` of level `level`.
-    pub fn prompt(&self, level: u32, index: u64) -> Prompt {
+    /// The request's random stream after its length draws, its target input length (the
+    /// server's count to aim for) and its `max_tokens`.
+    fn draws(&self, level: u32, index: u64) -> (SplitMix64, u32, u32) {
         let mut rng = SplitMix64::new(mix64(
             self.seed ^ ((level as u64) << 40) ^ index.wrapping_mul(0x9E37),
         ));
-        let input_tokens = draw(
+        let input = draw(
             &mut rng,
             self.input_tokens,
             self.input_tokens_stddev,
             MAX_INPUT_TOKENS,
         );
-        let max_tokens = draw(
+        let output = draw(
             &mut rng,
             self.output_tokens,
             self.output_tokens_stddev,
             MAX_OUTPUT_TOKENS,
         );
-        let mut text = String::with_capacity(input_tokens as usize * 5);
-        let shared = self.shared_prefix_tokens.min(input_tokens);
-        let mut body_tokens = input_tokens;
+        (rng, input, output)
+    }
+
+    /// The record request `index` of level `level` draws, with a dataset.
+    fn record<'a>(&self, ds: &'a Dataset, level: u32, index: u64) -> &'a Record {
+        let sampling = self
+            .dataset
+            .as_ref()
+            .map(|d| d.sampling)
+            .unwrap_or_default();
+        ds.pick(sampling, self.seed, level, index)
+    }
+
+    /// The input length request `index` of level `level` aims at, in the server's tokens
+    /// when calibrated: the drawn length (synthetic) or the trace's `input_length`
+    /// (Mooncake); `None` for text datasets, whose text is what it is.
+    pub fn target_input(&self, level: u32, index: u64) -> Option<u32> {
+        match &self.loaded().dataset {
+            None => Some(self.draws(level, index).1),
+            Some(ds) => {
+                let r = self.record(ds, level, index);
+                matches!(r.source, Source::Blocks(_)).then_some(r.input_tokens)
+            }
+        }
+    }
+
+    /// The mean of [`WorkloadSpec::target_input`] over a level's `requests` requests.
+    pub fn target_input_mean(&self, level: u32, requests: u64) -> Option<f64> {
+        let mut sum = 0u64;
+        for i in 0..requests {
+            sum += u64::from(self.target_input(level, i)?);
+        }
+        (requests > 0).then(|| sum as f64 / requests as f64)
+    }
+
+    /// The prompt for request `index` of level `level`.
+    pub fn prompt(&self, level: u32, index: u64) -> Prompt {
+        let rt = self.loaded();
+        let (mut rng, input, output) = self.draws(level, index);
+        if let Some(ds) = &rt.dataset {
+            return self.dataset_prompt(rt, self.record(ds, level, index), output, ds);
+        }
+        let target = match &self.calibration {
+            Some(c) => c.client_tokens_for(input),
+            None => input,
+        };
+        let mut b = TextBuilder::new(&*rt.tokenizer.tokenizer, &rt.words, target);
+        let shared = self.shared_prefix_tokens.min(target);
+        let mut body = target;
         if shared > 0 && rng.next_f64() < self.shared_prefix_share {
             // the prefix depends on the seed only: every request that uses it shares it exactly
             let mut prefix_rng = SplitMix64::new(mix64(self.seed ^ 0x005E_ED0F_9EF1));
-            push_words(&mut text, &mut prefix_rng, shared);
-            body_tokens -= shared;
+            b.push_words(&mut prefix_rng, shared);
+            body -= shared;
         }
-        push_words(&mut text, &mut rng, body_tokens);
+        b.push_words(&mut rng, body);
+        let (text, input_tokens) = b.finish(target, &mut rng);
         Prompt {
             text,
             input_tokens,
-            max_tokens,
+            max_tokens: output,
+        }
+    }
+
+    fn dataset_prompt(&self, rt: &Loaded, r: &Record, drawn: u32, ds: &Dataset) -> Prompt {
+        let max_tokens = r.output_tokens.unwrap_or(drawn);
+        match &r.source {
+            Source::Text(t) => Prompt {
+                text: t.clone(),
+                input_tokens: r.input_tokens,
+                max_tokens,
+            },
+            Source::Blocks(ids) => {
+                let n = r.input_tokens;
+                let mut b = TextBuilder::new(&*rt.tokenizer.tokenizer, &rt.words, n);
+                let mut left = n;
+                for id in ids {
+                    let take = left.min(ds.block_tokens);
+                    b.push_words(&mut SplitMix64::new(mix64(id ^ BLOCK_SALT)), take);
+                    left -= take;
+                }
+                // no ids (or a short last block): text of the record's own
+                let mut own = SplitMix64::new(mix64(self.seed ^ BLOCK_SALT ^ r.line as u64));
+                b.push_words(&mut own, left);
+                let (text, input_tokens) = b.finish(n, &mut own);
+                Prompt {
+                    text,
+                    input_tokens,
+                    max_tokens,
+                }
+            }
+        }
+    }
+
+    /// Calibration prompt `i`: `tokens` long by the client's tokenizer, `max_tokens` 1.
+    pub fn calibration_prompt(&self, i: u64, tokens: u32) -> Prompt {
+        let rt = self.loaded();
+        let mut rng = SplitMix64::new(mix64(self.seed ^ CALIBRATION_SALT ^ i));
+        let mut b = TextBuilder::new(&*rt.tokenizer.tokenizer, &rt.words, tokens);
+        b.push_words(&mut rng, tokens);
+        let (text, input_tokens) = b.finish(tokens, &mut rng);
+        Prompt {
+            text,
+            input_tokens,
+            max_tokens: 1,
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::workload::tokenizer::approx_token_count;
-
-    fn spec() -> WorkloadSpec {
-        WorkloadSpec {
-            name: "t".into(),
-            input_tokens: 100,
-            input_tokens_stddev: 0,
-            output_tokens: 20,
-            output_tokens_stddev: 0,
-            stream: true,
-            shared_prefix_tokens: 0,
-            shared_prefix_share: 0.0,
-            seed: 42,
-            tokenizer: "approx-4c".into(),
-        }
-    }
-
-    #[test]
-    fn exact_lengths_and_repeatable() {
-        let s = spec();
-        let p = s.prompt(0, 3);
-        assert_eq!(approx_token_count(&p.text), 100);
-        assert_eq!(p.input_tokens, 100);
-        assert_eq!(p.max_tokens, 20);
-        assert_eq!(p.text, s.prompt(0, 3).text);
-        assert_ne!(p.text, s.prompt(0, 4).text);
-    }
-
-    #[test]
-    fn stddev_draws_are_clamped_and_counted() {
-        let mut s = spec();
-        s.input_tokens = 10;
-        s.input_tokens_stddev = 50;
-        s.output_tokens_stddev = 10;
-        for i in 0..200 {
-            let p = s.prompt(1, i);
-            assert!(p.input_tokens >= 1 && p.input_tokens <= 160);
-            assert_eq!(approx_token_count(&p.text), p.input_tokens);
-            assert!(p.max_tokens >= 1 && p.max_tokens <= 50);
-        }
-    }
-
-    #[test]
-    fn shared_prefix_is_shared_by_the_asked_share() {
-        let mut s = spec();
-        s.shared_prefix_tokens = 40;
-        s.shared_prefix_share = 0.5;
-        let first = s.prompt(0, 0).text;
-        let prefix_of = |t: &str| t.split(' ').take(40).collect::<Vec<_>>().join(" ");
-        let mut with = std::collections::HashMap::new();
-        for i in 0..400 {
-            *with.entry(prefix_of(&s.prompt(0, i).text)).or_insert(0) += 1;
-        }
-        let most = with.values().copied().max().unwrap_or(0);
-        assert!((160..=240).contains(&most), "{most} of 400 share a prefix");
-        assert_eq!(approx_token_count(&first), 100);
-    }
-}
+#[path = "prompt_tests.rs"]
+mod tests;

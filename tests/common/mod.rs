@@ -104,3 +104,34 @@ pub fn on_sim_at(sub: &str, input: u32, output: u32, scale: f64) -> Command {
         .args(["--output-tokens", &output.to_string()]);
     c
 }
+
+/// `GET {base}{path}` over a fresh loopback connection, `base` being a simulator's URL
+/// (`http://127.0.0.1:PORT/v1`, the `/v1` dropped); the body as text.
+pub fn http_get(base: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let host = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("a host:port");
+    let mut s = std::net::TcpStream::connect(host).expect("connect to the simulator");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send the request");
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("read the answer");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+/// The sum of every series of the Prometheus metric `name` in `text`.
+pub fn prometheus_value(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| l.split(['{', ' ']).next() == Some(name))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}

@@ -298,6 +298,7 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         output_tokens_source: TokenSourceCounts::default(),
         reconnect_count: 0,
         client_lag: None,
+        workload: Default::default(),
     };
     (
         summary,

@@ -1,0 +1,144 @@
+//! The workload's source settings (tokenizer, dataset, sampling, calibration) from the
+//! profile and the flags, flags winning; loading them turns a missing or malformed file into
+//! bad input naming the file and line. See `docs/workloads.md`.
+
+use super::file::{EndpointEntry, ProfileEntry};
+use super::resolve::{EndpointTarget, InputError, WorkloadOverrides};
+use crate::workload::dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
+use crate::workload::WorkloadSpec;
+
+/// The dataset the flags or the profile name, if any.
+pub(crate) fn dataset_spec(
+    profile: &str,
+    p: &ProfileEntry,
+    o: &WorkloadOverrides,
+) -> Result<Option<DatasetSpec>, InputError> {
+    let Some(path) = o.dataset.clone().or_else(|| p.dataset.clone()) else {
+        return Ok(None);
+    };
+    let in_profile = |key: &str, e: String| InputError(format!("profile `{profile}`: {key}: {e}"));
+    let format = match (o.dataset_format, &p.dataset_format) {
+        (Some(f), _) => Some(f),
+        (None, Some(s)) => {
+            Some(DatasetFormat::parse(s).map_err(|e| in_profile("dataset_format", e))?)
+        }
+        (None, None) => None,
+    };
+    let sampling = match (o.sampling, &p.dataset_sampling) {
+        (Some(s), _) => s,
+        (None, Some(s)) => Sampling::parse(s).map_err(|e| in_profile("dataset_sampling", e))?,
+        (None, None) => Sampling::InOrder,
+    };
+    let mut spec = DatasetSpec::new(&path.display().to_string());
+    spec.format = format;
+    spec.sampling = sampling;
+    if let Some(b) = o.block_tokens.or(p.block_tokens.map(|b| b.0)) {
+        spec.block_tokens = b;
+    }
+    spec.filter = LengthFilter {
+        min_input: o.filter.min_input.or(p.dataset_min_input),
+        max_input: o.filter.max_input.or(p.dataset_max_input),
+        min_output: o.filter.min_output.or(p.dataset_min_output),
+        max_output: o.filter.max_output.or(p.dataset_max_output),
+    };
+    Ok(Some(spec))
+}
+
+/// Loads the workload's tokenizer and dataset.
+pub(crate) fn load(w: WorkloadSpec) -> Result<WorkloadSpec, InputError> {
+    w.load().map_err(|e| InputError(e.to_string()))
+}
+
+/// Calibration is on for HTTP endpoints and off for the simulator unless the flag or the
+/// endpoint's `calibrate` says otherwise.
+pub(crate) fn set_calibrate(
+    w: &mut WorkloadSpec,
+    o: &WorkloadOverrides,
+    entry: Option<&EndpointEntry>,
+    target: &EndpointTarget,
+) {
+    let default = matches!(target, EndpointTarget::Remote(_));
+    w.calibrate = o
+        .calibrate
+        .or(entry.and_then(|e| e.calibrate))
+        .unwrap_or(default);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::file::{ConfigFile, SHIPPED, SHIPPED_NAME};
+    use crate::config::resolve::{resolve_target, WorkloadOverrides};
+
+    fn with_profile(extra: &str) -> ConfigFile {
+        let shipped = ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap();
+        shipped.merge(ConfigFile::parse(&format!("[profiles.traffic]\n{extra}"), "u.toml").unwrap())
+    }
+
+    fn profile() -> WorkloadOverrides {
+        WorkloadOverrides {
+            profile: Some("traffic".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    #[cfg(feature = "exact-tokenizers")]
+    fn a_profile_names_its_dataset_and_flags_win() {
+        use crate::config::resolve::{EndpointOverrides, EndpointTarget};
+        use crate::workload::dataset::{DatasetFormat, Sampling};
+        let dir = std::env::temp_dir().join(format!("rightsize-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        std::fs::write(&path, "{\"input_length\": 10, \"output_length\": 2}\n").unwrap();
+        let cfg = with_profile(&format!(
+            "dataset = {:?}\ndataset_sampling = \"shuffle\"\nblock_tokens = 16\n\
+             tokenizer = \"cl100k\"\n",
+            path.display().to_string()
+        ));
+        let (target, w) = resolve_target(&cfg, &Default::default(), &profile()).unwrap();
+        assert!(matches!(target, EndpointTarget::Simulator { .. }));
+        assert!(!w.calibrate, "the simulator is not calibrated by default");
+        assert_eq!(w.tokenizer, "cl100k_base");
+        let d = w.dataset.as_ref().unwrap();
+        assert_eq!(
+            (d.format, d.sampling, d.block_tokens),
+            (Some(DatasetFormat::Mooncake), Sampling::Shuffle, 16)
+        );
+        assert_eq!(d.records, Some(1));
+        let flags = WorkloadOverrides {
+            sampling: Some(Sampling::Replace),
+            calibrate: Some(true),
+            ..profile()
+        };
+        let e = EndpointOverrides {
+            endpoint: Some("http://127.0.0.1:9/v1".into()),
+            ..Default::default()
+        };
+        let (_, w) = resolve_target(&cfg, &e, &flags).unwrap();
+        assert_eq!(w.dataset.unwrap().sampling, Sampling::Replace);
+        assert!(w.calibrate);
+        let (_, w) = resolve_target(&cfg, &e, &profile()).unwrap();
+        assert!(w.calibrate, "http endpoints are calibrated by default");
+    }
+
+    #[test]
+    fn bad_profile_values_name_the_profile_and_key() {
+        let cfg = with_profile("dataset = \"x.jsonl\"\ndataset_format = \"csv\"\n");
+        let e = resolve_target(&cfg, &Default::default(), &profile()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "profile `traffic`: dataset_format: `csv` is not a dataset format: use jsonl, \
+             sharegpt or mooncake"
+        );
+        #[cfg(feature = "exact-tokenizers")]
+        {
+            let cfg = with_profile("tokenizer = \"nope.json\"\n");
+            let e = resolve_target(&cfg, &Default::default(), &profile()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("tokenizer `nope.json`: no such file"),
+                "{e}"
+            );
+        }
+    }
+}
