@@ -30,11 +30,17 @@ pub fn raise_nofile_limit() -> Option<(u64, u64)> {
     Some((lim.rlim_cur as u64, lim.rlim_max as u64))
 }
 
+/// Open files `concurrency` streams need: a socket each (two when the simulator runs in the
+/// same process), plus what the process needs besides.
+pub fn nofile_needed(concurrency: u32, in_process_sim: bool) -> u64 {
+    let per_stream = if in_process_sim { 2 } else { 1 };
+    concurrency as u64 * per_stream + SPARE_FDS
+}
+
 /// A warning when `soft` open files cannot hold `concurrency` streams (one socket each, two
 /// when the simulator runs in the same process).
 pub fn check_nofile(soft: u64, concurrency: u32, in_process_sim: bool) -> Option<String> {
-    let per_stream = if in_process_sim { 2 } else { 1 };
-    let need = concurrency as u64 * per_stream + SPARE_FDS;
+    let need = nofile_needed(concurrency, in_process_sim);
     (soft < need).then(|| {
         format!(
             "open-file limit is {soft} but concurrency {concurrency} needs about {need}; \

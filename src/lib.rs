@@ -11,6 +11,7 @@ pub mod config;
 pub mod endpoint;
 pub mod engine;
 pub mod fdlimit;
+pub mod launch;
 pub mod metrics;
 pub mod plan;
 pub mod report;

@@ -114,7 +114,8 @@ fn config(
     std::fs::write(
         &path,
         format!(
-            "[defaults]\nresults_dir = \"{}\"\nsweep = \"t\"\nprofile = \"tiny\"\n{endpoint}\
+            "[defaults]\nresults_dir = \"{}\"\nsweep = \"t\"\nprofile = \"tiny\"\n\
+             max_error_rate = 0.05\n{endpoint}\
              [endpoints.sim]\nkind = \"simulator\"\ntime_scale = {scale:?}\n\
              [profiles.tiny]\ninput_tokens = 128\noutput_tokens = {output}\nstream = true\n\
              [sweeps.t]\nconcurrency = [{levels}]\nrequest_count = {requests}\n",
@@ -169,11 +170,13 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     for _ in 0..9 {
         t.keys(&["Down"]);
     }
+    // the mean: a p99 of 128 requests cannot be decided (368 needed), and with the config's
+    // 5 % error limit the mean is decided by a level's first 73 requests
     t.keys(&["Enter"]);
-    t.keys(&["-l", "100ms"]);
+    t.keys(&["-l", "avg:100ms"]);
     t.keys(&["Enter"]);
     t.wait_for("the SLA value", Duration::from_secs(5), |s| {
-        s.contains("100ms")
+        s.contains("avg:100ms")
     });
     t.keys(&["s"]);
     let s = t.wait_for("the finished run", Duration::from_secs(120), |s| {
@@ -252,4 +255,61 @@ fn quitting_mid_run_restores_the_terminal_and_keeps_finished_levels() {
         serde_json::from_str(&std::fs::read_to_string(run.join("level-002-c0064.json")).unwrap())
             .unwrap();
     assert_eq!(l2["partial"], true);
+}
+
+#[test]
+fn the_dashboard_runs_what_the_command_line_asked_every_time() {
+    let _turn = turn();
+    let dir = tmpdir("tmux-flags");
+    let Some(t) = Tmux::start("flags", 120, 36) else {
+        return;
+    };
+    let sim = SimProcess::start(&["--time-scale", "10"]);
+    // the config's own defaults point elsewhere: the flags must win, the second time too
+    let cfg = config(&dir, "16", 64, 16, 10.0, None);
+    let out = dir.join("flag-runs");
+    t.type_line(&format!(
+        "{} sweep --config {cfg} --endpoint {} --concurrency 2,4 -n 8 --input-tokens 32 \
+         --output-tokens 8 --out {}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize"),
+        sim.url,
+        out.display()
+    ));
+    t.wait_for("the first run", Duration::from_secs(60), |s| {
+        s.contains("DONE")
+    });
+    t.keys(&["1"]);
+    let setup = t.wait_for("the setup form", Duration::from_secs(5), |s| {
+        s.contains("endpoint, workload and plan")
+    });
+    assert!(setup.contains(&sim.url), "{setup}");
+    assert!(setup.contains("2,4"), "{setup}");
+    t.keys(&["s"]);
+    let runs_made = || std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
+    t.wait_for("the second run", Duration::from_secs(60), |s| {
+        runs_made() == 2 && s.contains("DONE")
+    });
+    t.keys(&["q"]);
+    t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.lines().any(|l| l.starts_with("EXIT="))
+    });
+    let mut runs: Vec<std::path::PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for run in &runs {
+        let echo: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+        assert_eq!(
+            echo["plan"]["concurrency"],
+            serde_json::json!([2, 4]),
+            "{run:?}"
+        );
+        assert_eq!(echo["endpoint"]["base_url"], sim.url.as_str(), "{run:?}");
+        assert_eq!(echo["workload"]["input_tokens"], 32, "{run:?}");
+    }
 }

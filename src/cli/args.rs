@@ -145,6 +145,15 @@ pub struct PlanningArgs {
 }
 
 impl PlanningArgs {
+    /// The CI gate as the flags ask for it.
+    pub fn gate(&self) -> crate::launch::GateChoice {
+        crate::launch::GateChoice {
+            require_concurrency: self.require_concurrency,
+            baseline: self.baseline.clone(),
+            max_regression: self.max_regression,
+        }
+    }
+
     /// The capacity inputs (peak, headroom, price).
     pub fn capacity(&self) -> Result<CapacityInputs, String> {
         let peak = match (self.peak_concurrency, self.peak_rps, self.peak_output_tps) {

@@ -18,7 +18,11 @@ pub struct BadInput(pub String);
 
 /// The exit code for an error returned by [`super::run`].
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
-    if err.is::<BadInput>() || err.is::<InputError>() || err.is::<ConfigError>() {
+    let fd_limit = matches!(
+        err.downcast_ref::<crate::engine::RunError>(),
+        Some(crate::engine::RunError::FdLimit { .. })
+    );
+    if err.is::<BadInput>() || err.is::<InputError>() || err.is::<ConfigError>() || fd_limit {
         EXIT_BAD_INPUT
     } else {
         EXIT_RUN_FAILED

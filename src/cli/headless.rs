@@ -1,14 +1,19 @@
 //! The headless consumer: folds engine events into [`RunState`] and prints progress on
 //! stderr; the final table or JSON goes to stdout. A closed stdout (`| head`) is not an error.
 
-use crate::engine::{EngineEvent, RunOutcome};
+use super::exit::{EXIT_GATE, EXIT_INTERRUPTED};
+use crate::engine::{self, EngineEvent, RunOutcome};
+use crate::launch::{prepare, Launch, Prepared};
 use crate::plan::analysis::IterationRow;
+use crate::plan::gate;
 use crate::plan::sla::{fmt_value, SlaSet};
 use crate::plan::{analyse, Analysis, RunAnalysis};
 use crate::state::RunState;
 use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// How often a non-terminal stderr gets a progress line.
 const PLAIN_PROGRESS_EVERY: Duration = Duration::from_secs(2);
@@ -192,4 +197,63 @@ pub fn print_final(
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r,
     }
+}
+
+/// Starts the simulator if asked, runs the plan (printing progress, and with `rows` the
+/// iteration table as levels finish), prints the result, applies the gate. SIGINT, SIGTERM
+/// and SIGHUP stop the run at once: finished levels are kept, the cut one is marked partial,
+/// and the exit code says which signal ([`super::signals`]).
+pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCode> {
+    let cancel = CancellationToken::new();
+    let signals = super::signals::watch(cancel.clone());
+    let Prepared {
+        req,
+        planner,
+        analysis,
+        gate,
+        sim,
+        sim_time_scale,
+    } = prepare(l).await?;
+    if let Some(f) = sim_time_scale {
+        eprintln!(
+            "note: the built-in simulator runs {f}x faster than real time: its token rates \
+             are {f}x, and its latencies 1/{f}, of the GPU it models"
+        );
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    let row_analysis = (rows && !json).then(|| analysis.clone());
+    let printer = tokio::spawn(print_progress(rx, row_analysis));
+    let result = engine::run(req, planner, tx, cancel.clone()).await;
+    let state = printer.await.unwrap_or_default();
+    if let Some(server) = sim {
+        server.shutdown();
+    }
+    let caught = signals.caught();
+    let outcome = match result {
+        Ok(o) => o,
+        // stopped before the run began (during pre-flight): nothing was measured
+        Err(_) if caught.is_some() => {
+            eprintln!("interrupted before any load was sent");
+            return Ok(ExitCode::from(
+                caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let analysis = crate::plan::analyse(&analysis, &outcome.levels);
+    print_final(&state, &outcome, &analysis, json, rows)?;
+    if outcome.interrupted {
+        return Ok(ExitCode::from(
+            caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
+        ));
+    }
+    let failures = gate::check(analysis.answer.as_ref(), &gate);
+    for f in &failures {
+        eprintln!("gate failed: {f}");
+    }
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_GATE)
+    })
 }

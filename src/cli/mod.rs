@@ -8,10 +8,10 @@ pub mod headless;
 pub mod history;
 pub mod import;
 pub mod search;
+pub mod signals;
 pub mod sweep;
 pub mod workload_args;
 
-use crate::tui::setup::StartRequest;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -65,12 +65,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         }
         None => sweep::execute(sweep::SweepArgs::demo(), cli.config.as_deref()).await,
         Some(Command::Sweep(args)) if args.run.wants_dashboard() => {
-            let start = StartRequest::Sweep(Box::new(args));
+            let start = args.request()?;
             crate::tui::run_dashboard(cli.config, Some(start)).await
         }
         Some(Command::Sweep(args)) => sweep::execute(args, cli.config.as_deref()).await,
         Some(Command::Search(args)) if args.run.wants_dashboard() => {
-            let start = StartRequest::Search(Box::new(args));
+            let start = args.request()?;
             crate::tui::run_dashboard(cli.config, Some(start)).await
         }
         Some(Command::Search(args)) => search::execute(args, cli.config.as_deref()).await,

@@ -4,11 +4,10 @@
 
 use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::exit::BadInput;
-use super::sweep::{launch, Launch};
-use crate::config::file::load_layered;
-use crate::config::search::{resolve_search, SearchOverrides};
+use super::headless;
+use crate::config::search::SearchOverrides;
 use crate::config::values::{parse_concurrency, parse_positive};
-use crate::plan::{Analysis, SearchPlanner};
+use crate::launch::{LaunchRequest, PlanChoice};
 use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
@@ -48,43 +47,30 @@ pub struct SearchArgs {
     pub planning: PlanningArgs,
 }
 
-/// Resolves, runs the search, prints, applies the gate. Returns the exit code.
-pub async fn execute(args: SearchArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    launch(resolve(&args, config)?).await
+impl SearchArgs {
+    /// The run these flags ask for.
+    pub fn request(&self) -> Result<LaunchRequest, BadInput> {
+        Ok(LaunchRequest {
+            plan: PlanChoice::Search(SearchOverrides {
+                plan: self.plan.clone(),
+                slas: self.sla.thresholds(),
+                min: self.min,
+                max: self.max,
+                max_iterations: self.max_iterations,
+                no_confirm: self.no_confirm,
+                max_requests_per_level: self.max_requests_per_level,
+                run: self.run.overrides(),
+            }),
+            endpoint: self.endpoint.overrides(),
+            workload: self.workload.overrides(),
+            capacity: self.planning.capacity().map_err(BadInput)?,
+            gate: self.planning.gate(),
+        })
+    }
 }
 
-/// Config files plus flags into a run ready to launch (shared with the dashboard).
-pub(crate) fn resolve(args: &SearchArgs, config: Option<&Path>) -> anyhow::Result<Launch> {
-    let (cfg, sources) = load_layered(config)?;
-    let spec = resolve_search(
-        &cfg,
-        sources,
-        &args.endpoint.overrides(),
-        &args.workload.overrides(),
-        &SearchOverrides {
-            plan: args.plan.clone(),
-            slas: args.sla.thresholds(),
-            min: args.min,
-            max: args.max,
-            max_iterations: args.max_iterations,
-            no_confirm: args.no_confirm,
-            max_requests_per_level: args.max_requests_per_level,
-            run: args.run.overrides(),
-        },
-    )?;
-    let analysis = Analysis {
-        slas: spec.slas.clone(),
-        max_error_rate: spec.run.max_error_rate,
-        search: Some(spec.config),
-        capacity: args.planning.capacity().map_err(BadInput)?,
-    };
-    Ok(Launch {
-        kind: "search",
-        run: spec.run,
-        planner: Box::new(SearchPlanner::new(spec.config, analysis.clone())),
-        analysis,
-        planning: args.planning.clone(),
-        json: args.run.json,
-        rows: true,
-    })
+/// Resolves, runs the search, prints, applies the gate. Returns the exit code.
+pub async fn execute(args: SearchArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let launch = crate::launch::resolve(&args.request()?, config)?;
+    headless::launch(launch, args.run.json, true).await
 }

@@ -6,7 +6,7 @@ use super::events::EngineEvent;
 use super::level::{run_level, LevelCtx, LevelPlan};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
-use crate::fdlimit::{check_nofile, raise_nofile_limit};
+use crate::fdlimit::{check_nofile, nofile_needed, raise_nofile_limit};
 use crate::metrics::LevelSummary;
 pub use crate::plan::LevelPlanner;
 use crate::report::ResultsDir;
@@ -42,6 +42,16 @@ pub enum RunError {
     Preflight(#[from] PreflightError),
     #[error("results folder: {0}")]
     Results(#[from] std::io::Error),
+    /// Stopped before the first level began (during pre-flight or calibration).
+    #[error("stopped before any load was sent")]
+    Cancelled,
+    /// The open-file limit cannot hold the plan's highest concurrency.
+    #[error(
+        "the open-file limit is {soft} and cannot be raised, but the plan's highest \
+         concurrency needs about {need} (a socket per stream); raise it with `ulimit -n {need}` \
+         (or the service's LimitNOFILE) and run again"
+    )]
+    FdLimit { soft: u64, need: u64 },
     #[error("{0}")]
     Workload(#[from] crate::workload::WorkloadError),
 }
@@ -86,29 +96,17 @@ pub async fn run(
     cancel: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
     let limits = raise_nofile_limit();
-    let mut workload = req.workload.clone().ensure_loaded()?;
-    let counter = workload.loaded().tokenizer.tokenizer.clone();
-    let max_pool = 4096usize;
-    let endpoint = if req.endpoint.model.is_empty() {
-        // no model named: use the one the server lists (or say which to pick)
-        let probe = Endpoint::new(&req.endpoint, 1, req.timeout)?;
-        let mut spec = req.endpoint.clone();
-        spec.model = crate::endpoint::preflight::only_model(&probe).await?;
-        Endpoint::new(&spec, max_pool, req.timeout)?
-    } else {
-        Endpoint::new(&req.endpoint, max_pool, req.timeout)?
-    }
-    .with_tokenizer(counter);
-    let server = preflight(&endpoint).await?;
-    if workload.calibrate {
-        let c = crate::endpoint::calibrate::calibrate(&endpoint, &workload).await;
-        if let (false, Some(note)) = (c.applied, &c.note) {
-            let _ = events
-                .send(EngineEvent::Warning(format!("calibration: {note}")))
-                .await;
+    if let Some((soft, _)) = limits {
+        let need = nofile_needed(planner.max_concurrency(), req.in_process_sim);
+        if soft < need {
+            return Err(RunError::FdLimit { soft, need });
         }
-        workload.calibration = Some(c);
     }
+    // pre-flight and calibration wait on the network: a stop must not wait for them
+    let (endpoint, server, workload) = tokio::select! {
+        r = setup(&req, &events) => r?,
+        _ = cancel.cancelled() => return Err(RunError::Cancelled),
+    };
     let model = endpoint.spec().model.clone();
 
     let run_id = crate::report::new_run_id(&req.kind, std::time::SystemTime::now());
@@ -227,6 +225,38 @@ pub async fn run(
         levels,
         interrupted,
     })
+}
+
+/// Before any load: the workload's prompts and tokenizer, the endpoint (its model asked of
+/// the server when none is named), the pre-flight check and calibration.
+async fn setup(
+    req: &RunRequest,
+    events: &mpsc::Sender<EngineEvent>,
+) -> Result<(Endpoint, ServerIdentity, WorkloadSpec), RunError> {
+    let mut workload = req.workload.clone().ensure_loaded()?;
+    let counter = workload.loaded().tokenizer.tokenizer.clone();
+    let max_pool = 4096usize;
+    let endpoint = if req.endpoint.model.is_empty() {
+        // no model named: use the one the server lists (or say which to pick)
+        let probe = Endpoint::new(&req.endpoint, 1, req.timeout)?;
+        let mut spec = req.endpoint.clone();
+        spec.model = crate::endpoint::preflight::only_model(&probe).await?;
+        Endpoint::new(&spec, max_pool, req.timeout)?
+    } else {
+        Endpoint::new(&req.endpoint, max_pool, req.timeout)?
+    }
+    .with_tokenizer(counter);
+    let server = preflight(&endpoint).await?;
+    if workload.calibrate {
+        let c = crate::endpoint::calibrate::calibrate(&endpoint, &workload).await;
+        if let (false, Some(note)) = (c.applied, &c.note) {
+            let _ = events
+                .send(EngineEvent::Warning(format!("calibration: {note}")))
+                .await;
+        }
+        workload.calibration = Some(c);
+    }
+    Ok((endpoint, server, workload))
 }
 
 /// A level's first batch: the run's request count, raised to twice the concurrency so every

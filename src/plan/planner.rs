@@ -17,6 +17,8 @@ pub trait LevelPlanner: Send + Sync {
     fn next(&mut self, finished: &[LevelSummary]) -> Option<u32>;
     /// The plan as recorded in `run.json`.
     fn describe(&self) -> serde_json::Value;
+    /// The highest concurrency the plan may run (what the open-file limit must hold).
+    fn max_concurrency(&self) -> u32;
     /// What the finished levels mean under this plan (search result, knee, planning
     /// numbers, iteration table): an object whose keys are added to `summary.json`.
     fn report(&self, _finished: &[LevelSummary]) -> serde_json::Value {
@@ -90,6 +92,9 @@ impl LevelPlanner for SearchPlanner {
             Step::Done(_) => None,
         }
     }
+    fn max_concurrency(&self) -> u32 {
+        self.config.max
+    }
     fn describe(&self) -> serde_json::Value {
         serde_json::json!({
             "kind": "search",
@@ -160,6 +165,9 @@ impl LevelPlanner for SweepPlanner {
             extra,
             REFINE_MAX_EXTRA,
         )
+    }
+    fn max_concurrency(&self) -> u32 {
+        self.levels.iter().copied().max().unwrap_or(0)
     }
     fn describe(&self) -> serde_json::Value {
         serde_json::json!({

@@ -3,8 +3,9 @@
 //! do outside (start or stop a run, quit). Nothing here touches the terminal.
 
 use super::series::RunView;
-use super::setup::{FieldId, SetupChoices, SetupForm, StartRequest};
+use super::setup::{FieldId, SetupChoices, SetupForm};
 use crate::engine::EngineEvent;
+use crate::launch::LaunchRequest;
 use crate::plan::sla::SlaMetric;
 use crate::plan::{Analysis, RunAnalysis};
 use crate::state::RunState;
@@ -31,7 +32,7 @@ pub enum Panel {
 #[derive(Debug, Clone)]
 pub enum Action {
     None,
-    Start(Box<StartRequest>),
+    Start(Box<LaunchRequest>),
     Stop,
     Quit,
     /// Reload the list of past runs.
@@ -169,13 +170,8 @@ impl App {
 
     /// Peak and price changed on the run screen: the planning numbers follow at once.
     fn replan(&mut self) {
-        match self.setup.planning().capacity() {
-            Ok(c) => {
-                self.analysis.capacity = c;
-                self.refresh_view();
-            }
-            Err(e) => self.status = Some(e),
-        }
+        self.analysis.capacity = self.setup.to_request().capacity;
+        self.refresh_view();
     }
 
     /// Handles one key press.

@@ -5,10 +5,9 @@
 use super::app::{Action, App};
 use super::history::load_runs;
 use super::render::render;
-use super::setup::SetupChoices;
-use super::setup::StartRequest;
-use crate::cli::sweep::{prepare, Prepared};
+use super::setup::{SetupChoices, SetupForm};
 use crate::engine::{self, EngineEvent, RunError, RunOutcome};
+use crate::launch::{prepare, LaunchRequest, Prepared};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,7 +89,7 @@ pub async fn run_loop(
     mut app: App,
     config: Option<PathBuf>,
     results_root: Option<PathBuf>,
-    start: Option<StartRequest>,
+    start: Option<LaunchRequest>,
 ) -> anyhow::Result<App> {
     let (input_tx, mut input_rx) = mpsc::channel::<Input>(64);
     let stop_input = Arc::new(AtomicBool::new(false));
@@ -102,7 +101,11 @@ pub async fn run_loop(
     let mut dirty = true;
     let mut frame = tokio::time::interval(FRAME);
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut pending = start.map(|a| Action::Start(Box::new(a)));
+    // flags fill the form, and the form is what runs, now and every time after
+    let mut pending = start.map(|req| {
+        app.setup = SetupForm::from_request(&choices(config.as_deref()).unwrap_or_default(), &req);
+        Action::Start(Box::new(app.setup.to_request()))
+    });
 
     loop {
         if let Some(action) = pending.take() {
@@ -225,14 +228,11 @@ pub async fn run_loop(
 }
 
 async fn start_run(
-    request: StartRequest,
+    request: LaunchRequest,
     config: Option<&Path>,
     events: mpsc::Sender<EngineEvent>,
 ) -> anyhow::Result<(LiveRun, Option<f64>, crate::plan::Analysis)> {
-    let launch = match &request {
-        StartRequest::Sweep(a) => crate::cli::sweep::resolve(a, config)?,
-        StartRequest::Search(a) => crate::cli::search::resolve(a, config)?,
-    };
+    let launch = crate::launch::resolve(&request, config)?;
     let Prepared {
         req,
         planner,

@@ -16,14 +16,15 @@ use std::process::ExitCode;
 /// covers panics), then prints the last run's table on stdout.
 pub async fn run_dashboard(
     config: Option<PathBuf>,
-    start: Option<setup::StartRequest>,
+    start: Option<crate::launch::LaunchRequest>,
 ) -> anyhow::Result<ExitCode> {
     let choices = event_loop::choices(config.as_deref())?;
     let (cfg, _) = crate::config::file::load_layered(config.as_deref())?;
-    let results_root = cfg
-        .defaults
-        .results_dir
-        .clone()
+    // `--out` is where runs go, where the runs screen looks, and where the log goes
+    let results_root = start
+        .as_ref()
+        .and_then(|r| r.run().out.clone())
+        .or_else(|| cfg.defaults.results_dir.clone())
         .or_else(crate::report::default_root);
     let _log_guard = init_file_log(results_root.as_deref());
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -36,7 +37,8 @@ pub async fn run_dashboard(
         print!("{}", crate::report::render_table(&app.run.levels));
     }
     Ok(if app.run.interrupted {
-        ExitCode::from(crate::cli::EXIT_INTERRUPTED)
+        // what a shell reports for Ctrl-C (the dashboard stops a run with x or Ctrl-C)
+        ExitCode::from(130)
     } else {
         ExitCode::SUCCESS
     })

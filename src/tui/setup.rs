@@ -1,19 +1,16 @@
 //! The setup form: endpoint, workload and plan, each field editable with its validation
-//! message beside it. Turns into the same `SweepArgs` the headless command takes, so both
-//! surfaces share one resolution path.
+//! message beside it. It turns into a [`LaunchRequest`], the same the command line builds, so
+//! both surfaces share one launch step. A dashboard opened by `rightsize sweep|search ...`
+//! fills the form from the flags and keeps the request as the base the form's fields are laid
+//! over: what is not in the form (headers, `--out`, a TPOT SLA, ...) stays as the flags said,
+//! the first run and every run after.
 
-use crate::cli::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
-use crate::cli::search::SearchArgs;
-use crate::cli::sweep::SweepArgs;
+use crate::config::resolve::SweepOverrides;
+use crate::config::search::SearchOverrides;
 use crate::config::values::{parse_concurrency, parse_concurrency_list, parse_positive};
+use crate::launch::{LaunchRequest, PlanChoice};
+use crate::plan::capacity::Peak;
 use crate::plan::sla::{SlaMetric, SlaThreshold};
-
-/// What the form launches.
-#[derive(Debug, Clone)]
-pub enum StartRequest {
-    Sweep(Box<SweepArgs>),
-    Search(Box<SearchArgs>),
-}
 
 /// How a field is edited.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,12 +58,14 @@ pub struct Field {
 }
 
 /// The whole form, with the cursor and the text being typed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SetupForm {
     pub fields: Vec<Field>,
     pub selected: usize,
     /// `Some(text)` while the selected text field is being edited.
     pub editing: Option<String>,
+    /// The request the form's fields are laid over: the command line's, else the demo.
+    pub base: LaunchRequest,
 }
 
 /// Names offered in the form, read from the config.
@@ -229,7 +228,77 @@ impl SetupForm {
             ],
             selected: 0,
             editing: None,
+            base: LaunchRequest::demo(),
         }
+    }
+
+    /// A form showing what `req` asks for (the command line's flags), keeping `req` as the
+    /// base of every run it starts.
+    pub fn from_request(c: &SetupChoices, req: &LaunchRequest) -> Self {
+        let mut form = SetupForm::new(c);
+        let text = |v: Option<String>| v.unwrap_or_default();
+        let num = |v: Option<u32>| v.map(|n| n.to_string());
+        let sla_text = |m: SlaMetric| {
+            req.slas()
+                .iter()
+                .find(|t| t.metric == m)
+                .map(|t| format!("{}:{}ms", t.stat, t.limit))
+        };
+        let mut set = |id: FieldId, value: Option<String>| {
+            if let (Some(f), Some(v)) = (form.fields.iter_mut().find(|f| f.id == id), value) {
+                if let FieldKind::Choice(choices) = &mut f.kind {
+                    if !choices.contains(&v) {
+                        choices.push(v.clone());
+                    }
+                }
+                f.value = v;
+            }
+        };
+        let e = &req.endpoint;
+        let w = &req.workload;
+        set(FieldId::Endpoint, e.endpoint.clone());
+        set(FieldId::Model, Some(text(e.model.clone())));
+        set(
+            FieldId::TimeScale,
+            Some(text(e.sim_time_scale.map(|f| f.to_string()))),
+        );
+        set(FieldId::Profile, w.profile.clone());
+        set(FieldId::InputTokens, Some(text(num(w.input_tokens))));
+        set(FieldId::OutputTokens, Some(text(num(w.output_tokens))));
+        set(
+            FieldId::Stream,
+            w.stream.map(|on| if on { "on" } else { "off" }.to_string()),
+        );
+        set(FieldId::Requests, num(req.run().requests));
+        set(FieldId::E2eSla, Some(text(sla_text(SlaMetric::E2e))));
+        set(FieldId::TtftSla, Some(text(sla_text(SlaMetric::Ttft))));
+        match &req.plan {
+            PlanChoice::Sweep { overrides, .. } => {
+                set(FieldId::Mode, Some("sweep".into()));
+                let levels = overrides
+                    .concurrency
+                    .as_ref()
+                    .map(|l| l.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+                set(FieldId::Concurrency, levels);
+            }
+            PlanChoice::Search(s) => {
+                set(FieldId::Mode, Some("search".into()));
+                set(FieldId::SearchMin, num(s.min));
+                set(FieldId::SearchMax, num(s.max));
+                set(FieldId::MaxIterations, num(s.max_iterations));
+            }
+        }
+        let peak = match req.capacity.peak {
+            Some(Peak::Concurrency(v)) => Some(v.to_string()),
+            _ => None,
+        };
+        set(FieldId::PeakConcurrency, peak);
+        set(
+            FieldId::PricePerHour,
+            req.capacity.price_per_hour.map(|p| p.to_string()),
+        );
+        form.base = req.clone();
+        form
     }
 
     /// The text of field `id`.
@@ -305,69 +374,69 @@ impl SetupForm {
             .flatten()
     }
 
-    /// The planning inputs (peak and price), as the flags would give them.
-    pub fn planning(&self) -> PlanningArgs {
-        PlanningArgs {
-            peak_concurrency: self.get(FieldId::PeakConcurrency).parse().ok(),
-            price_per_hour: self.get(FieldId::PricePerHour).parse().ok(),
-            ..PlanningArgs::default()
-        }
-    }
-
-    /// The run these settings ask for. Call [`SetupForm::validate`] first.
-    pub fn to_request(&self) -> StartRequest {
+    /// The run these settings ask for: the form's fields laid over [`SetupForm::base`].
+    /// Call [`SetupForm::validate`] first.
+    pub fn to_request(&self) -> LaunchRequest {
         let opt_num = |id| parse_positive(self.get(id)).ok();
-        let demo = SweepArgs::demo();
-        let endpoint = EndpointArgs {
-            endpoint: Some(self.get(FieldId::Endpoint).to_string()).filter(|s| !s.is_empty()),
-            model: Some(self.get(FieldId::Model).to_string()).filter(|s| !s.is_empty()),
-            sim_time_scale: self.get(FieldId::TimeScale).parse().ok(),
-            ..demo.endpoint.clone()
-        };
-        let workload = WorkloadArgs {
-            profile: Some(self.get(FieldId::Profile).to_string()).filter(|s| !s.is_empty()),
-            input_tokens: opt_num(FieldId::InputTokens),
-            output_tokens: opt_num(FieldId::OutputTokens),
-            stream: self.get(FieldId::Stream) == "on",
-            no_stream: self.get(FieldId::Stream) != "on",
-            ..demo.workload.clone()
-        };
-        let sla = SlaArgs {
-            e2e_sla: self.sla(FieldId::E2eSla, SlaMetric::E2e),
-            ttft_sla: self.sla(FieldId::TtftSla, SlaMetric::Ttft),
-            ..SlaArgs::default()
-        };
-        if self.get(FieldId::Mode) == "search" {
-            return StartRequest::Search(Box::new(SearchArgs {
-                endpoint,
-                workload,
-                sla,
-                plan: None,
+        let non_empty = |id| Some(self.get(id).to_string()).filter(|s| !s.is_empty());
+        let mut r = self.base.clone();
+        r.endpoint.endpoint = non_empty(FieldId::Endpoint);
+        r.endpoint.model = non_empty(FieldId::Model);
+        r.endpoint.sim_time_scale = self.get(FieldId::TimeScale).parse().ok();
+        r.workload.profile = non_empty(FieldId::Profile);
+        r.workload.input_tokens = opt_num(FieldId::InputTokens);
+        r.workload.output_tokens = opt_num(FieldId::OutputTokens);
+        r.workload.stream = Some(self.get(FieldId::Stream) == "on");
+        let mut run = r.run().clone();
+        run.requests = opt_num(FieldId::Requests);
+        // the form holds the e2e and TTFT SLAs; the others stay as the base gave them
+        let mut slas: Vec<SlaThreshold> = r
+            .slas()
+            .iter()
+            .filter(|t| !matches!(t.metric, SlaMetric::E2e | SlaMetric::Ttft))
+            .copied()
+            .collect();
+        slas.extend(self.sla(FieldId::E2eSla, SlaMetric::E2e));
+        slas.extend(self.sla(FieldId::TtftSla, SlaMetric::Ttft));
+        r.plan = if self.get(FieldId::Mode) == "search" {
+            let base = match &r.plan {
+                PlanChoice::Search(s) => s.clone(),
+                PlanChoice::Sweep { .. } => SearchOverrides::default(),
+            };
+            PlanChoice::Search(SearchOverrides {
+                slas,
                 min: parse_concurrency(self.get(FieldId::SearchMin)).ok(),
                 max: parse_concurrency(self.get(FieldId::SearchMax)).ok(),
                 max_iterations: opt_num(FieldId::MaxIterations),
-                run: RunArgs {
-                    requests: opt_num(FieldId::Requests),
-                    ..demo.run.clone()
+                run,
+                ..base
+            })
+        } else {
+            let (plan, refine_knee) = match &r.plan {
+                PlanChoice::Sweep {
+                    overrides,
+                    refine_knee,
+                    ..
+                } => (overrides.plan.clone(), *refine_knee),
+                PlanChoice::Search(_) => (None, false),
+            };
+            PlanChoice::Sweep {
+                overrides: SweepOverrides {
+                    plan,
+                    concurrency: parse_concurrency_list(self.get(FieldId::Concurrency)).ok(),
+                    run,
                 },
-                no_confirm: false,
-                max_requests_per_level: None,
-                planning: self.planning(),
-            }));
+                refine_knee,
+                slas,
+            }
+        };
+        if let Ok(v) = self.get(FieldId::PeakConcurrency).parse::<f64>() {
+            r.capacity.peak = Some(Peak::Concurrency(v));
+        } else if matches!(r.capacity.peak, Some(Peak::Concurrency(_))) {
+            r.capacity.peak = None;
         }
-        StartRequest::Sweep(Box::new(SweepArgs {
-            endpoint,
-            workload,
-            plan: None,
-            concurrency: parse_concurrency_list(self.get(FieldId::Concurrency)).ok(),
-            run: RunArgs {
-                requests: opt_num(FieldId::Requests),
-                ..demo.run.clone()
-            },
-            sla,
-            planning: self.planning(),
-            ..demo
-        }))
+        r.capacity.price_per_hour = self.get(FieldId::PricePerHour).parse().ok();
+        r
     }
 }
 
@@ -433,23 +502,68 @@ mod tests {
         assert!(!f.validate());
         f.fields[7].value = "8,32".into();
         assert!(f.validate());
-        let StartRequest::Sweep(a) = f.to_request() else {
+        let r = f.to_request();
+        let PlanChoice::Sweep { overrides, .. } = &r.plan else {
             panic!("a sweep")
         };
-        assert_eq!(a.concurrency, Some(vec![8, 32]));
-        assert_eq!(a.run.requests, Some(128));
-        assert_eq!(a.endpoint.endpoint.as_deref(), Some("local"));
-        assert!(a.workload.stream && !a.workload.no_stream);
+        assert_eq!(overrides.concurrency, Some(vec![8, 32]));
+        assert_eq!(r.run().requests, Some(128));
+        assert_eq!(r.endpoint.endpoint.as_deref(), Some("local"));
+        assert_eq!(r.workload.stream, Some(true));
         f.fields[0].value = "search".into();
         f.fields[9].value = "p99:2s".into(); // e2e SLA
-        let StartRequest::Search(s) = f.to_request() else {
+        let r = f.to_request();
+        let PlanChoice::Search(s) = &r.plan else {
             panic!("a search")
         };
         assert_eq!(
             (s.min, s.max, s.max_iterations),
             (Some(16), Some(4096), Some(10))
         );
-        assert_eq!(s.sla.e2e_sla.map(|t| t.limit), Some(2000.0));
+        assert_eq!(s.slas.first().map(|t| t.limit), Some(2000.0));
+    }
+
+    #[test]
+    fn the_command_line_fills_the_form_and_stays_under_it() {
+        let mut req = LaunchRequest::demo();
+        req.endpoint.endpoint = Some("http://127.0.0.1:9/v1".into());
+        req.endpoint.headers = vec![("X-Team".into(), "ml".into())];
+        req.workload.input_tokens = Some(64);
+        req.workload.stream = Some(false);
+        req.run_mut().requests = Some(32);
+        req.run_mut().out = Some("/tmp/runs-here".into());
+        let tpot = SlaThreshold::parse(SlaMetric::Tpot, "50ms").unwrap();
+        let e2e = SlaThreshold::parse(SlaMetric::E2e, "p95:3s").unwrap();
+        if let PlanChoice::Sweep {
+            overrides, slas, ..
+        } = &mut req.plan
+        {
+            overrides.plan = None;
+            overrides.concurrency = Some(vec![2, 4]);
+            *slas = vec![e2e, tpot];
+        }
+        let f = SetupForm::from_request(&choices(), &req);
+        assert_eq!(f.get(FieldId::Endpoint), "http://127.0.0.1:9/v1");
+        assert_eq!(f.get(FieldId::Concurrency), "2,4");
+        assert_eq!(f.get(FieldId::Requests), "32");
+        assert_eq!(f.get(FieldId::InputTokens), "64");
+        assert_eq!(f.get(FieldId::Stream), "off");
+        assert_eq!(f.get(FieldId::E2eSla), "p95:3000ms");
+        // what the form runs is what the command line asked for, every time
+        let again = f.to_request();
+        assert_eq!(again.endpoint.endpoint, req.endpoint.endpoint);
+        assert_eq!(again.endpoint.headers, req.endpoint.headers);
+        assert_eq!(again.run().out, req.run().out);
+        assert_eq!(again.run().requests, Some(32));
+        assert_eq!(again.workload.stream, Some(false));
+        let PlanChoice::Sweep {
+            overrides, slas, ..
+        } = &again.plan
+        else {
+            panic!("a sweep")
+        };
+        assert_eq!(overrides.concurrency, Some(vec![2, 4]));
+        assert!(slas.contains(&tpot) && slas.contains(&e2e), "{slas:?}");
     }
 
     #[test]

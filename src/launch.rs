@@ -1,0 +1,249 @@
+//! The launch step shared by the command line and the dashboard: a [`LaunchRequest`] (what
+//! the user asked for, as flags or as the setup form give it) is resolved against the config
+//! files into a [`Launch`] (settings, planner, analysis, gate), then [`prepare`]d (the
+//! built-in simulator started, the gate's baseline read). Neither surface imports the other:
+//! both build a request and call this.
+
+use crate::config::file::load_layered;
+use crate::config::resolve::{
+    resolve_sweep, EndpointOverrides, EndpointTarget, InputError, RunSettings, SweepOverrides,
+    WorkloadOverrides,
+};
+use crate::config::search::{resolve_search, SearchOverrides};
+use crate::engine::{LevelPlanner, RunRequest};
+use crate::plan::capacity::CapacityInputs;
+use crate::plan::gate::{Answer, Gate};
+use crate::plan::sla::{SlaSet, SlaThreshold};
+use crate::plan::{Analysis, SearchPlanner, SweepPlanner};
+use std::path::{Path, PathBuf};
+
+/// Which plan a run follows, with its own choices.
+#[derive(Debug, Clone)]
+pub enum PlanChoice {
+    /// Fixed levels (`rightsize sweep`), with SLAs to judge them by.
+    Sweep {
+        overrides: SweepOverrides,
+        refine_knee: bool,
+        slas: Vec<SlaThreshold>,
+    },
+    /// The highest concurrency under the SLAs (`rightsize search`).
+    Search(SearchOverrides),
+}
+
+/// The CI gate as asked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GateChoice {
+    pub require_concurrency: Option<u32>,
+    /// An earlier run (folder or id) whose answer the run must not fall behind.
+    pub baseline: Option<String>,
+    pub max_regression: Option<f64>,
+}
+
+/// A run as the user asked for it, before the config files are read.
+#[derive(Debug, Clone)]
+pub struct LaunchRequest {
+    pub plan: PlanChoice,
+    pub endpoint: EndpointOverrides,
+    pub workload: WorkloadOverrides,
+    /// Peak, headroom and price for the planning numbers.
+    pub capacity: CapacityInputs,
+    pub gate: GateChoice,
+}
+
+impl LaunchRequest {
+    /// The no-argument demo: the config's `demo` sweep against the default endpoint.
+    pub fn demo() -> Self {
+        LaunchRequest {
+            plan: PlanChoice::Sweep {
+                overrides: SweepOverrides {
+                    plan: Some("demo".into()),
+                    ..SweepOverrides::default()
+                },
+                refine_knee: false,
+                slas: Vec::new(),
+            },
+            endpoint: EndpointOverrides::default(),
+            workload: WorkloadOverrides::default(),
+            capacity: CapacityInputs::default(),
+            gate: GateChoice::default(),
+        }
+    }
+
+    /// The run settings every plan carries (requests, timeout, results folder, ...).
+    pub fn run(&self) -> &crate::config::resolve::RunOverrides {
+        match &self.plan {
+            PlanChoice::Sweep { overrides, .. } => &overrides.run,
+            PlanChoice::Search(s) => &s.run,
+        }
+    }
+
+    /// The same, to change.
+    pub fn run_mut(&mut self) -> &mut crate::config::resolve::RunOverrides {
+        match &mut self.plan {
+            PlanChoice::Sweep { overrides, .. } => &mut overrides.run,
+            PlanChoice::Search(s) => &mut s.run,
+        }
+    }
+
+    /// The SLAs given (a sweep's or a search's).
+    pub fn slas(&self) -> &[SlaThreshold] {
+        match &self.plan {
+            PlanChoice::Sweep { slas, .. } => slas,
+            PlanChoice::Search(s) => &s.slas,
+        }
+    }
+}
+
+/// A run resolved against the config: ready to prepare.
+pub struct Launch {
+    /// `sweep` or `search`.
+    pub kind: &'static str,
+    pub run: RunSettings,
+    pub planner: Box<dyn LevelPlanner>,
+    pub analysis: Analysis,
+    pub gate: GateChoice,
+}
+
+/// Config files plus the request into a run ready to launch.
+pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Launch> {
+    let (cfg, sources) = load_layered(config)?;
+    match &req.plan {
+        PlanChoice::Sweep {
+            overrides,
+            refine_knee,
+            slas,
+        } => {
+            let spec = resolve_sweep(&cfg, sources, &req.endpoint, &req.workload, overrides)?;
+            let slas = SlaSet(slas.clone());
+            if let Some(m) = slas.streaming_error(spec.run.workload.stream) {
+                return Err(InputError(m).into());
+            }
+            let analysis = Analysis {
+                slas,
+                max_error_rate: spec.run.max_error_rate,
+                search: None,
+                capacity: req.capacity,
+            };
+            let planner = SweepPlanner {
+                levels: spec.levels.clone(),
+                refine_knee: *refine_knee,
+                analysis: analysis.clone(),
+            };
+            Ok(Launch {
+                kind: "sweep",
+                run: spec.run,
+                planner: Box::new(planner),
+                analysis,
+                gate: req.gate.clone(),
+            })
+        }
+        PlanChoice::Search(overrides) => {
+            let spec = resolve_search(&cfg, sources, &req.endpoint, &req.workload, overrides)?;
+            let analysis = Analysis {
+                slas: spec.slas.clone(),
+                max_error_rate: spec.run.max_error_rate,
+                search: Some(spec.config),
+                capacity: req.capacity,
+            };
+            Ok(Launch {
+                kind: "search",
+                run: spec.run,
+                planner: Box::new(SearchPlanner::new(spec.config, analysis.clone())),
+                analysis,
+                gate: req.gate.clone(),
+            })
+        }
+    }
+}
+
+/// A run ready to start: the engine's request and planner, how to read the result, and the
+/// in-process simulator when the endpoint is the built-in one (shut it down after the run).
+pub struct Prepared {
+    pub req: RunRequest,
+    pub planner: Box<dyn LevelPlanner>,
+    pub analysis: Analysis,
+    pub gate: Gate,
+    pub sim: Option<crate::sim::SimServer>,
+    /// The simulator's time scale, when it runs in-process.
+    pub sim_time_scale: Option<f64>,
+}
+
+/// Loads the gate's baseline and starts the simulator if asked.
+pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
+    let results_root = match l.run.results_root.clone() {
+        Some(r) => r,
+        None => crate::report::default_root().ok_or_else(|| {
+            InputError("no data directory on this platform; pass --out DIR".into())
+        })?,
+    };
+    let gate = Gate {
+        require_concurrency: l.gate.require_concurrency,
+        baseline: match &l.gate.baseline {
+            Some(run) => Some(load_baseline(&results_root, run)?),
+            None => None,
+        },
+        max_regression: l.gate.max_regression.unwrap_or(0.1),
+    };
+    let (endpoint, sim, sim_time_scale) = match &l.run.endpoint {
+        EndpointTarget::Remote(s) => (s.clone(), None, None),
+        EndpointTarget::Simulator { time_scale, spec } => {
+            // the simulator counts prompts with the run's tokenizer, as a real server would
+            let cfg = crate::sim::SimConfig {
+                tokenizer: l.run.workload.tokenizer.clone(),
+                ..crate::sim::SimConfig::fast(*time_scale)
+            };
+            let server = crate::sim::start(cfg).await?;
+            let mut s = spec.clone();
+            s.base_url = server.base_url.clone();
+            if s.model.is_empty() {
+                s.model = server.model.clone();
+            }
+            (s, Some(server), Some(*time_scale))
+        }
+    };
+    let req = RunRequest {
+        kind: l.kind.into(),
+        endpoint,
+        workload: l.run.workload.clone(),
+        request_count: l.run.request_count,
+        warmup: l.run.warmup,
+        timeout: l.run.timeout,
+        results_root,
+        in_process_sim: sim.is_some(),
+        config_sources: l.run.config_sources.clone(),
+    };
+    Ok(Prepared {
+        req,
+        planner: l.planner,
+        analysis: l.analysis,
+        gate,
+        sim,
+        sim_time_scale,
+    })
+}
+
+/// The answer of an earlier run: a run folder, or a run id under the results root.
+fn load_baseline(root: &Path, run: &str) -> anyhow::Result<Answer> {
+    let given = PathBuf::from(run);
+    let dir = if given.is_dir() {
+        given
+    } else {
+        root.join(run)
+    };
+    let path = dir.join("summary.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        InputError(format!(
+            "--baseline {run}: cannot read {}: {e}",
+            path.display()
+        ))
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| InputError(format!("--baseline {run}: {}: {e}", path.display())))?;
+    serde_json::from_value::<Answer>(v["answer"].clone()).map_err(|_| {
+        InputError(format!(
+            "--baseline {run}: {} has no answer to compare with",
+            path.display()
+        ))
+        .into()
+    })
+}
