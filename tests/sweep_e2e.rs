@@ -55,7 +55,10 @@ fn sweep_counts_every_request_and_writes_the_results_folder() {
         .collect();
     // the measured requests; cooldown ones (that only kept slots busy while a level's last
     // measured requests finished, see docs/search.md) are marked and not counted
-    let measured: Vec<&Value> = recs.iter().filter(|r| r.get("cooldown").is_none()).collect();
+    let measured: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r.get("cooldown").is_none())
+        .collect();
     assert_eq!(measured.len(), 48);
     assert!(measured
         .iter()

@@ -313,3 +313,39 @@ fn the_dashboard_runs_what_the_command_line_asked_every_time() {
         assert_eq!(echo["workload"]["input_tokens"], 32, "{run:?}");
     }
 }
+
+#[test]
+fn the_dashboard_never_shows_a_secret() {
+    let _turn = turn();
+    let dir = tmpdir("tmux-secrets");
+    let Some(t) = Tmux::start("secrets", 120, 36) else {
+        return;
+    };
+    let sim = SimProcess::start(&["--time-scale", "20"]);
+    let cfg = config(&dir, "2", 8, 8, 20.0, None);
+    let url = sim.url.replacen("http://", "http://alice:PW-hunter2@", 1);
+    t.type_line(&format!(
+        "{} sweep --config {cfg} --endpoint {url} -c 2 -n 8 --output-tokens 8 \
+         --header 'Authorization: Bearer TOPSECRET-bearer' --header 'X-Api-Key: APIKEYSECRET'; \
+         echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize"),
+    ));
+    let secrets = ["PW-hunter2", "TOPSECRET-bearer", "APIKEYSECRET"];
+    // the typed command line itself holds them: read only the dashboard's screens
+    let run = t.wait_for("the run", Duration::from_secs(60), |s| s.contains("DONE"));
+    let mut screens = vec![run];
+    for (key, what) in [("1", "endpoint, workload and plan"), ("3", "runs")] {
+        t.keys(&[key]);
+        screens.push(t.wait_for(what, Duration::from_secs(10), |s| s.contains(what)));
+    }
+    for s in &screens {
+        for secret in secrets {
+            assert!(!s.contains(secret), "{secret} on screen:\n{s}");
+        }
+    }
+    assert!(screens[1].contains("alice:***@"), "{}", screens[1]);
+    t.keys(&["q"]);
+    t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.lines().any(|l| l.starts_with("EXIT="))
+    });
+}

@@ -79,7 +79,7 @@ impl std::fmt::Debug for Endpoint {
 /// no version segment (`v1`, `v2`, `v1beta`, ...).
 pub fn api_base(base_url: &str) -> Result<Url, EndpointError> {
     let invalid = |reason: String| EndpointError::InvalidUrl {
-        url: base_url.to_string(),
+        url: crate::secrets::redact_url(base_url),
         reason,
     };
     let mut url = Url::parse(base_url.trim()).map_err(|e| invalid(e.to_string()))?;

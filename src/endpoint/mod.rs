@@ -51,12 +51,16 @@ impl std::fmt::Debug for Secret {
     }
 }
 
-/// Everything needed to talk to one endpoint. Serializes without secrets (for `run.json`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Everything needed to talk to one endpoint. Serializes (and prints with `{:?}`) without
+/// secrets (for `run.json`).
+#[derive(Clone, Serialize, Deserialize)]
 pub struct EndpointSpec {
-    /// Config name (e.g. `sim`, `local-vllm`) or the URL when given directly.
+    /// Config name (e.g. `sim`, `local-vllm`) or the URL when given directly (stored with
+    /// its secrets masked, `crate::secrets`).
+    #[serde(serialize_with = "crate::secrets::ser_url")]
     pub name: String,
-    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8000/v1`.
+    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8000/v1` (stored masked).
+    #[serde(serialize_with = "crate::secrets::ser_url")]
     pub base_url: String,
     /// Model name sent in every request.
     pub model: String,
@@ -65,8 +69,9 @@ pub struct EndpointSpec {
     pub stream: bool,
     /// Send `ignore_eos` and `min_tokens` so the output length is exactly `max_tokens`.
     pub exact_output_length: bool,
-    /// Extra headers (names and values are not secret; put secrets in `api_key_env`).
-    #[serde(default)]
+    /// Extra headers, sent as given; stored with credential values (`Authorization`,
+    /// `Cookie`, `X-Api-Key`, any `*token*`/`*secret*`/`*key*`) masked.
+    #[serde(default, serialize_with = "crate::secrets::ser_headers")]
     pub headers: Vec<(String, String)>,
     /// Name of the environment variable holding a bearer token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,4 +79,23 @@ pub struct EndpointSpec {
     /// Ask the simulator to stamp each chunk with its monotonic send time (ground truth).
     #[serde(default)]
     pub sim_timing: bool,
+}
+
+impl std::fmt::Debug for EndpointSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, String)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), crate::secrets::redact_header(n, v)))
+            .collect();
+        f.debug_struct("EndpointSpec")
+            .field("name", &crate::secrets::redact_url(&self.name))
+            .field("base_url", &crate::secrets::redact_url(&self.base_url))
+            .field("model", &self.model)
+            .field("api", &self.api)
+            .field("stream", &self.stream)
+            .field("headers", &headers)
+            .field("api_key_env", &self.api_key_env)
+            .finish_non_exhaustive()
+    }
 }

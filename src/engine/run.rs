@@ -134,7 +134,7 @@ pub async fn run(
         .send(EngineEvent::RunStarted {
             run_id: run_id.clone(),
             dir: dir.path().to_path_buf(),
-            endpoint: req.endpoint.name.clone(),
+            endpoint: crate::secrets::redact_url(&req.endpoint.name),
             model,
             server,
         })

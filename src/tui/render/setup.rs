@@ -18,7 +18,8 @@ pub fn render_setup(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let value = match (&form.editing, selected) {
             (Some(text), true) => format!("{text}▏"),
             _ => match &f.kind {
-                FieldKind::Choice(_) => format!("‹ {} ›", f.value),
+                // a URL from the command line may carry a password: shown masked
+                FieldKind::Choice(_) => format!("‹ {} ›", crate::secrets::redact_url(&f.value)),
                 FieldKind::Toggle => format!("[{}]", f.value),
                 FieldKind::Text if f.value.is_empty() => "-".to_string(),
                 FieldKind::Text => f.value.clone(),

@@ -1,0 +1,127 @@
+//! Secrets are never written: a password in a URL (`http://alice:PW@host/v1`), a secret-looking
+//! query parameter (`?api_key=...`) and the values of headers that carry credentials are shown
+//! and stored as `***`, in `run.json`, exports, messages and the dashboard. The values stay in
+//! memory for the requests themselves.
+
+use serde::Serializer;
+
+/// What a secret is replaced with.
+pub const MASK: &str = "***";
+
+/// Whether a header (or query parameter) by this name carries a credential: the well-known
+/// ones, and any whose name mentions a token, a secret, a key, a password or a session.
+pub fn is_sensitive(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    matches!(
+        n.as_str(),
+        "authorization" | "proxy-authorization" | "cookie" | "set-cookie" | "x-api-key"
+    ) || ["token", "secret", "key", "passw", "session", "auth"]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+/// A header's value as it may be shown or stored.
+pub fn redact_header(name: &str, value: &str) -> String {
+    if is_sensitive(name) {
+        MASK.to_string()
+    } else {
+        value.to_string()
+    }
+}
+
+/// A URL as it may be shown or stored: the password (or a lone user name, which is often a
+/// token) and secret-looking query values masked. Text that is not a URL comes back as it is.
+pub fn redact_url(text: &str) -> String {
+    let Ok(mut url) = reqwest::Url::parse(text.trim()) else {
+        return text.to_string();
+    };
+    if !url.has_host() {
+        return text.to_string();
+    }
+    let mut changed = false;
+    if url.password().is_some() {
+        let _ = url.set_password(Some(MASK));
+        changed = true;
+    } else if !url.username().is_empty() {
+        let _ = url.set_username(MASK);
+        changed = true;
+    }
+    if url.query().is_some() {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if is_sensitive(&k) {
+                    changed = true;
+                    MASK.to_string()
+                } else {
+                    v.into_owned()
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        if changed {
+            url.query_pairs_mut().clear().extend_pairs(pairs);
+        }
+    }
+    if changed {
+        // the URL crate percent-encodes the mask; people read it plain
+        url.to_string().replace("%2A%2A%2A", MASK)
+    } else {
+        text.to_string()
+    }
+}
+
+/// Serializes a URL (or a name that may be one) with its secrets masked.
+pub fn ser_url<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&redact_url(text))
+}
+
+/// Serializes `(name, value)` headers with credential values masked.
+pub fn ser_headers<S: Serializer>(headers: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(headers.len()))?;
+    for (name, value) in headers {
+        seq.serialize_element(&(name, redact_header(name, value)))?;
+    }
+    seq.end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_table() {
+        let cases = [
+            ("http://alice:PW@host/v1", "http://alice:***@host/v1"),
+            ("https://TOKEN@h.example/v1", "https://***@h.example/v1"),
+            (
+                "https://h.example/v1?api_key=s3cret&x=1",
+                "https://h.example/v1?api_key=***&x=1",
+            ),
+            ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),
+            ("local-vllm", "local-vllm"),
+            ("sim", "sim"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact_url(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn headers_table() {
+        let cases = [
+            ("Authorization", "Bearer x", "***"),
+            ("proxy-authorization", "Basic x", "***"),
+            ("Cookie", "a=b", "***"),
+            ("X-Api-Key", "k", "***"),
+            ("X-Auth-Token", "t", "***"),
+            ("X-Client-Secret", "s", "***"),
+            ("X-Team", "ml-platform", "ml-platform"),
+            ("Content-Type", "application/json", "application/json"),
+        ];
+        for (name, value, want) in cases {
+            assert_eq!(redact_header(name, value), want, "{name}");
+        }
+    }
+}
