@@ -150,3 +150,122 @@ fn no_model_uses_the_only_one_the_server_lists() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["endpoint"]["model"], "sim-moe-30b-a3b");
 }
+
+/// Each case that once panicked, exited 1, ran on regardless or printed its cause twice:
+/// exit 2 with one line naming the flag, file or key.
+#[test]
+fn every_bad_value_is_refused_before_any_load_with_one_message() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["sweep", "--timeout", "18446744073709551615s"],
+            "invalid value '18446744073709551615s' for '--timeout <DURATION>': \
+             `18446744073709551615s` is too long (at most 365 days)",
+        ),
+        (
+            &["search", "--e2e-sla", "18446744073709551615s"],
+            "`18446744073709551615s` is too long (at most 365 days)",
+        ),
+        (
+            &["search", "--ttft-sla", "p99:99999999999h"],
+            "`99999999999h` is too long (at most 365 days)",
+        ),
+        (
+            &["sweep", "--timeout", "0"],
+            "`0`: a timeout of zero fails every request",
+        ),
+        (
+            &["sweep", "--endpoint", "http://"],
+            "error: --endpoint: invalid base URL 'http://': empty host\n",
+        ),
+        (
+            &["sweep", "--endpoint", "http://127.0.0.1:99999/v1"],
+            "error: --endpoint: invalid base URL 'http://127.0.0.1:99999/v1': invalid port number\n",
+        ),
+        (
+            &["sweep", "--header", "X-A: b\r\nEvil: 1"],
+            "header X-A: the value holds a line break or another control character, which \
+             would split the request",
+        ),
+        (
+            &["sweep", "--concurrency", "4,4,2"],
+            "error: --concurrency lists 4 more than once; each level runs once (remove the \
+             repeat)\n",
+        ),
+        (
+            &["sweep", "--input-tokens", "100000000"],
+            "error: profile `rag`: 100000000 input tokens is more than the largest supported \
+             (1000000); lower --input-tokens (or the profile's input_tokens)\n",
+        ),
+    ];
+    let out = tmpdir("bad-values");
+    for (args, want) in cases {
+        let o = bin()
+            .args(*args)
+            .args(["--no-tui", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+    // nothing ran
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+}
+
+#[test]
+fn bad_values_in_a_config_file_name_the_file_and_line() {
+    let dir = tmpdir("badcfg-values");
+    let path = dir.join("bad.toml");
+    let cases: &[(&str, &str)] = &[
+        (
+            "[endpoints.x]\nurl = \"http://:99/v1\"\n",
+            "TOML parse error at line 2, column 7",
+        ),
+        (
+            "[defaults]\ntimeout = \"0s\"\n",
+            "`0s`: a timeout of zero fails every request",
+        ),
+        (
+            "[defaults]\ntimeout = \"99999999999h\"\n",
+            "`99999999999h` is too long (at most 365 days)",
+        ),
+        (
+            "[sweeps.e]\nconcurrency = []\n[defaults]\nsweep = \"e\"\n",
+            "error: [sweeps.e] concurrency lists no level; give at least one, e.g. [16, 64, 256]\n",
+        ),
+    ];
+    for (text, want) in cases {
+        std::fs::write(&path, text).unwrap();
+        let o = bin()
+            .args(["sweep", "--no-tui", "--config", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{text}: {e}");
+        assert!(e.contains(want), "{text}: {e}");
+        if want.starts_with("TOML") || want.starts_with('`') {
+            assert!(e.contains(&path.display().to_string()), "{text}: {e}");
+        }
+    }
+}
+
+#[test]
+fn a_pre_flight_error_prints_its_cause_once() {
+    let sim = SimProcess::start(&[]);
+    let o = bin()
+        .args(["sweep", "--no-tui", "-c", "1", "-n", "2", "-e", &sim.url])
+        .args(["--model", "no-such-model", "--out"])
+        .arg(tmpdir("preflight-once"))
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let line = e
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .expect("an error line");
+    let cause = line.trim_start_matches("error: pre-flight failed: ");
+    assert_eq!(e.matches(cause).count(), 1, "{e}");
+}

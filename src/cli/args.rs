@@ -1,7 +1,7 @@
 //! Flag groups shared by the commands that send load (`sweep`, later `search`).
 
 use crate::config::resolve::{EndpointOverrides, WorkloadOverrides};
-use crate::config::values::{parse_duration, parse_fraction, parse_positive};
+use crate::config::values::{parse_fraction, parse_positive, parse_timeout};
 use crate::endpoint::Api;
 use crate::plan::capacity::{CapacityInputs, Peak};
 use crate::plan::sla::{SlaMetric, SlaThreshold};
@@ -200,17 +200,28 @@ fn parse_nonneg(s: &str) -> Result<f64, String> {
 fn parse_header(s: &str) -> Result<(String, String), String> {
     let (k, v) = s
         .split_once(':')
-        .ok_or_else(|| format!("`{s}` is not `Name: value`"))?;
+        .ok_or_else(|| format!("`{}` is not `Name: value`", s.escape_debug()))?;
     let k = k.trim();
     if k.is_empty() || k.contains(char::is_whitespace) {
-        return Err(format!("`{s}`: header name is empty or has spaces"));
+        return Err(format!(
+            "header name `{}` is empty or has spaces",
+            k.escape_debug()
+        ));
     }
-    Ok((k.to_string(), v.trim().to_string()))
+    let v = v.trim();
+    if v.chars().any(|c| c.is_control() && c != '\t') {
+        // no value is shown: it may be a credential
+        return Err(format!(
+            "header {k}: the value holds a line break or another control character, which \
+             would split the request"
+        ));
+    }
+    Ok((k.to_string(), v.to_string()))
 }
 
-/// clap value parser for durations (`1.5s`, `800ms`).
+/// clap value parser for the timeout (`1.5s`, `10m`; above zero).
 pub fn duration_arg(s: &str) -> Result<Duration, String> {
-    parse_duration(s)
+    parse_timeout(s)
 }
 
 impl EndpointArgs {
@@ -268,6 +279,11 @@ mod tests {
         );
         assert_eq!(parse_header("A:b:c").unwrap(), ("A".into(), "b:c".into()));
         assert!(parse_header("nocolon").is_err());
+        assert_eq!(
+            parse_header("X-A: b\r\nEvil: 1").unwrap_err(),
+            "header X-A: the value holds a line break or another control character, which \
+             would split the request"
+        );
         assert!(parse_header(": v").is_err());
     }
 

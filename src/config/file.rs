@@ -63,7 +63,8 @@ pub enum EndpointKind {
 pub struct EndpointEntry {
     #[serde(default)]
     pub kind: EndpointKind,
-    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8000/v1`.
+    /// Base URL including the API prefix, e.g. `http://127.0.0.1:8000/v1` (checked as read).
+    #[serde(default, deserialize_with = "checked_url")]
     pub url: Option<String>,
     pub model: Option<String>,
     pub api: Option<Api>,
@@ -78,6 +79,14 @@ pub struct EndpointEntry {
     /// Calibrate prompt lengths against the server's count in pre-flight (default: on for
     /// HTTP endpoints, off for the simulator).
     pub calibrate: Option<bool>,
+}
+
+/// Reads an endpoint URL, refusing one that is not an http(s) URL with a host (the error
+/// then carries the file, line and key like any other bad value).
+fn checked_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let url = String::deserialize(d)?;
+    crate::endpoint::api_base(&url).map_err(serde::de::Error::custom)?;
+    Ok(Some(url))
 }
 
 /// `[profiles.NAME]`: a workload.

@@ -199,6 +199,10 @@ pub fn resolve_endpoint(
             "endpoint `{name}` has no `url`; add url = \"http://host:port/v1\" to [endpoints.{name}]"
         )));
     }
+    if is_url {
+        // a file's url was checked as it was read (with its line); a flag's is checked here
+        crate::endpoint::api_base(&base_url).map_err(|e| InputError(format!("--endpoint: {e}")))?;
+    }
     let spec = EndpointSpec {
         name: name.clone(),
         base_url,
@@ -277,6 +281,24 @@ pub fn resolve_workload(
         dataset,
         ..WorkloadSpec::fixed(0, 0)
     };
+    use crate::workload::prompt::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
+    for (what, flag, v, max) in [
+        ("input", "--input-tokens", w.input_tokens, MAX_INPUT_TOKENS),
+        (
+            "output",
+            "--output-tokens",
+            w.output_tokens,
+            MAX_OUTPUT_TOKENS,
+        ),
+    ] {
+        if v > max {
+            return Err(InputError(format!(
+                "profile `{}`: {v} {what} tokens is more than the largest supported ({max}); \
+                 lower {flag} (or the profile's {what}_tokens)",
+                w.name
+            )));
+        }
+    }
     if w.shared_prefix_tokens > w.input_tokens {
         return Err(InputError(format!(
             "profile `{}`: shared prefix ({} tokens) is longer than the input ({} tokens)",
@@ -298,6 +320,31 @@ pub(crate) fn resolve_target(
     let entry = cfg.endpoints.get(&endpoint.spec().name);
     super::workload::set_calibrate(&mut workload, w, entry, &endpoint);
     Ok((endpoint, workload))
+}
+
+/// A sweep's levels run in the order given; none may be missing or repeated.
+fn check_levels(plan: &str, from_flag: bool, levels: &[u32]) -> Result<(), InputError> {
+    let from = if from_flag {
+        "--concurrency".to_string()
+    } else {
+        format!("[sweeps.{plan}] concurrency")
+    };
+    if levels.is_empty() {
+        return Err(InputError(format!(
+            "{from} lists no level; give at least one, e.g. [16, 64, 256]"
+        )));
+    }
+    if let Some(c) = levels
+        .iter()
+        .enumerate()
+        .find(|(i, c)| levels[..*i].contains(c))
+        .map(|(_, c)| c)
+    {
+        return Err(InputError(format!(
+            "{from} lists {c} more than once; each level runs once (remove the repeat)"
+        )));
+    }
+    Ok(())
 }
 
 /// Resolves a whole sweep.
@@ -328,6 +375,7 @@ pub fn resolve_sweep(
                 "sweep `{plan_name}` gives no concurrency levels; pass --concurrency 16,64,256"
             ))
         })?;
+    check_levels(&plan_name, s.concurrency.is_some(), &levels)?;
     // levels given on the command line without a plan name make an ad hoc plan
     let plan_name = if s.concurrency.is_some() && s.plan.is_none() {
         "custom".to_string()

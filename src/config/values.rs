@@ -29,17 +29,33 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("`{s}` is not a valid duration"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    if secs > MAX_DURATION.as_secs_f64() {
+        return Err(format!("`{s}` is too long (at most 365 days)"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}` is not a valid duration"))
 }
 
-/// A duration in a config file, written as a string (`"10m"`).
+/// The longest duration any setting takes: a year (a deadline further out than that is a
+/// typo, and would overflow the clock's arithmetic for large enough values).
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// A per-request timeout: a duration above zero.
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!("`{s}`: a timeout of zero fails every request"));
+    }
+    Ok(d)
+}
+
+/// A timeout in a config file, written as a string (`"10m"`): above zero.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DurationValue(pub Duration);
 
 impl<'de> Deserialize<'de> for DurationValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        parse_duration(&s)
+        parse_timeout(&s)
             .map(DurationValue)
             .map_err(serde::de::Error::custom)
     }

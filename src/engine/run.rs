@@ -36,12 +36,13 @@ pub struct RunRequest {
 /// Why a run could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{0}")]
+    #[error(transparent)]
     Endpoint(#[from] EndpointError),
+    // the cause is in the message: not also a `source`, or `{:#}` would print it twice
     #[error("pre-flight failed: {0}")]
-    Preflight(#[from] PreflightError),
+    Preflight(PreflightError),
     #[error("results folder: {0}")]
-    Results(#[from] std::io::Error),
+    Results(std::io::Error),
     /// Stopped before the first level began (during pre-flight or calibration).
     #[error("stopped before any load was sent")]
     Cancelled,
@@ -52,8 +53,20 @@ pub enum RunError {
          (or the service's LimitNOFILE) and run again"
     )]
     FdLimit { soft: u64, need: u64 },
-    #[error("{0}")]
+    #[error(transparent)]
     Workload(#[from] crate::workload::WorkloadError),
+}
+
+impl From<PreflightError> for RunError {
+    fn from(e: PreflightError) -> Self {
+        RunError::Preflight(e)
+    }
+}
+
+impl From<std::io::Error> for RunError {
+    fn from(e: std::io::Error) -> Self {
+        RunError::Results(e)
+    }
 }
 
 /// The echo of a run, written to `run.json` (no secrets: the endpoint names only the

@@ -216,7 +216,7 @@ pub enum RunLookupError {
     },
     #[error("'{spec}' matches {} runs: {}; give more of the id", matches.len(), matches.join(", "))]
     Ambiguous { spec: String, matches: Vec<String> },
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
 }
 

@@ -13,11 +13,11 @@ use super::tokenizer::{self, ApproxTokenizer, LoadedTokenizer, TokenizerError, A
 /// Why a workload could not be loaded: the message names the file or tokenizer.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WorkloadError {
-    #[error("{0}")]
+    #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
     #[error("{0}")]
     Words(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Dataset(#[from] DatasetError),
 }
 
