@@ -1,10 +1,12 @@
 //! The one clock rightsize measures with: the system-wide monotonic clock, read as nanoseconds.
 //!
-//! `CLOCK_MONOTONIC` is shared by every process on a Linux machine, so a time stamped by the
+//! `CLOCK_MONOTONIC` is shared by every process on a Unix machine, so a time stamped by the
 //! simulator in one process can be compared with a time read by the client in another. That is
-//! what lets tests and benchmarks measure the client's timing error exactly.
+//! what lets tests and benchmarks measure the client's timing error exactly. Elsewhere the
+//! clock is `std::time::Instant`'s, counted from the process's first reading.
 
 /// Nanoseconds on the system monotonic clock (arbitrary epoch, never goes backwards).
+#[cfg(unix)]
 #[inline]
 pub fn now_ns() -> u64 {
     let mut ts = libc::timespec {
@@ -17,6 +19,19 @@ pub fn now_ns() -> u64 {
         libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Nanoseconds on the monotonic clock `std::time::Instant` reads, counted from the first
+/// call in this process (elsewhere than Unix, stamps from another process cannot be
+/// compared with it).
+#[cfg(not(unix))]
+#[inline]
+pub fn now_ns() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
 }
 
 /// Nanoseconds to milliseconds, as a float for reporting.

@@ -1,11 +1,18 @@
 //! The open-file limit: every concurrent stream holds a socket (on the client and on the
 //! simulator), so a run at high concurrency needs a high soft limit. Both raise it to the
-//! hard limit at start.
+//! hard limit at start. A Unix notion: elsewhere there is nothing to raise or check.
 
 /// File descriptors the process needs beyond its sockets (stdio, log, results, runtime).
 const SPARE_FDS: u64 = 64;
 
+/// No open-file limit to raise outside Unix (Windows has none per process worth raising).
+#[cfg(not(unix))]
+pub fn raise_nofile_limit() -> Option<(u64, u64)> {
+    None
+}
+
 /// The soft and hard `RLIMIT_NOFILE` after trying to raise the soft limit to the hard one.
+#[cfg(unix)]
 pub fn raise_nofile_limit() -> Option<(u64, u64)> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,

@@ -1,5 +1,6 @@
 //! 10,000 concurrent streams against the simulator (a process of its own, so each side has
 //! its own descriptor limit), held at 99 % or better over the level's steady window.
+#![cfg(unix)]
 
 mod common;
 use common::{bin, only_run_dir, stderr, tmpdir, SimProcess};
