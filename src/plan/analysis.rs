@@ -303,7 +303,13 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
             _ => None,
         };
     }
-    let mut warnings = too_few_samples(&limits, levels);
+    // with no SLA and no search nothing waits on a verdict: the default error limit's
+    // uncertainty on a short sweep is not worth a warning
+    let mut warnings = if has_slas || a.search.is_some() {
+        too_few_samples(&limits, levels)
+    } else {
+        Vec::new()
+    };
     let right = ideal
         .as_ref()
         .and_then(|i| right_size(&a.capacity, i, &capacity_curve(&named)));
