@@ -113,6 +113,7 @@ async fn one_level(
         results_root: root,
         in_process_sim: false,
         config_sources: vec![],
+        open: Default::default(),
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     // CPU is counted from the level's start to its end: set-up (TLS roots, pre-flight) and

@@ -14,7 +14,8 @@ use crate::engine::{LevelPlanner, RunRequest};
 use crate::plan::capacity::CapacityInputs;
 use crate::plan::gate::{Answer, Gate};
 use crate::plan::sla::{SlaSet, SlaThreshold};
-use crate::plan::{Analysis, SearchPlanner, SweepPlanner};
+use crate::plan::{Analysis, LevelLoad, SearchPlanner, SweepPlanner};
+use crate::workload::arrivals::LoadShape;
 use std::path::{Path, PathBuf};
 
 /// Which plan a run follows, with its own choices.
@@ -25,9 +26,29 @@ pub enum PlanChoice {
         overrides: SweepOverrides,
         refine_knee: bool,
         slas: Vec<SlaThreshold>,
+        /// Open-loop levels instead of the concurrency levels.
+        open: OpenChoice,
     },
     /// The highest concurrency under the SLAs (`rightsize search`).
     Search(SearchOverrides),
+}
+
+/// A sweep's open-loop levels (`docs/open-loop.md`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum OpenChoice {
+    /// Concurrency levels (a closed loop).
+    #[default]
+    Closed,
+    /// One level per rate (requests/s), in order.
+    Rates(Vec<f64>),
+    /// A synchronous level (concurrency 1) and a saturated one (concurrency `saturate`)
+    /// find the range; then `count` rates evenly spread above the first up to the second's
+    /// request rate.
+    AutoRates { count: u32, saturate: u32 },
+    /// One level whose rate changes over time.
+    Schedule(LoadShape),
+    /// One level sending a trace's records at their timestamps divided by `speedup`.
+    Replay { file: PathBuf, speedup: f64 },
 }
 
 /// The CI gate as asked.
@@ -61,6 +82,7 @@ impl LaunchRequest {
                 },
                 refine_knee: false,
                 slas: Vec::new(),
+                open: OpenChoice::Closed,
             },
             endpoint: EndpointOverrides::default(),
             workload: WorkloadOverrides::default(),
@@ -112,6 +134,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
             overrides,
             refine_knee,
             slas,
+            open,
         } => {
             let spec = resolve_sweep(&cfg, sources, &req.endpoint, &req.workload, overrides)?;
             let slas = SlaSet(slas.clone());
@@ -124,13 +147,21 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 search: None,
                 capacity: req.capacity,
             };
-            let planner = SweepPlanner {
-                levels: spec.levels.clone(),
-                refine_knee: *refine_knee,
-                analysis: analysis.clone(),
+            let planner = match open {
+                OpenChoice::Closed => SweepPlanner {
+                    levels: spec.levels.clone(),
+                    refine_knee: *refine_knee,
+                    analysis: analysis.clone(),
+                    open: Vec::new(),
+                    auto_rates: None,
+                },
+                other => open_planner(other, analysis.clone())?,
             };
             Ok(Launch {
-                kind: "sweep",
+                kind: match open {
+                    OpenChoice::Replay { .. } => "replay",
+                    _ => "sweep",
+                },
                 run: spec.run,
                 planner: Box::new(planner),
                 analysis,
@@ -145,14 +176,75 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 search: Some(spec.config),
                 capacity: req.capacity,
             };
+            if spec.by_rate {
+                check_rate_peak(&req.capacity)?;
+            }
+            let planner = if spec.by_rate {
+                SearchPlanner::by_rate(spec.config, analysis.clone())
+            } else {
+                SearchPlanner::new(spec.config, analysis.clone())
+            };
             Ok(Launch {
                 kind: "search",
                 run: spec.run,
-                planner: Box::new(SearchPlanner::new(spec.config, analysis.clone())),
+                planner: Box::new(planner),
                 analysis,
                 gate: req.gate.clone(),
             })
         }
+    }
+}
+
+/// A sweep planner for open-loop levels.
+fn open_planner(open: &OpenChoice, analysis: Analysis) -> anyhow::Result<SweepPlanner> {
+    if matches!(open, OpenChoice::Rates(_) | OpenChoice::AutoRates { .. }) {
+        check_rate_peak(&analysis.capacity)?;
+    }
+    Ok(match open {
+        OpenChoice::Closed => unreachable!("closed sweeps have their own planner"),
+        OpenChoice::Rates(rates) => SweepPlanner::open(
+            rates
+                .iter()
+                .map(|r| LevelLoad::Open(LoadShape::Rate { rps: *r }))
+                .collect(),
+            analysis,
+        ),
+        OpenChoice::AutoRates { count, saturate } => SweepPlanner {
+            auto_rates: Some(*count),
+            ..SweepPlanner::open(Vec::new(), analysis).with_probes(vec![1, *saturate])
+        },
+        OpenChoice::Schedule(shape) => {
+            SweepPlanner::open(vec![LevelLoad::Open(shape.clone())], analysis)
+        }
+        OpenChoice::Replay { file, speedup } => {
+            let times =
+                crate::workload::trace::read_send_times(file, *speedup).map_err(InputError)?;
+            let shape = LoadShape::Replay {
+                records: times.len() as u64,
+                span_s: times.last().copied().unwrap_or(0) as f64 / 1e9,
+                speedup: *speedup,
+            };
+            SweepPlanner::open(
+                vec![LevelLoad::Replay {
+                    times: std::sync::Arc::new(times),
+                    shape,
+                }],
+                analysis,
+            )
+        }
+    })
+}
+
+/// A rate run sizes by request rate or token rate: a peak in requests in flight has no
+/// rate level to be compared with.
+fn check_rate_peak(c: &CapacityInputs) -> Result<(), InputError> {
+    match c.peak {
+        Some(crate::plan::capacity::Peak::Concurrency(_)) => Err(InputError(
+            "--peak-concurrency needs concurrency levels; a rate run sizes by --peak-rps (or \
+             --peak-output-tps)"
+                .into(),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -211,6 +303,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         results_root,
         in_process_sim: sim.is_some(),
         config_sources: l.run.config_sources.clone(),
+        open: l.run.open,
     };
     Ok(Prepared {
         req,

@@ -2,8 +2,10 @@
 //! dashboard read the same fields, so they can never disagree about what was measured.
 
 use crate::engine::EngineEvent;
+use crate::metrics::progress::OpenProgress;
 use crate::metrics::{LevelProgress, LevelSummary};
 use crate::telemetry::ServerSample;
+use crate::workload::arrivals::LoadShape;
 use std::path::PathBuf;
 
 /// Everything a consumer knows about a run, built only by [`RunState::apply`].
@@ -17,8 +19,13 @@ pub struct RunState {
     pub levels: Vec<LevelSummary>,
     /// The level now running: (index, concurrency, request count).
     pub running: Option<(u32, u32, u64)>,
+    /// How the running level's rate changes, for an open-loop level.
+    pub running_shape: Option<LoadShape>,
     /// The latest snapshot of the running level.
     pub progress: Option<LevelProgress>,
+    /// The open-loop level's figures over time (s since its start), kept after it ends
+    /// until the next level starts.
+    pub timeline: Vec<(f64, OpenProgress)>,
     pub warnings: Vec<String>,
     /// The server's latest figures, and its first ones (the baseline for counter rates).
     pub server: Option<ServerSample>,
@@ -47,12 +54,18 @@ impl RunState {
                 index,
                 concurrency,
                 request_count,
+                shape,
             } => {
                 self.running = Some((*index, *concurrency, *request_count));
+                self.running_shape = shape.clone();
                 self.progress = None;
+                self.timeline.clear();
             }
             EngineEvent::Progress(p) => {
                 if self.running.map(|r| r.0) == Some(p.index) {
+                    if let Some(o) = p.open {
+                        self.timeline.push((p.elapsed_s, o));
+                    }
                     self.progress = Some(p.clone());
                 }
             }

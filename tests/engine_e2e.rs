@@ -55,6 +55,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
         results_root: common::tmpdir("engine"),
         in_process_sim: true,
         config_sources: vec![],
+        open: Default::default(),
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });

@@ -29,6 +29,8 @@ async fn refine_knee_lands_within_1_25x_of_the_dense_knee() {
         levels: vec![16, 64, 256, 1024],
         refine_knee: true,
         analysis: Analysis::default(),
+        open: vec![],
+        auto_rates: None,
     };
     let refined = run_plan(&server, Box::new(refine), &w, REQUESTS, timeout).await;
     // the dense sweep: every 2^(1/4) from 91 to 724 (twice the highest knee candidate needs

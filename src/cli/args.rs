@@ -345,6 +345,7 @@ impl RunArgs {
             timeout: self.timeout,
             out: self.out.clone(),
             max_error_rate: self.max_error_rate,
+            open: Default::default(),
         }
     }
 

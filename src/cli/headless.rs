@@ -4,7 +4,7 @@
 use super::exit::{EXIT_GATE, EXIT_INTERRUPTED};
 use crate::engine::{self, EngineEvent, RunOutcome};
 use crate::launch::{prepare, Launch, Prepared};
-use crate::plan::analysis::IterationRow;
+use crate::plan::analysis::{Axis, IterationRow};
 use crate::plan::gate;
 use crate::plan::sla::{fmt_value, SlaSet};
 use crate::plan::{analyse, Analysis, RunAnalysis};
@@ -46,12 +46,29 @@ pub async fn print_progress(
                 index,
                 concurrency,
                 request_count,
+                shape: None,
             } => Some(format!(
                 "level {}: concurrency {concurrency}, {request_count} requests",
                 index + 1
             )),
+            EngineEvent::LevelStarted {
+                index,
+                concurrency,
+                request_count,
+                shape: Some(shape),
+            } => Some(format!(
+                "level {}: {}, {} requests{}",
+                index + 1,
+                shape.label(),
+                request_count,
+                if *concurrency > 0 {
+                    format!(", at most {concurrency} in flight")
+                } else {
+                    String::new()
+                }
+            )),
             EngineEvent::Progress(p) => {
-                let text = format!(
+                let mut text = format!(
                     "  {}/{} done, {} in flight, {:.0} tok/s, {} errors, {:.1}s",
                     p.done,
                     p.total,
@@ -64,6 +81,12 @@ pub async fn print_progress(
                         .sum::<u64>(),
                     p.elapsed_s
                 );
+                if let Some(o) = &p.open {
+                    text += &format!(
+                        ", sent {:.1}/s of {:.1}/s offered, {} waiting",
+                        o.sent_rps, o.offered_rps, o.pending
+                    );
+                }
                 if tty {
                     let _ = write!(err, "\r\x1b[2K{text}");
                     let _ = err.flush();
@@ -94,13 +117,14 @@ pub async fn print_progress(
             let _ = writeln!(err, "{l}");
         }
         if let (Some(a), EngineEvent::LevelFinished(_)) = (&rows, &ev) {
-            let table = analyse(a, &state.levels).iterations;
+            let report = analyse(a, &state.levels);
+            let table = report.iterations;
             let mut text = String::new();
             if table.len() == 1 {
-                text += &row_header(&a.limits());
+                text += &row_header(&a.limits(), report.axis);
             }
             if let Some(r) = table.last() {
-                text += &row_text(r);
+                text += &row_text(r, report.axis);
             }
             let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
         }
@@ -110,8 +134,12 @@ pub async fn print_progress(
 
 /// The iteration table's header line: one column per limit the rows check (the SLAs and the
 /// error-rate limit).
-pub fn row_header(slas: &SlaSet) -> String {
-    let mut h = format!("{:>4}  {:>11}  {:>10}", "iter", "concurrency", "out tok/s");
+pub fn row_header(slas: &SlaSet, axis: Axis) -> String {
+    let load = match axis {
+        Axis::Concurrency => "concurrency",
+        Axis::Rate => "rate",
+    };
+    let mut h = format!("{:>4}  {:>11}  {:>10}", "iter", load, "out tok/s");
     for t in &slas.0 {
         h += &format!("  {:>22}", t.describe());
     }
@@ -119,11 +147,12 @@ pub fn row_header(slas: &SlaSet) -> String {
 }
 
 /// One iteration-table line.
-pub fn row_text(r: &IterationRow) -> String {
-    let mut l = format!(
-        "{:>4}  {:>11}  {:>10.1}",
-        r.iteration, r.concurrency, r.output_tps
-    );
+pub fn row_text(r: &IterationRow, axis: Axis) -> String {
+    let load = match axis {
+        Axis::Concurrency => r.concurrency.to_string(),
+        Axis::Rate => axis.load(r.concurrency),
+    };
+    let mut l = format!("{:>4}  {:>11}  {:>10.1}", r.iteration, load, r.output_tps);
     for c in &r.slas {
         let v = c
             .observed
@@ -143,9 +172,37 @@ pub fn row_text(r: &IterationRow) -> String {
     l + &format!("  {:>8}  {result:>9}  {why}\n", r.requests)
 }
 
-/// One line for a finished level: throughput, latency, errors, achieved concurrency.
+/// One line for a finished level: throughput, latency, errors, achieved concurrency (or
+/// for an open loop the rates, the schedule lag and saturation).
 fn level_line(s: &crate::metrics::LevelSummary) -> String {
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0} ms"));
+    if let Some(r) = &s.open_loop.rate {
+        return format!(
+            "sent {:.2} of {:.2} req/s offered, {:.2} req/s done, {:.0} out tok/s, TTFT p50 {}, \
+             e2e p99 {} (from the intended send {}), schedule lag p99 {}, {} errors{}{}",
+            r.achieved_rps,
+            r.offered_rps,
+            s.requests_per_sec(),
+            s.output_tps(),
+            ms(s.ttft_p(50.0)),
+            ms(s.e2e_p99_ms()),
+            ms(s.open_loop
+                .request_latency_from_intended
+                .as_ref()
+                .map(|x| x.p99)),
+            s.open_loop
+                .schedule_lag
+                .as_ref()
+                .map_or("-".into(), |x| format!("{:.1} ms", x.p99)),
+            s.error_count(),
+            if r.saturated.is_some() {
+                ", SATURATED (stopped early)"
+            } else {
+                ""
+            },
+            if s.partial { " (partial)" } else { "" }
+        );
+    }
     format!(
         "{:.1} req/s, {:.0} out tok/s, TTFT p50 {}, e2e p99 {}, {} errors, achieved concurrency {}{}",
         s.requests_per_sec(),
@@ -184,11 +241,16 @@ pub fn print_final(
         }
         serde_json::to_string_pretty(&v).map_err(std::io::Error::other)? + "\n"
     } else if rows_printed {
-        format!("\n{}", crate::plan::text::render_analysis(analysis))
-    } else {
         format!(
             "{}\n{}",
+            crate::report::open_text::render_open(&state.levels),
+            crate::plan::text::render_analysis(analysis)
+        )
+    } else {
+        format!(
+            "{}{}\n{}",
             crate::report::render_table(&state.levels),
+            crate::report::open_text::render_open(&state.levels),
             crate::plan::text::render_analysis(analysis)
         )
     };

@@ -7,6 +7,8 @@ pub mod export;
 pub mod headless;
 pub mod history;
 pub mod import;
+pub mod open_args;
+pub mod replay;
 pub mod search;
 pub mod signals;
 pub mod sweep;
@@ -40,6 +42,8 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Find the highest concurrency that meets every SLA (max-concurrency-under-sla)
     Search(search::SearchArgs),
+    /// Replay a timestamped trace (Mooncake or {timestamp, text} JSON lines) open-loop
+    Replay(replay::ReplayArgs),
     /// Serve the simulated OpenAI-compatible endpoint
     Sim(crate::sim::SimArgs),
     /// Print where the user's config file goes and which files are read
@@ -74,6 +78,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             crate::tui::run_dashboard(cli.config, Some(start)).await
         }
         Some(Command::Search(args)) => search::execute(args, cli.config.as_deref()).await,
+        Some(Command::Replay(args)) if args.run.wants_dashboard() => {
+            let start = args.request()?;
+            crate::tui::run_dashboard(cli.config, Some(start)).await
+        }
+        Some(Command::Replay(args)) => replay::execute(args, cli.config.as_deref()).await,
         Some(Command::Sim(args)) => {
             let cfg = args.into_config().map_err(exit::BadInput)?;
             crate::sim::serve_forever(cfg).await?;

@@ -5,6 +5,7 @@
 use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::exit::BadInput;
 use super::headless;
+use super::open_args::{parse_rate, OpenLoopArgs};
 use crate::config::search::SearchOverrides;
 use crate::config::values::{parse_concurrency, parse_positive};
 use crate::launch::{LaunchRequest, PlanChoice};
@@ -41,15 +42,46 @@ pub struct SearchArgs {
     /// batch, and at least 4 x what the SLAs need to be decided, e.g. 368 requests for p99)
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     pub max_requests_per_level: Option<u32>,
+    /// What to search: the highest concurrency (a closed loop), or with `rate` the highest
+    /// request rate (an open loop; bounds --min-rate, --max-rate)
+    #[arg(long, value_enum, default_value = "concurrency")]
+    pub by: SearchBy,
+    /// With --by rate: the first rate, in requests/s (default 1)
+    #[arg(long, value_name = "RPS", value_parser = parse_rate)]
+    pub min_rate: Option<f64>,
+    /// With --by rate: the highest rate to try, in requests/s (default 1000)
+    #[arg(long, value_name = "RPS", value_parser = parse_rate)]
+    pub max_rate: Option<f64>,
+    #[command(flatten)]
+    pub open: OpenLoopArgs,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
     pub planning: PlanningArgs,
 }
 
+/// `--by` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchBy {
+    /// Requests in flight (closed loop)
+    Concurrency,
+    /// Requests per second (open loop)
+    Rate,
+}
+
 impl SearchArgs {
     /// The run these flags ask for.
     pub fn request(&self) -> Result<LaunchRequest, BadInput> {
+        let by_rate = self.by == SearchBy::Rate;
+        if !by_rate && self.open.given() {
+            return Err(BadInput(
+                "--arrival, --burstiness, --max-in-flight, --window and --level-duration go \
+                 with --by rate"
+                    .into(),
+            ));
+        }
+        let mut run = self.run.overrides();
+        run.open = self.open.settings().map_err(BadInput)?;
         Ok(LaunchRequest {
             plan: PlanChoice::Search(SearchOverrides {
                 plan: self.plan.clone(),
@@ -59,7 +91,10 @@ impl SearchArgs {
                 max_iterations: self.max_iterations,
                 no_confirm: self.no_confirm,
                 max_requests_per_level: self.max_requests_per_level,
-                run: self.run.overrides(),
+                run,
+                by_rate,
+                min_rate: self.min_rate,
+                max_rate: self.max_rate,
             }),
             endpoint: self.endpoint.overrides(),
             workload: self.workload.overrides(),

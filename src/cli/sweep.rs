@@ -4,9 +4,11 @@
 use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::exit::BadInput;
 use super::headless;
+use super::open_args::{parse_rate, parse_rates, parse_schedule, OpenLoopArgs, AUTO_SATURATE};
 use crate::config::resolve::SweepOverrides;
 use crate::config::values::parse_concurrency;
-use crate::launch::{LaunchRequest, PlanChoice};
+use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};
+use crate::workload::arrivals::LoadShape;
 use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
@@ -25,6 +27,23 @@ pub struct SweepArgs {
     #[arg(short, long, value_name = "LIST", value_delimiter = ',', allow_negative_numbers = true,
           value_parser = parse_concurrency)]
     pub concurrency: Option<Vec<u32>>,
+    /// Open loop: request rates (requests/s), comma-separated, one level each; or `auto` /
+    /// `auto:N`: a synchronous level (concurrency 1), a saturated one (concurrency 512, or
+    /// -c N), then N rates (default 8) spread up to the saturated request rate
+    #[arg(long, value_name = "LIST|auto[:N]", value_parser = parse_rates,
+          conflicts_with_all = ["rate", "schedule"])]
+    pub rates: Option<OpenChoice>,
+    /// Open loop: one level at this request rate (requests/s)
+    #[arg(long, value_name = "RPS", value_parser = parse_rate,
+          conflicts_with_all = ["concurrency", "schedule"])]
+    pub rate: Option<f64>,
+    /// Open loop: one level whose rate changes over time, `steps:1,2,4,8@60s` (each rate for
+    /// 60 s) or `ramp:0-20rps@10m`; metrics are reported per --window as well
+    #[arg(long, value_name = "SHAPE", value_parser = parse_schedule,
+          conflicts_with = "concurrency")]
+    pub schedule: Option<LoadShape>,
+    #[command(flatten)]
+    pub open: OpenLoopArgs,
     #[command(flatten)]
     pub run: RunArgs,
     /// Ask the simulator to stamp each chunk with its send time (timing ground truth)
@@ -68,6 +87,10 @@ impl SweepArgs {
             },
             plan: Some("demo".into()),
             concurrency: None,
+            rates: None,
+            rate: None,
+            schedule: None,
+            open: OpenLoopArgs::default(),
             run: RunArgs {
                 no_tui: true,
                 ..RunArgs::default()
@@ -85,15 +108,59 @@ impl SweepArgs {
     pub fn request(&self) -> Result<LaunchRequest, BadInput> {
         let mut endpoint = self.endpoint.overrides();
         endpoint.sim_timing = self.sim_timing;
+        let mut concurrency = self.concurrency.clone();
+        let open = match (&self.rates, self.rate, &self.schedule) {
+            (Some(OpenChoice::AutoRates { count, .. }), ..) => {
+                let saturate = match concurrency.take().as_deref() {
+                    None => AUTO_SATURATE,
+                    Some([c]) => *c,
+                    Some(_) => {
+                        return Err(BadInput(
+                            "--rates auto takes one -c (the saturated level's concurrency)".into(),
+                        ))
+                    }
+                };
+                OpenChoice::AutoRates {
+                    count: *count,
+                    saturate,
+                }
+            }
+            (Some(_), ..) if concurrency.is_some() => {
+                return Err(BadInput(
+                    "--rates and --concurrency are two kinds of level; give one (with --rates \
+                     auto, -c N sets the saturated level)"
+                        .into(),
+                ))
+            }
+            (Some(r), ..) => r.clone(),
+            (None, Some(r), _) => OpenChoice::Rates(vec![r]),
+            (None, None, Some(s)) => OpenChoice::Schedule(s.clone()),
+            (None, None, None) => OpenChoice::Closed,
+        };
+        if open == OpenChoice::Closed && self.open.given() {
+            return Err(BadInput(
+                "--arrival, --burstiness, --max-in-flight, --window and --level-duration go \
+                 with --rates, --rate or --schedule"
+                    .into(),
+            ));
+        }
+        if open != OpenChoice::Closed && self.refine_knee {
+            return Err(BadInput(
+                "--refine-knee refines concurrency levels, not rates".into(),
+            ));
+        }
+        let mut run = self.run.overrides();
+        run.open = self.open.settings().map_err(BadInput)?;
         Ok(LaunchRequest {
             plan: PlanChoice::Sweep {
                 overrides: SweepOverrides {
                     plan: self.plan.clone(),
-                    concurrency: self.concurrency.clone(),
-                    run: self.run.overrides(),
+                    concurrency,
+                    run,
                 },
                 refine_knee: self.refine_knee,
                 slas: self.sla.thresholds(),
+                open,
             },
             endpoint,
             workload: self.workload.overrides(),

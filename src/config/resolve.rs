@@ -72,6 +72,8 @@ pub struct RunOverrides {
     pub out: Option<PathBuf>,
     /// `--max-error-rate`: the error-rate limit when no error-rate SLA is given.
     pub max_error_rate: Option<f64>,
+    /// `--arrival`, `--burstiness`, `--max-in-flight`, `--window`: how open-loop levels send.
+    pub open: crate::workload::arrivals::OpenSettings,
 }
 
 /// What every resolved run carries, sweep or search.
@@ -88,6 +90,7 @@ pub struct RunSettings {
     pub results_root: Option<PathBuf>,
     /// Config files that were read, for the record.
     pub config_sources: Vec<String>,
+    pub open: crate::workload::arrivals::OpenSettings,
 }
 
 /// A run's settings: flags over the plan entry (`plan_requests`, `plan_warmup`,
@@ -117,6 +120,10 @@ pub(crate) fn run_settings(
             .unwrap_or(crate::plan::sla::DEFAULT_MAX_ERROR_RATE),
         results_root: r.out.clone().or_else(|| cfg.defaults.results_dir.clone()),
         config_sources: sources,
+        open: crate::workload::arrivals::OpenSettings {
+            requests: r.requests,
+            ..r.open
+        },
     }
 }
 

@@ -6,6 +6,7 @@ use super::resolve::{
     resolve_target, run_settings, unknown, EndpointOverrides, InputError, RunOverrides,
     RunSettings, WorkloadOverrides,
 };
+use crate::metrics::summary::{load_to_rps, rps_to_load};
 use crate::plan::search::SearchConfig;
 use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
 
@@ -23,6 +24,11 @@ pub struct SearchOverrides {
     /// The most requests one level may run while its verdict is uncertain.
     pub max_requests_per_level: Option<u32>,
     pub run: RunOverrides,
+    /// `--by rate`: search request rates (open loop) instead of concurrencies.
+    pub by_rate: bool,
+    /// `--min-rate`, `--max-rate` (requests/s), with `by_rate`.
+    pub min_rate: Option<f64>,
+    pub max_rate: Option<f64>,
 }
 
 /// A fully resolved SLA search.
@@ -30,6 +36,8 @@ pub struct SearchOverrides {
 pub struct SearchSpec {
     pub plan_name: String,
     pub slas: SlaSet,
+    /// `config.min`/`max` and every level are request rates in hundredths of a request/s.
+    pub by_rate: bool,
     pub config: SearchConfig,
     pub run: RunSettings,
 }
@@ -73,6 +81,47 @@ pub fn merge_slas(plan: Vec<SlaThreshold>, flags: &[SlaThreshold]) -> SlaSet {
     SlaSet(out)
 }
 
+/// Default rate bounds of `--by rate` (requests/s).
+pub const DEFAULT_MIN_RATE: f64 = 1.0;
+pub const DEFAULT_MAX_RATE: f64 = 1000.0;
+
+/// The search's bounds: concurrencies, or with `--by rate` rates in hundredths of a
+/// request/s (the config's concurrency bounds do not apply to rates).
+fn bounds(
+    s: &SearchOverrides,
+    plan: &SearchEntry,
+    defaults: &SearchConfig,
+) -> Result<(u32, u32), InputError> {
+    if s.by_rate {
+        if s.min.is_some() || s.max.is_some() {
+            return Err(InputError(
+                "--min and --max are concurrencies; a search --by rate takes --min-rate and \
+                 --max-rate (requests/s)"
+                    .into(),
+            ));
+        }
+        return Ok((
+            rps_to_load(s.min_rate.unwrap_or(DEFAULT_MIN_RATE)),
+            rps_to_load(s.max_rate.unwrap_or(DEFAULT_MAX_RATE)),
+        ));
+    }
+    if s.min_rate.is_some() || s.max_rate.is_some() {
+        return Err(InputError(
+            "--min-rate and --max-rate go with --by rate (or search concurrencies with --min \
+             and --max)"
+                .into(),
+        ));
+    }
+    Ok((
+        s.min
+            .or(plan.concurrency_min.map(|p| p.0))
+            .unwrap_or(defaults.min),
+        s.max
+            .or(plan.concurrency_max.map(|p| p.0))
+            .unwrap_or(defaults.max),
+    ))
+}
+
 /// Resolves a whole search.
 pub fn resolve_search(
     cfg: &ConfigFile,
@@ -104,15 +153,10 @@ pub fn resolve_search(
         return Err(InputError(m));
     }
     let defaults = SearchConfig::default();
+    let (min, max) = bounds(s, &plan, &defaults)?;
     let config = SearchConfig {
-        min: s
-            .min
-            .or(plan.concurrency_min.map(|p| p.0))
-            .unwrap_or(defaults.min),
-        max: s
-            .max
-            .or(plan.concurrency_max.map(|p| p.0))
-            .unwrap_or(defaults.max),
+        min,
+        max,
         max_iterations: s
             .max_iterations
             .or(plan.search_max_iterations.map(|p| p.0))
@@ -124,12 +168,21 @@ pub fn resolve_search(
             .or(plan.max_requests_per_level.map(|p| p.0)),
     };
     if config.min > config.max {
-        return Err(InputError(format!(
-            "concurrency_min {} is above concurrency_max {}",
-            config.min, config.max
-        )));
+        return Err(InputError(if s.by_rate {
+            format!(
+                "--min-rate {} is above --max-rate {}",
+                load_to_rps(config.min),
+                load_to_rps(config.max)
+            )
+        } else {
+            format!(
+                "concurrency_min {} is above concurrency_max {}",
+                config.min, config.max
+            )
+        }));
     }
     Ok(SearchSpec {
+        by_rate: s.by_rate,
         plan_name,
         slas,
         config,

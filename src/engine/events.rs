@@ -3,6 +3,7 @@
 
 use crate::endpoint::preflight::ServerIdentity;
 use crate::metrics::{LevelProgress, LevelSummary};
+use crate::workload::arrivals::LoadShape;
 use std::path::PathBuf;
 
 /// One engine event. Progress events are snapshots and may be dropped when the consumer is
@@ -20,8 +21,11 @@ pub enum EngineEvent {
     /// A level begins (after its warmup, if any).
     LevelStarted {
         index: u32,
+        /// The closed loop's concurrency; an open loop's `--max-in-flight` (0: none).
         concurrency: u32,
         request_count: u64,
+        /// How an open-loop level's rate changes (`None` for a closed loop).
+        shape: Option<LoadShape>,
     },
     /// A live snapshot of the running level.
     Progress(LevelProgress),

@@ -63,7 +63,8 @@ pub struct LevelCtx<'a> {
     pub planner: &'a dyn LevelPlanner,
 }
 
-fn prompts(workload: &WorkloadSpec, level: u32, from: u64, count: u64) -> Vec<Prompt> {
+/// The prompts of requests `from..from + count` of level `level`.
+pub(super) fn prompts(workload: &WorkloadSpec, level: u32, from: u64, count: u64) -> Vec<Prompt> {
     (from..from + count)
         .map(|i| workload.prompt(level, i))
         .collect()
@@ -107,6 +108,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     let work = Work::new(prompts(workload, plan.index, 0, base));
     let _ = events
         .send(EngineEvent::LevelStarted {
+            shape: None,
             index: plan.index,
             concurrency: plan.concurrency,
             request_count: base,
@@ -252,6 +254,31 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         rec.cooldown = true;
         fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
     }
+    let partial = cancel.is_cancelled();
+    if partial {
+        sampling.stopped = SamplingStop::Interrupted;
+    }
+    let summary = acc.finish(meta(partial, may_grow.then_some(sampling)));
+    let label = format!("concurrency {}", plan.concurrency);
+    finish_level(
+        summary, probe, log, log_error, events, planner, plan.index, &label,
+    )
+    .await
+}
+
+/// The end of any level: the request log flushed (its first error a warning), the level
+/// judged against the plan's SLAs, and the client's own lag measured and, when large, said.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn finish_level(
+    mut summary: LevelSummary,
+    probe: LagProbe,
+    log: &mut RequestLog,
+    mut log_error: Option<std::io::Error>,
+    events: &mpsc::Sender<EngineEvent>,
+    planner: &dyn LevelPlanner,
+    index: u32,
+    label: &str,
+) -> LevelSummary {
     let (timer_p99, timer_max) = probe.stop().await;
     log_error = log_error.or(log.flush().err());
     if let Some(e) = log_error {
@@ -261,11 +288,6 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             )))
             .await;
     }
-    let partial = cancel.is_cancelled();
-    if partial {
-        sampling.stopped = SamplingStop::Interrupted;
-    }
-    let mut summary = acc.finish(meta(partial, may_grow.then_some(sampling)));
     planner.judge(&mut summary);
     let slot_p99 = summary.slot_to_send.as_ref().map_or(0.0, |s| s.p99);
     let typical = summary.ttft_p(50.0).or(summary.e2e_p50_ms()).unwrap_or(0.0);
@@ -273,9 +295,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     if let Some(w) = &warning {
         let _ = events
             .send(EngineEvent::Warning(format!(
-                "level {} (concurrency {}): {w}",
-                plan.index + 1,
-                plan.concurrency
+                "level {} ({label}): {w}",
+                index + 1
             )))
             .await;
     }
@@ -289,7 +310,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
 }
 
 /// Logs a record and, unless it is warmup or cooldown, folds it into the level.
-fn fold(
+pub(super) fn fold(
     level: u32,
     rec: &RequestRecord,
     acc: &mut LevelAccumulator,

@@ -141,6 +141,10 @@ pub struct RequestDetail {
     /// Reasoning tokens among `output_tokens`, when the answer carried reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u32>,
+    /// Open loop: when the arrival schedule meant the request to be sent (ns since level
+    /// start); `start_ns` minus this is the schedule lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended_ns: Option<u64>,
 }
 
 /// One request as recorded in a level: times in nanoseconds relative to the level's start.
@@ -232,6 +236,7 @@ impl RequestRecord {
                 max_tokens: o.max_tokens,
                 first_output_ns: o.first_output_ns.map(rel),
                 reasoning_tokens: o.reasoning_tokens,
+                intended_ns: None,
             },
         }
     }

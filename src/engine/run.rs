@@ -4,15 +4,19 @@
 
 use super::events::EngineEvent;
 use super::level::{run_level, LevelCtx, LevelPlan};
+use super::open_loop::{run_open_level, OpenPlan};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::fdlimit::{check_nofile, nofile_needed, raise_nofile_limit};
 use crate::metrics::LevelSummary;
+use crate::plan::LevelLoad;
 pub use crate::plan::LevelPlanner;
 use crate::report::ResultsDir;
+use crate::workload::arrivals::{LoadShape, OpenSettings};
 use crate::workload::WorkloadSpec;
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +35,8 @@ pub struct RunRequest {
     /// The simulator runs in this process (its sockets count against the fd limit too).
     pub in_process_sim: bool,
     pub config_sources: Vec<String>,
+    /// How open-loop levels send (unused by closed-loop levels).
+    pub open: OpenSettings,
 }
 
 /// Why a run could not start or had to stop.
@@ -81,6 +87,9 @@ pub struct RunEcho {
     pub server: ServerIdentity,
     pub workload: WorkloadSpec,
     pub plan: serde_json::Value,
+    /// Arrivals, cap and window of open-loop levels (absent for a closed loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenSettings>,
     pub request_count: u32,
     pub warmup: u32,
     pub timeout_s: f64,
@@ -133,6 +142,7 @@ pub async fn run(
         server: server.clone(),
         workload: workload.clone(),
         plan: planner.describe(),
+        open_loop: planner.open_loop().then_some(req.open),
         request_count: req.request_count,
         warmup: req.warmup,
         timeout_s: req.timeout.as_secs_f64(),
@@ -163,32 +173,10 @@ pub async fn run(
     let mut levels: Vec<LevelSummary> = Vec::new();
     let mut raised_said = false;
     while !cancel.is_cancelled() {
-        let Some(concurrency) = planner.next(&levels) else {
+        let Some(load) = planner.next(&levels) else {
             break;
         };
-        if let Some(w) = limits.and_then(|l| check_nofile(l.0, concurrency, req.in_process_sim)) {
-            let _ = events.send(EngineEvent::Warning(w)).await;
-        }
-        let request_count = level_requests(req.request_count, concurrency);
-        if request_count > req.request_count && !raised_said {
-            raised_said = true;
-            let _ = events
-                .send(EngineEvent::Warning(format!(
-                    "{} requests per level cannot hold concurrency {concurrency}: levels run at \
-                     least twice their concurrency in requests ({request_count} here); level \
-                     files record both numbers",
-                    req.request_count
-                )))
-                .await;
-        }
-        let plan = LevelPlan {
-            index: levels.len() as u32,
-            concurrency,
-            request_count,
-            requests_asked: req.request_count,
-            request_cap: planner.request_cap(u64::from(request_count)),
-            warmup: req.warmup,
-        };
+        let index = levels.len() as u32;
         let ctx = LevelCtx {
             endpoint: &endpoint,
             workload: &workload,
@@ -197,12 +185,50 @@ pub async fn run(
             log: &mut log,
             planner: &*planner,
         };
-        let mut summary = run_level(ctx, plan).await;
+        let mut summary = match load {
+            LevelLoad::Concurrency(concurrency) => {
+                if let Some(w) =
+                    limits.and_then(|l| check_nofile(l.0, concurrency, req.in_process_sim))
+                {
+                    let _ = events.send(EngineEvent::Warning(w)).await;
+                }
+                let request_count = level_requests(req.request_count, concurrency);
+                if request_count > req.request_count && !raised_said {
+                    raised_said = true;
+                    let _ = events
+                        .send(EngineEvent::Warning(format!(
+                            "{} requests per level cannot hold concurrency {concurrency}: levels \
+                             run at least twice their concurrency in requests ({request_count} \
+                             here); level files record both numbers",
+                            req.request_count
+                        )))
+                        .await;
+                }
+                let plan = LevelPlan {
+                    index,
+                    concurrency,
+                    request_count,
+                    requests_asked: req.request_count,
+                    request_cap: planner.request_cap(u64::from(request_count)),
+                    warmup: req.warmup,
+                };
+                run_level(ctx, plan).await
+            }
+            LevelLoad::Open(shape) => {
+                let plan = open_plan(&req, &*planner, &workload, index, shape, None);
+                run_open_level(ctx, plan).await
+            }
+            LevelLoad::Replay { times, shape } => {
+                let plan = open_plan(&req, &*planner, &workload, index, shape, Some(times));
+                run_open_level(ctx, plan).await
+            }
+        };
         for w in check_lengths(&mut summary, &workload, endpoint.spec().exact_output_length) {
             let _ = events
                 .send(EngineEvent::Warning(format!(
-                    "level {} (concurrency {concurrency}): {w}",
-                    plan.index + 1
+                    "level {} ({}): {w}",
+                    index + 1,
+                    crate::metrics::summary::load_label(&summary)
                 )))
                 .await;
         }
@@ -270,6 +296,37 @@ async fn setup(
         workload.calibration = Some(c);
     }
     Ok((endpoint, server, workload))
+}
+
+/// Requests a schedule (steps, ramp) may send at most: its shape ends it first.
+const SCHEDULE_MAX_REQUESTS: u64 = 10_000_000;
+
+/// An open-loop level's plan: a fixed rate runs the run's request count; a schedule runs to
+/// its end; a replay sends the whole trace.
+fn open_plan(
+    req: &RunRequest,
+    planner: &dyn LevelPlanner,
+    workload: &WorkloadSpec,
+    index: u32,
+    shape: LoadShape,
+    times: Option<Arc<Vec<u64>>>,
+) -> OpenPlan {
+    let max_requests = match (&times, &shape) {
+        (Some(t), _) => req.open.requests.map_or(t.len() as u64, u64::from),
+        (None, LoadShape::Rate { rps }) => req.open.rate_requests(*rps, planner.min_requests()),
+        (None, _) => SCHEDULE_MAX_REQUESTS,
+    };
+    OpenPlan {
+        index,
+        shape,
+        arrival: req.open.arrival,
+        // each level its own arrivals, the same for the same seed
+        seed: crate::rng::mix64(workload.seed ^ u64::from(index).wrapping_mul(0x9E37_79B9)),
+        times,
+        max_requests,
+        max_in_flight: req.open.max_in_flight,
+        window: req.open.window_s,
+    }
 }
 
 /// A level's first batch: the run's request count, raised to twice the concurrency so every

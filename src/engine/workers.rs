@@ -186,33 +186,67 @@ pub fn spawn(
                     return;
                 };
                 let prompt = &batch[at];
-                let slot_free = now_ns();
-                work.in_flight.fetch_add(1, Ordering::Relaxed);
-                let outcome = tokio::select! {
-                    biased;
-                    _ = cancel.cancelled() => Some(cancelled_outcome(slot_free)),
-                    // only a request past the limit is still in flight once the level settles
-                    _ = work.settled.cancelled() => None,
-                    o = endpoint.send_counting(&prompt.text, prompt.max_tokens, work.live_chunks.clone()) => Some(o),
+                // only a request past the limit is still in flight once the level settles
+                let sent = Sent {
+                    endpoint: &endpoint,
+                    in_flight: &work.in_flight,
+                    live: &work.live_chunks,
+                    cancel: &cancel,
+                    drop_on: &work.settled,
                 };
-                work.in_flight.fetch_sub(1, Ordering::Relaxed);
-                let Some(outcome) = outcome else {
+                let Some(mut rec) = sent.send(prompt, index, worker, level_start).await else {
                     return;
                 };
-                let mut rec = RequestRecord::from_outcome(
-                    index,
-                    worker,
-                    level_start,
-                    slot_free,
-                    prompt.input_tokens,
-                    outcome,
-                );
                 rec.cooldown = slot == Slot::Cooldown;
                 if tx.send(rec).is_err() {
                     return;
                 }
             }
         });
+    }
+}
+
+/// The one request path of both loops: a request sent, its bytes read and stamped in this
+/// task, and recorded.
+pub struct Sent<'a> {
+    pub endpoint: &'a Endpoint,
+    /// Requests sent and not yet finished (the level's gauge).
+    pub in_flight: &'a AtomicU64,
+    /// Content chunks received by the level so far.
+    pub live: &'a Arc<AtomicU64>,
+    /// The run is stopped: the request ends as `cancelled`.
+    pub cancel: &'a CancellationToken,
+    /// The request is no longer wanted: dropped in flight, no record.
+    pub drop_on: &'a CancellationToken,
+}
+
+impl Sent<'_> {
+    /// Sends `prompt` as request `index` of the level that started at `level_start` (ns)
+    /// and returns its record; `None` when it was dropped.
+    pub async fn send(
+        &self,
+        prompt: &Prompt,
+        index: u64,
+        worker: u32,
+        level_start: u64,
+    ) -> Option<RequestRecord> {
+        let slot_free = now_ns();
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let outcome = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Some(cancelled_outcome(slot_free)),
+            _ = self.drop_on.cancelled() => None,
+            o = self.endpoint.send_counting(&prompt.text, prompt.max_tokens, self.live.clone()) => Some(o),
+        };
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        Some(RequestRecord::from_outcome(
+            index,
+            worker,
+            level_start,
+            slot_free,
+            prompt.input_tokens,
+            outcome?,
+        ))
     }
 }
 

@@ -59,3 +59,29 @@ pub fn level(
         ..LevelMeta::default()
     })
 }
+
+/// One successful streamed request from `start_ns` to `end_ns` (ns since level start), its
+/// first token at the start, 4 tokens.
+pub fn record(index: u64, start_ns: u64, end_ns: u64) -> RequestRecord {
+    RequestRecord {
+        index,
+        worker: index as u32,
+        slot_free_ns: start_ns,
+        start_ns,
+        first_token_ns: Some(start_ns),
+        last_token_ns: Some(end_ns),
+        end_ns,
+        input_tokens: 16,
+        output_tokens: Some(4),
+        output_tokens_source: TokenSource::Server,
+        content_chunks: 4,
+        chunk_gaps_ns: vec![],
+        error: None,
+        reconnected: false,
+        server_first_sent_ns: None,
+        server_last_sent_ns: None,
+        warmup: false,
+        cooldown: false,
+        detail: Default::default(),
+    }
+}

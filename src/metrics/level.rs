@@ -30,6 +30,7 @@ use super::histogram::{
     Histogram, Stats, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
 };
 use super::lengths::LengthTally;
+use super::open_loop::OpenLoopTally;
 use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts, HELD_SHARE,
@@ -100,6 +101,8 @@ pub struct LevelAccumulator {
 
     // The workload block (input lengths target / client / server, reasoning): `lengths.rs`.
     lengths: LengthTally,
+    // The open-loop block (rate levels): `open_loop.rs`.
+    open: OpenLoopTally,
 }
 
 fn overlap(a: u64, b: u64, lo: u64, hi: u64) -> u64 {
@@ -136,7 +139,19 @@ impl LevelAccumulator {
             limits: RequestLimits::default(),
             good: 0,
             lengths: LengthTally::default(),
+            open: OpenLoopTally::default(),
         }
+    }
+
+    /// Reports rate-level metrics per time window of `window` (default 10 s).
+    pub fn with_windows(mut self, window: std::time::Duration) -> Self {
+        self.open = OpenLoopTally::new(window);
+        self
+    }
+
+    /// Requests/s offered and achieved so far (rate levels).
+    pub fn rates(&self) -> (f64, f64) {
+        self.open.rates()
     }
 
     /// Counts goodput against these per-request limits.
@@ -160,6 +175,7 @@ impl LevelAccumulator {
         if !rec.counted() {
             return;
         }
+        self.open.add(rec);
         let end_ns = rec.end_ns.max(rec.start_ns);
         self.first_start_ns = self.first_start_ns.min(rec.start_ns);
         self.last_end_ns = self.last_end_ns.max(end_ns);
@@ -386,6 +402,7 @@ impl LevelAccumulator {
             reconnect_count: self.reconnects,
             client_lag: meta.lag,
             workload: self.lengths.finish(),
+            open_loop: self.open.finish(),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod fixtures;
 pub mod histogram;
 pub mod lengths;
 pub mod level;
+pub mod open_loop;
 pub mod progress;
 pub mod summary;
 pub mod window;

@@ -34,6 +34,25 @@ pub struct LevelProgress {
     pub output_tps_series: Vec<f64>,
     /// Time since the level started (s).
     pub elapsed_s: f64,
+    /// An open-loop level's rates, queue and recent latencies (the dashboard's time view).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open: Option<OpenProgress>,
+}
+
+/// The live figures of an open-loop level, over the last few seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct OpenProgress {
+    /// The rate the schedule offers now (requests/s).
+    pub offered_rps: f64,
+    /// Requests sent and finished per second, recently.
+    pub sent_rps: f64,
+    pub done_rps: f64,
+    /// Requests due by the schedule and not finished (in flight or not yet sent).
+    pub pending: u64,
+    /// p50 and p99 of TTFT and end-to-end latency (ms) of recently finished requests,
+    /// from their actual send.
+    pub ttft_ms: Option<[f64; 2]>,
+    pub e2e_ms: Option<[f64; 2]>,
 }
 
 impl LevelProgress {
@@ -65,6 +84,7 @@ impl LiveLevel {
     pub fn new(index: u32, concurrency: u32, total: u64, bucket: Duration, buckets: usize) -> Self {
         LiveLevel {
             progress: LevelProgress {
+                open: None,
                 index,
                 concurrency,
                 done: 0,

@@ -255,6 +255,11 @@ pub struct LevelSummary {
     // The workload block (docs/workloads.md): lengths target / client / server, reasoning.
     #[serde(flatten)]
     pub workload: super::lengths::WorkloadMetrics,
+
+    // The open-loop block (docs/open-loop.md): rates, schedule lag, latency from the
+    // intended send, saturation, time windows. Empty for closed-loop levels.
+    #[serde(flatten)]
+    pub open_loop: super::open_loop::OpenLoopMetrics,
 }
 
 /// The distribution metrics of a level by their AIPerf names, with the unit each is recorded
@@ -286,6 +291,19 @@ impl LevelSummary {
             "output_token_throughput_per_user" => self.output_token_throughput_per_user.as_ref(),
             "slot_to_send" => self.slot_to_send.as_ref(),
             _ => None,
+        }
+    }
+
+    /// The level's place on the load axis: its concurrency, or for a rate level its target
+    /// rate in hundredths of a request per second (a level whose rate changes over time,
+    /// a schedule or a replay, has no single place: 0).
+    pub fn load(&self) -> u32 {
+        match &self.open_loop.rate {
+            None => self.concurrency,
+            Some(r) => match r.shape {
+                crate::workload::arrivals::LoadShape::Rate { rps } => rps_to_load(rps),
+                _ => 0,
+            },
         }
     }
 
@@ -344,5 +362,32 @@ impl LevelSummary {
     /// TTFT p95 in ms.
     pub fn ttft_p95_ms(&self) -> Option<f64> {
         self.ttft_p(95.0)
+    }
+}
+
+/// Load units of a rate level: hundredths of a request per second.
+pub const LOAD_PER_RPS: f64 = 100.0;
+
+/// A rate (requests/s) as load units.
+pub fn rps_to_load(rps: f64) -> u32 {
+    (rps * LOAD_PER_RPS).round().clamp(0.0, u32::MAX as f64) as u32
+}
+
+/// Load units of a rate level back to requests/s.
+pub fn load_to_rps(load: u32) -> f64 {
+    load as f64 / LOAD_PER_RPS
+}
+
+/// A rate as the flags take it: `2`, `0.5`, `12.25` (no trailing zeros).
+pub fn fmt_rps(rps: f64) -> String {
+    let s = format!("{rps:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// How a level is named in tables and messages: `c=64`, `2.5 req/s`, or the schedule.
+pub fn load_label(level: &LevelSummary) -> String {
+    match &level.open_loop.rate {
+        None => format!("c={}", level.concurrency),
+        Some(r) => r.shape.label(),
     }
 }

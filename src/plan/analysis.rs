@@ -13,7 +13,7 @@ use super::knee::{curve, find_knee, CurvePoint, Knee, DEFAULT_MIN_GAIN};
 use super::range::{at_concurrency, boundary_range, BoundaryRange};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
 use super::sla::{
-    min_samples, sample_count, SlaCheck, SlaMetric, SlaSet, SlaThreshold, Verdict,
+    level_verdict, min_samples, sample_count, SlaCheck, SlaMetric, SlaSet, SlaThreshold, Verdict,
     DEFAULT_MAX_ERROR_RATE,
 };
 use crate::metrics::LevelSummary;
@@ -127,6 +127,10 @@ pub struct Planning {
 /// Everything `summary.json` says about a run beyond its levels.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunAnalysis {
+    /// `concurrency`, or `rate` when the run's levels are request rates: then every
+    /// "concurrency" below (answer, knee, ideal, bracket, iterations) is a rate in hundredths
+    /// of a request per second (see `docs/open-loop.md`).
+    pub axis: Axis,
     /// What the CI gate compares: the search's answer, or for a sweep the highest passing
     /// level (with SLAs) or the ideal balance (without).
     pub answer: Option<Answer>,
@@ -147,6 +151,12 @@ pub struct RunAnalysis {
 /// Why a complete level may not be named, if it may not.
 fn skip_reason(limits: &SlaSet, l: &LevelSummary) -> Option<String> {
     if !l.held {
+        if let Some(r) = &l.open_loop.rate {
+            return Some(format!(
+                "not held: sent {:.2} of the {:.2} requests/s offered",
+                r.achieved_rps, r.offered_rps
+            ));
+        }
         return Some(match l.achieved_concurrency {
             Some(a) => format!(
                 "not held: achieved concurrency {a:.0} of {} ({:.0} %)",
@@ -199,9 +209,9 @@ pub fn points(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<Point> {
         .filter(|l| !l.partial)
         .map(|l| {
             let checks = limits.check(l);
-            let verdict = Verdict::all(checks.iter().map(|c| c.verdict));
+            let verdict = level_verdict(&checks, l);
             Point {
-                concurrency: l.concurrency,
+                concurrency: l.load(),
                 pass: l.held && verdict.is_pass(),
                 verdict,
                 held: l.held,
@@ -216,12 +226,12 @@ pub fn row(limits: &SlaSet, level: &LevelSummary, why: Option<Why>) -> Iteration
     let checks = limits.check(level);
     IterationRow {
         iteration: level.index + 1,
-        concurrency: level.concurrency,
+        concurrency: level.load(),
         requests: level.planned_requests,
         output_tps: level.output_tps(),
         goodput: level.goodput.as_ref().map(|g| g.avg),
         held: level.held,
-        verdict: Verdict::all(checks.iter().map(|c| c.verdict)),
+        verdict: level_verdict(&checks, level),
         slas: checks,
         why,
         partial: level.partial,
@@ -235,7 +245,7 @@ fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
 
 /// The operating point at concurrency `c`: means over its named measurements.
 fn ideal_at(named: &[&LevelSummary], c: u32) -> Option<IdealPoint> {
-    let at: Vec<&&LevelSummary> = named.iter().filter(|l| l.concurrency == c).collect();
+    let at: Vec<&&LevelSummary> = named.iter().filter(|l| l.load() == c).collect();
     Some(IdealPoint {
         concurrency: c,
         output_tps: mean(at.iter().map(|l| l.output_tps()))?,
@@ -249,15 +259,78 @@ fn ideal_at(named: &[&LevelSummary], c: u32) -> Option<IdealPoint> {
     })
 }
 
+/// What a run's levels vary: requests in flight, or request rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    #[default]
+    Concurrency,
+    Rate,
+}
+
+impl Axis {
+    /// A place on the axis for people: `64`, or `2.5 req/s` (from hundredths of a
+    /// request/s); infinite as `beyond the highest level`.
+    pub fn fmt(self, v: f64) -> String {
+        if !v.is_finite() {
+            return "beyond the highest level".into();
+        }
+        match self {
+            Axis::Concurrency => format!("{v:.0}"),
+            Axis::Rate => format!(
+                "{} req/s",
+                crate::metrics::summary::fmt_rps(v / crate::metrics::summary::LOAD_PER_RPS)
+            ),
+        }
+    }
+
+    /// The same for a level's load.
+    pub fn load(self, v: u32) -> String {
+        self.fmt(f64::from(v))
+    }
+}
+
+/// A fixed-rate open-loop level (its load is a rate).
+pub fn is_rate_level(l: &LevelSummary) -> bool {
+    matches!(
+        l.open_loop.rate.as_ref().map(|r| &r.shape),
+        Some(crate::workload::arrivals::LoadShape::Rate { .. })
+    )
+}
+
+/// The levels on the run's load axis: its fixed-rate levels when it has any (an automatic
+/// rate sweep's two closed-loop probes are left out), else its closed-loop levels. Schedules
+/// and replays have no place on either axis.
+pub fn on_axis(levels: &[LevelSummary]) -> (bool, Vec<LevelSummary>) {
+    let by_rate = levels.iter().any(is_rate_level);
+    let kept = levels
+        .iter()
+        .filter(|l| {
+            if by_rate {
+                is_rate_level(l)
+            } else {
+                l.open_loop.rate.is_none()
+            }
+        })
+        .cloned()
+        .collect();
+    (by_rate, kept)
+}
+
 /// Reads a run.
-pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
+pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
     let limits = a.limits();
+    let (by_rate, levels) = on_axis(all);
+    let levels = &levels[..];
     let pts = points(&limits, levels);
     let whys = a.search.map(|cfg| search::history(&cfg, &pts));
     let mut complete = 0usize;
-    let iterations = levels
+    let iterations = all
         .iter()
         .map(|l| {
+            if !levels.iter().any(|x| x.index == l.index) {
+                return row(&limits, l, None);
+            }
             let why = if l.partial {
                 None
             } else {
@@ -291,7 +364,7 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
     } else {
         let passing = |c: u32| lo.is_some_and(|l| c <= l) && hi.is_none_or(|h| c < h);
         (
-            best_throughput(&named, |l| passing(l.concurrency) && limits.passes(l)),
+            best_throughput(&named, |l| passing(l.load()) && limits.passes(l)),
             "sla",
         )
     };
@@ -314,8 +387,8 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
         .as_ref()
         .and_then(|i| right_size(&a.capacity, i, &capacity_curve(&named)));
     if let (Some(peak), Some(i)) = (a.capacity.peak, &ideal) {
-        let highest = levels.iter().map(|l| l.concurrency).max().unwrap_or(0);
-        warnings.extend(peak_coverage_warning(peak, i, highest));
+        let highest = levels.iter().map(|l| l.load()).max().unwrap_or(0);
+        warnings.extend(peak_coverage_warning(peak, i, highest, by_rate));
     }
     if a.capacity.peak.is_some() && ideal.is_none() {
         warnings.push("no level met the SLA: no capacity to size instances by".into());
@@ -336,12 +409,17 @@ pub fn analyse(a: &Analysis, levels: &[LevelSummary]) -> RunAnalysis {
         .filter(|l| !l.partial)
         .filter_map(|l| {
             skip_reason(&limits, l).map(|reason| Skipped {
-                concurrency: l.concurrency,
+                concurrency: l.load(),
                 reason,
             })
         })
         .collect();
     RunAnalysis {
+        axis: if by_rate {
+            Axis::Rate
+        } else {
+            Axis::Concurrency
+        },
         answer,
         slas: a.slas.clone(),
         max_error_rate: a.max_error_rate,
@@ -386,7 +464,7 @@ fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<String> {
                         .iter()
                         .any(|c| c.threshold == *t && c.verdict == Verdict::Uncertain)
                 })
-                .map(|l| format!("{} ({})", l.concurrency, sample_count(t, l)))
+                .map(|l| format!("{} ({})", l.load(), sample_count(t, l)))
                 .collect();
             (!short.is_empty()).then(|| {
                 format!(
@@ -408,7 +486,7 @@ fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<String> {
 /// (concurrency, output tok/s, req/s) of the named levels, sorted: what capacity looks like
 /// between measured levels.
 fn capacity_curve(named: &[&LevelSummary]) -> Vec<(f64, f64, f64)> {
-    let mut cs: Vec<u32> = named.iter().map(|l| l.concurrency).collect();
+    let mut cs: Vec<u32> = named.iter().map(|l| l.load()).collect();
     cs.sort_unstable();
     cs.dedup();
     cs.into_iter()
@@ -448,7 +526,7 @@ fn search_result(
         mean(
             levels
                 .iter()
-                .filter(|l| l.concurrency == c && !l.partial)
+                .filter(|l| l.load() == c && !l.partial)
                 .filter_map(|l| super::sla::observe(&limits.0[j], l).0),
         )
     };

@@ -141,8 +141,27 @@ pub fn peak_as_concurrency(peak: Peak, ideal: &IdealPoint) -> f64 {
     }
 }
 
-/// A warning when the highest level measured is below the declared peak.
-pub fn peak_coverage_warning(peak: Peak, ideal: &IdealPoint, highest: u32) -> Option<String> {
+/// A warning when the highest level measured is below the declared peak. On a rate axis
+/// (`by_rate`, `highest` in hundredths of a request/s) a request-rate peak is compared as is.
+pub fn peak_coverage_warning(
+    peak: Peak,
+    ideal: &IdealPoint,
+    highest: u32,
+    by_rate: bool,
+) -> Option<String> {
+    if by_rate {
+        let top = crate::metrics::summary::load_to_rps(highest);
+        let need = match peak {
+            Peak::Rps(v) => v,
+            _ => return None,
+        };
+        return (need > top).then(|| {
+            format!(
+                "the highest rate measured ({top} req/s) is below the declared peak of {need} \
+                 req/s: the curve past it is not measured; add rates up to the peak"
+            )
+        });
+    }
     let need = peak_as_concurrency(peak, ideal);
     (need > highest as f64).then(|| {
         let what = match peak {
@@ -292,21 +311,33 @@ mod tests {
     #[test]
     fn warns_when_the_sweep_stops_below_the_peak() {
         assert_eq!(
-            peak_coverage_warning(Peak::Concurrency(2000.0), &ideal(), 1024).unwrap(),
+            peak_coverage_warning(Peak::Concurrency(2000.0), &ideal(), 1024, false).unwrap(),
             "the highest level measured (1024) is below the declared peak concurrency 2000: \
              the curve past it is not measured; add levels up to the peak"
         );
         assert_eq!(
-            peak_coverage_warning(Peak::Concurrency(1024.0), &ideal(), 1024),
+            peak_coverage_warning(Peak::Concurrency(1024.0), &ideal(), 1024, false),
             None
         );
         // 100 req/s at 23 s each is 2300 in flight
-        assert!(peak_coverage_warning(Peak::Rps(100.0), &ideal(), 1024)
-            .unwrap()
-            .contains("(~2300 in flight)"));
+        assert!(
+            peak_coverage_warning(Peak::Rps(100.0), &ideal(), 1024, false)
+                .unwrap()
+                .contains("(~2300 in flight)")
+        );
         assert_eq!(
             peak_as_concurrency(Peak::OutputTps(5646.8), &ideal()),
             512.0
+        );
+        // a rate run: the peak rate against the highest rate (1000 = 10 req/s)
+        assert_eq!(
+            peak_coverage_warning(Peak::Rps(12.5), &ideal(), 1000, true).unwrap(),
+            "the highest rate measured (10 req/s) is below the declared peak of 12.5 req/s: \
+             the curve past it is not measured; add rates up to the peak"
+        );
+        assert_eq!(
+            peak_coverage_warning(Peak::Rps(10.0), &ideal(), 1000, true),
+            None
         );
     }
 }

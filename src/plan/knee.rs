@@ -46,9 +46,9 @@ pub fn curve(levels: &[LevelSummary]) -> Vec<CurvePoint> {
     let mut pts: Vec<(u32, Vec<(f64, f64)>)> = Vec::new();
     for l in levels.iter().filter(|l| !l.partial) {
         let Some(p99) = l.e2e_p99_ms() else { continue };
-        match pts.iter_mut().find(|p| p.0 == l.concurrency) {
+        match pts.iter_mut().find(|p| p.0 == l.load()) {
             Some(p) => p.1.push((l.output_tps(), p99)),
-            None => pts.push((l.concurrency, vec![(l.output_tps(), p99)])),
+            None => pts.push((l.load(), vec![(l.output_tps(), p99)])),
         }
     }
     pts.sort_by_key(|p| p.0);

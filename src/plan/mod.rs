@@ -17,4 +17,4 @@ pub mod sla;
 pub mod text;
 
 pub use analysis::{analyse, Analysis, RunAnalysis};
-pub use planner::{LevelPlanner, SearchPlanner, SweepPlanner};
+pub use planner::{LevelLoad, LevelPlanner, SearchPlanner, SweepPlanner};

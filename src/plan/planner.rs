@@ -8,17 +8,50 @@ use super::analysis::{analyse, points, Analysis};
 use super::knee::{refine_next, DEFAULT_MIN_GAIN, REFINE_MAX_EXTRA, REFINE_RATIO};
 use super::search::{decide, SearchConfig, Step};
 use super::sla::{min_samples, SlaMetric, SlaSet, Verdict};
+use crate::metrics::summary::load_to_rps;
 use crate::metrics::{LevelSummary, RequestLimits};
+use crate::workload::arrivals::LoadShape;
+use std::sync::Arc;
+
+/// What a level runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LevelLoad {
+    /// A closed loop of this many workers.
+    Concurrency(u32),
+    /// An open loop: requests arrive as the shape says (see `docs/open-loop.md`).
+    Open(LoadShape),
+    /// An open loop replaying intended send times (ns since the level's start), described
+    /// by a [`LoadShape::Replay`].
+    Replay {
+        times: Arc<Vec<u64>>,
+        shape: LoadShape,
+    },
+}
+
+impl LevelLoad {
+    /// The concurrency, for a closed loop.
+    pub fn concurrency(&self) -> Option<u32> {
+        match self {
+            LevelLoad::Concurrency(c) => Some(*c),
+            _ => None,
+        }
+    }
+}
 
 /// Decides a run's levels from the finished ones and judges each level. The engine drives
 /// it; every method is a pure function of its input.
 pub trait LevelPlanner: Send + Sync {
-    /// The next concurrency to run, or `None` when the plan is complete.
-    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32>;
+    /// The next level to run, or `None` when the plan is complete.
+    fn next(&mut self, finished: &[LevelSummary]) -> Option<LevelLoad>;
     /// The plan as recorded in `run.json`.
     fn describe(&self) -> serde_json::Value;
-    /// The highest concurrency the plan may run (what the open-file limit must hold).
+    /// The highest concurrency the plan may run (what the open-file limit must hold); 0
+    /// for open-loop levels, whose requests in flight are not fixed.
     fn max_concurrency(&self) -> u32;
+    /// Whether the plan runs open-loop levels (rates, schedules, a replay).
+    fn open_loop(&self) -> bool {
+        false
+    }
     /// What the finished levels mean under this plan (search result, knee, planning
     /// numbers, iteration table): an object whose keys are added to `summary.json`.
     fn report(&self, _finished: &[LevelSummary]) -> serde_json::Value {
@@ -35,6 +68,11 @@ pub trait LevelPlanner: Send + Sync {
     fn request_cap(&self, base: u64) -> u64 {
         base
     }
+    /// The fewest requests a level should run for its verdict to be decidable (what an
+    /// open-loop level sends at least, when no count is given).
+    fn min_requests(&self) -> u64 {
+        1
+    }
     /// Whether a level (a snapshot of one still running) needs more requests to decide.
     fn needs_more(&self, _level: &LevelSummary) -> bool {
         false
@@ -44,7 +82,7 @@ pub trait LevelPlanner: Send + Sync {
 /// Judges a level against `limits`.
 fn judge_with(limits: &SlaSet, level: &mut LevelSummary) {
     level.slas = limits.check(level);
-    level.verdict = Some(Verdict::all(level.slas.iter().map(|c| c.verdict)));
+    level.verdict = Some(super::sla::level_verdict(&level.slas, level));
 }
 
 /// Per-request limits from the latency thresholds: a request meets a threshold when its own
@@ -71,33 +109,60 @@ pub fn min_decisive_samples(limits: &SlaSet) -> u64 {
 /// How many batches a level may run by default.
 pub const DEFAULT_BATCHES: u64 = 8;
 
-/// `rightsize search`: the next level is whatever [`decide`] says.
+/// `rightsize search`: the next level is whatever [`decide`] says. By rate (`--by rate`), the
+/// search's bounds and levels are rates in hundredths of a request per second.
 #[derive(Debug, Clone)]
 pub struct SearchPlanner {
     pub config: SearchConfig,
     pub analysis: Analysis,
+    pub by_rate: bool,
 }
 
 impl SearchPlanner {
     pub fn new(config: SearchConfig, mut analysis: Analysis) -> Self {
         analysis.search = Some(config);
-        SearchPlanner { config, analysis }
+        SearchPlanner {
+            config,
+            analysis,
+            by_rate: false,
+        }
+    }
+
+    /// The same search over request rates (bounds in hundredths of a request/s).
+    pub fn by_rate(config: SearchConfig, analysis: Analysis) -> Self {
+        SearchPlanner {
+            by_rate: true,
+            ..SearchPlanner::new(config, analysis)
+        }
     }
 }
 
 impl LevelPlanner for SearchPlanner {
-    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32> {
+    fn next(&mut self, finished: &[LevelSummary]) -> Option<LevelLoad> {
         match decide(&self.config, &points(&self.analysis.limits(), finished)) {
-            Step::Measure { concurrency, .. } => Some(concurrency),
+            Step::Measure { concurrency, .. } if self.by_rate => {
+                Some(LevelLoad::Open(LoadShape::Rate {
+                    rps: load_to_rps(concurrency),
+                }))
+            }
+            Step::Measure { concurrency, .. } => Some(LevelLoad::Concurrency(concurrency)),
             Step::Done(_) => None,
         }
     }
+    fn open_loop(&self) -> bool {
+        self.by_rate
+    }
     fn max_concurrency(&self) -> u32 {
-        self.config.max
+        if self.by_rate {
+            0
+        } else {
+            self.config.max
+        }
     }
     fn describe(&self) -> serde_json::Value {
         serde_json::json!({
             "kind": "search",
+            "by": if self.by_rate { "rate" } else { "concurrency" },
             "concurrency_min": self.config.min,
             "concurrency_max": self.config.max,
             "search_max_iterations": self.config.max_iterations,
@@ -126,16 +191,42 @@ impl LevelPlanner for SearchPlanner {
     fn needs_more(&self, level: &LevelSummary) -> bool {
         self.analysis.limits().verdict(level) == Verdict::Uncertain
     }
+    fn min_requests(&self) -> u64 {
+        min_decisive_samples(&self.analysis.limits())
+    }
 }
 
 /// `rightsize sweep`: the given levels in order, then (with `refine_knee`) up to
 /// [`REFINE_MAX_EXTRA`] levels between the two that bracket the knee, until they are within
 /// [`REFINE_RATIO`] of each other. Each level runs its request count, no more.
+///
+/// Open-loop sweeps run `open` after `levels`: rates, a schedule or a replay. With
+/// `auto_rates` (`--rates auto`), `levels` are the synchronous and saturated probes and the
+/// rates are spread between their request rates once both have run ([`spread_rates`]).
 #[derive(Debug, Clone)]
 pub struct SweepPlanner {
     pub levels: Vec<u32>,
     pub refine_knee: bool,
     pub analysis: Analysis,
+    /// Open-loop levels run after `levels`.
+    pub open: Vec<LevelLoad>,
+    /// How many rates to spread between the two probes (`--rates auto`).
+    pub auto_rates: Option<u32>,
+}
+
+/// `n` rates evenly spread above `sync` up to `max` (requests/s, to 0.01), the last one at
+/// `max`; none when either probe sent nothing.
+pub fn spread_rates(sync: f64, max: f64, n: u32) -> Vec<f64> {
+    if !(sync > 0.0 && max > 0.0) || n == 0 {
+        return Vec::new();
+    }
+    let hi = max.max(sync);
+    let mut out: Vec<f64> = (1..=n)
+        .map(|k| ((sync + (hi - sync) * f64::from(k) / f64::from(n)) * 100.0).round() / 100.0)
+        .filter(|r| *r >= 0.01)
+        .collect();
+    out.dedup();
+    out
 }
 
 impl SweepPlanner {
@@ -145,14 +236,43 @@ impl SweepPlanner {
             levels,
             refine_knee: false,
             analysis: Analysis::default(),
+            open: Vec::new(),
+            auto_rates: None,
         }
+    }
+
+    /// Open-loop levels in order (`rightsize sweep --rates`, a `--schedule`, a replay).
+    pub fn open(open: Vec<LevelLoad>, analysis: Analysis) -> Self {
+        SweepPlanner {
+            levels: Vec::new(),
+            refine_knee: false,
+            analysis,
+            open,
+            auto_rates: None,
+        }
+    }
+
+    /// Closed-loop levels to run before the open ones.
+    pub fn with_probes(self, levels: Vec<u32>) -> Self {
+        SweepPlanner { levels, ..self }
     }
 }
 
 impl LevelPlanner for SweepPlanner {
-    fn next(&mut self, finished: &[LevelSummary]) -> Option<u32> {
+    fn next(&mut self, finished: &[LevelSummary]) -> Option<LevelLoad> {
         if let Some(c) = self.levels.get(finished.len()) {
-            return Some(*c);
+            return Some(LevelLoad::Concurrency(*c));
+        }
+        if let (Some(n), true, [sync, sat, ..]) = (self.auto_rates, self.open.is_empty(), finished)
+        {
+            let rate = |l: &LevelSummary| if l.partial { 0.0 } else { l.requests_per_sec() };
+            self.open = spread_rates(rate(sync), rate(sat), n)
+                .into_iter()
+                .map(|rps| LevelLoad::Open(LoadShape::Rate { rps }))
+                .collect();
+        }
+        if self.open_loop() {
+            return self.open.get(finished.len() - self.levels.len()).cloned();
         }
         if !self.refine_knee {
             return None;
@@ -165,13 +285,37 @@ impl LevelPlanner for SweepPlanner {
             extra,
             REFINE_MAX_EXTRA,
         )
+        .map(LevelLoad::Concurrency)
+    }
+    fn open_loop(&self) -> bool {
+        !self.open.is_empty() || self.auto_rates.is_some()
     }
     fn max_concurrency(&self) -> u32 {
         self.levels.iter().copied().max().unwrap_or(0)
     }
     fn describe(&self) -> serde_json::Value {
+        let rates: Vec<f64> = self
+            .open
+            .iter()
+            .filter_map(|l| match l {
+                LevelLoad::Open(LoadShape::Rate { rps }) => Some(*rps),
+                _ => None,
+            })
+            .collect();
+        let shapes: Vec<&LoadShape> = self
+            .open
+            .iter()
+            .filter_map(|l| match l {
+                LevelLoad::Open(s @ (LoadShape::Steps { .. } | LoadShape::Ramp { .. })) => Some(s),
+                LevelLoad::Replay { shape, .. } => Some(shape),
+                _ => None,
+            })
+            .collect();
         serde_json::json!({
             "kind": "sweep",
+            "rates": if self.auto_rates.is_some() { serde_json::json!("auto") } else { serde_json::json!(rates) },
+            "auto_rates": self.auto_rates,
+            "schedules": shapes,
             "concurrency": self.levels,
             "refine_knee": self.refine_knee,
             "max_error_rate": self.analysis.max_error_rate,
@@ -237,6 +381,16 @@ mod tests {
         assert_eq!(p.request_cap(256), 256);
         // a sweep never extends a level
         assert_eq!(SweepPlanner::fixed(vec![1]).request_cap(16), 16);
+    }
+
+    #[test]
+    fn auto_rates_spread_between_the_probes() {
+        assert_eq!(spread_rates(1.0, 9.0, 4), vec![3.0, 5.0, 7.0, 9.0]);
+        assert_eq!(spread_rates(0.37, 2.0, 3), vec![0.91, 1.46, 2.0]);
+        // a saturated level no faster than the synchronous one: one rate
+        assert_eq!(spread_rates(2.0, 1.5, 3), vec![2.0]);
+        assert_eq!(spread_rates(0.0, 5.0, 3), Vec::<f64>::new());
+        assert_eq!(spread_rates(1.0, 5.0, 0), Vec::<f64>::new());
     }
 
     #[test]

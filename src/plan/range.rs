@@ -37,9 +37,9 @@ pub fn boundary_range(limits: &SlaSet, levels: &[LevelSummary]) -> Option<Bounda
                 (lo, c.ratio(), hi)
             })
             .collect();
-        match by_c.iter_mut().find(|(c, _)| *c == l.concurrency) {
+        match by_c.iter_mut().find(|(c, _)| *c == l.load()) {
             Some((_, v)) => v.push(r),
-            None => by_c.push((l.concurrency, vec![r])),
+            None => by_c.push((l.load(), vec![r])),
         }
     }
     if by_c.is_empty() || limits.is_empty() {

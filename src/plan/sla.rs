@@ -69,6 +69,21 @@ pub fn sample_count(t: &SlaThreshold, s: &LevelSummary) -> u64 {
     stats.map_or(0, |st| st.count)
 }
 
+/// A level's verdict from its checks: the worst of them, and a fail for a rate level stopped
+/// because the server could not keep up (its finished requests may look fine: the ones that
+/// would not have were cut).
+pub fn level_verdict(checks: &[SlaCheck], s: &LevelSummary) -> Verdict {
+    let saturated = s
+        .open_loop
+        .rate
+        .as_ref()
+        .is_some_and(|r| r.saturated.is_some());
+    if saturated {
+        return Verdict::Fail;
+    }
+    Verdict::all(checks.iter().map(|c| c.verdict))
+}
+
 /// The thresholds of one search (at least one).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(transparent)]
@@ -105,7 +120,7 @@ impl SlaSet {
 
     /// The level's verdict on every threshold together.
     pub fn verdict(&self, s: &LevelSummary) -> Verdict {
-        Verdict::all(self.check(s).iter().map(|c| c.verdict))
+        level_verdict(&self.check(s), s)
     }
 
     /// Whether a level meets every threshold with its whole interval.

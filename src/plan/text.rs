@@ -1,7 +1,7 @@
 //! The answer, knee and planning numbers as text for people: one rendering shared by the
 //! headless printer and `rightsize show`.
 
-use super::analysis::IterationRow;
+use super::analysis::{Axis, IterationRow};
 use super::capacity::Peak;
 use super::range::BoundaryRange;
 use super::sla::fmt_value;
@@ -10,14 +10,20 @@ use super::RunAnalysis;
 
 /// The answer, knee and planning numbers, for people.
 pub fn render_analysis(a: &RunAnalysis) -> String {
+    let ax = a.axis;
     let mut t = String::new();
     if let Some(s) = &a.search {
         let o = &s.outcome;
         match (o.max_passing, s.output_tps_at_answer) {
             (Some(c), Some(tps)) => {
-                t += &format!("answer: {c} concurrent requests at {tps:.1} output tok/s");
+                t += &match ax {
+                    Axis::Concurrency => {
+                        format!("answer: {c} concurrent requests at {tps:.1} output tok/s")
+                    }
+                    Axis::Rate => format!("answer: {} at {tps:.1} output tok/s", ax.load(c)),
+                };
                 if let Some(b) = &a.boundary {
-                    t += &format!(" ({})", boundary_text(b));
+                    t += &format!(" ({})", boundary_text(ax, b));
                 }
                 t += "\n";
             }
@@ -32,24 +38,24 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
                 v(b.observed_at_answer)
             );
             if let Some(f) = o.first_failing {
-                t += &format!(", {} at {f}", v(b.observed_at_first_failing));
+                t += &format!(", {} at {}", v(b.observed_at_first_failing), ax.load(f));
             }
             t += "\n";
         }
         t += &format!("levels: {}; confidence: {}\n", o.levels_used, o.confidence);
     } else if let Some(b) = &a.boundary {
-        t += &format!("SLA boundary: {}\n", boundary_text(b));
+        t += &format!("SLA boundary: {}\n", boundary_text(ax, b));
     }
     match &a.knee {
         Some(k) => {
             t += &format!(
                 "knee: {} (a further doubling adds {:.1} % throughput; p99 e2e {:.0} ms)",
-                k.concurrency,
+                ax.load(k.concurrency),
                 k.doubling_gain * 100.0,
                 k.e2e_p99_ms
             );
             if let Some(b) = k.below {
-                t += &format!(", between {b} and {}", k.concurrency);
+                t += &format!(", between {} and {}", ax.load(b), ax.load(k.concurrency));
             }
             t += "\n";
         }
@@ -58,8 +64,11 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     let p = &a.planning;
     if let Some(i) = &p.ideal {
         t += &format!(
-            "ideal balance: {} concurrent ({:.1} output tok/s, {:.2} req/s; by {}{})\n",
-            i.concurrency,
+            "ideal balance: {} ({:.1} output tok/s, {:.2} req/s; by {}{})\n",
+            match ax {
+                Axis::Concurrency => format!("{} concurrent", i.concurrency),
+                Axis::Rate => format!("{} offered", ax.load(i.concurrency)),
+            },
             i.output_tps,
             i.rps,
             p.ideal_basis.replace('_', " "),
@@ -67,12 +76,12 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
                 .filter(|[lo, _]| lo.is_finite())
                 .map_or(String::new(), |[lo, hi]| format!(
                     "; {} at 95 %",
-                    range_words(lo, hi)
+                    range_words(ax, lo, hi)
                 ))
         );
     }
     if let Some(b) = p.breaking_point {
-        t += &format!("breaking point: {b}\n");
+        t += &format!("breaking point: {}\n", ax.load(b));
     }
     if let Some(r) = &p.right_size {
         let (v, unit) = match r.peak {
@@ -104,7 +113,7 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
         let list: Vec<String> = a
             .skipped
             .iter()
-            .map(|s| format!("{} ({})", s.concurrency, s.reason))
+            .map(|s| format!("{} ({})", ax.load(s.concurrency), s.reason))
             .collect();
         t += &format!("never named: {}\n", list.join("; "));
     }
@@ -139,39 +148,26 @@ pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
     format!("{}{}", r.verdict.label(), deciding.unwrap_or_default())
 }
 
-/// A boundary concurrency for people: whole numbers; infinite as "beyond the levels".
-fn fmt_concurrency(c: f64) -> String {
-    if c.is_finite() {
-        format!("{c:.0}")
-    } else {
-        "beyond the highest level".into()
-    }
-}
-
-/// Where a concurrency lies: `between 74 and 81`, `at or above 74` (no upper end), or
-/// `beyond the highest level`.
-pub fn range_words(lo: f64, hi: f64) -> String {
+/// Where a concurrency (or rate) lies: `between 74 and 81`, `at or above 74` (no upper
+/// end), or `beyond the highest level`.
+pub fn range_words(ax: Axis, lo: f64, hi: f64) -> String {
     match (lo.is_finite(), hi.is_finite()) {
-        (true, true) if lo.round() == hi.round() => format!("at {}", fmt_concurrency(lo)),
-        (true, true) => format!(
-            "between {} and {}",
-            fmt_concurrency(lo),
-            fmt_concurrency(hi)
-        ),
-        (true, false) => format!("at or above {}", fmt_concurrency(lo)),
+        (true, true) if ax.fmt(lo) == ax.fmt(hi) => format!("at {}", ax.fmt(lo)),
+        (true, true) => format!("between {} and {}", ax.fmt(lo), ax.fmt(hi)),
+        (true, false) => format!("at or above {}", ax.fmt(lo)),
         _ => "beyond the highest level".into(),
     }
 }
 
 /// `the 95 % intervals put the SLA boundary between 74 and 81 (observed crossing 78)`.
-pub fn boundary_text(b: &BoundaryRange) -> String {
+pub fn boundary_text(ax: Axis, b: &BoundaryRange) -> String {
     let est = if b.estimate.is_finite() && b.low.is_finite() {
-        format!(" (observed crossing {})", fmt_concurrency(b.estimate))
+        format!(" (observed crossing {})", ax.fmt(b.estimate))
     } else {
         String::new()
     };
     format!(
         "the 95 % intervals put the SLA boundary {}{est}",
-        range_words(b.low, b.high)
+        range_words(ax, b.low, b.high)
     )
 }

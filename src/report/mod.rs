@@ -8,6 +8,7 @@ pub mod export_run;
 pub mod history;
 pub mod history_text;
 pub mod import_aiperf;
+pub mod open_text;
 pub mod results;
 pub mod table;
 pub mod wallclock;

@@ -40,6 +40,24 @@ pub fn level_file_name(index: u32, concurrency: u32) -> String {
     format!("level-{:03}-c{:04}.json", u64::from(index) + 1, concurrency)
 }
 
+/// A level's file name without `.json`: `level-001-c0064` for a closed loop,
+/// `level-002-rate-2.5rps` for a fixed rate, `level-001-schedule`, `level-001-replay`.
+pub fn level_stem(level: &LevelSummary) -> String {
+    use crate::workload::arrivals::LoadShape;
+    let n = u64::from(level.index) + 1;
+    match level.open_loop.rate.as_ref().map(|r| &r.shape) {
+        None => level_file_name(level.index, level.concurrency).replace(".json", ""),
+        Some(LoadShape::Rate { rps }) => {
+            format!(
+                "level-{n:03}-rate-{}rps",
+                crate::metrics::summary::fmt_rps(*rps)
+            )
+        }
+        Some(LoadShape::Replay { .. }) => format!("level-{n:03}-replay"),
+        Some(_) => format!("level-{n:03}-schedule"),
+    }
+}
+
 fn tmp_path(path: &Path) -> io::Result<PathBuf> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
@@ -160,11 +178,9 @@ impl ResultsDir {
         Ok(path)
     }
 
-    /// Writes a finished level to `level-NNN-cCCCC.json`.
+    /// Writes a finished level to `level-NNN-cCCCC.json` (see [`level_stem`]).
     pub fn write_level(&self, level: &LevelSummary) -> io::Result<PathBuf> {
-        let path = self
-            .path
-            .join(level_file_name(level.index, level.concurrency));
+        let path = self.path.join(format!("{}.json", level_stem(level)));
         write_json_atomic(&path, level)?;
         Ok(path)
     }

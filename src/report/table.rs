@@ -35,10 +35,15 @@ fn fmt_errors(level: &LevelSummary) -> String {
     }
 }
 
-fn row(level: &LevelSummary) -> [String; 9] {
+fn row(level: &LevelSummary, open: bool) -> Vec<String> {
     let partial = if level.partial { "*" } else { "" };
-    [
-        format!("{}{partial}", level.concurrency),
+    let load = if open {
+        crate::metrics::summary::load_label(level)
+    } else {
+        level.concurrency.to_string()
+    };
+    vec![
+        format!("{load}{partial}"),
         format!("{:.2}", level.requests_per_sec()),
         format!("{:.1}", level.output_tps()),
         fmt_ms(level.ttft_p(50.0)),
@@ -52,10 +57,26 @@ fn row(level: &LevelSummary) -> [String; 9] {
 
 /// Renders the levels as a text table ending in a newline. Partial (interrupted) levels are
 /// marked `*` with a footnote.
+/// Levels run open-loop (rates, schedules, replays) are named by their load (`c=1`,
+/// `2 req/s`, the schedule) in a `load` column.
 pub fn render_table(levels: &[LevelSummary]) -> String {
-    let rows: Vec<[String; 9]> = levels.iter().map(row).collect();
-    let mut widths = HEADERS.map(str::len);
-    for r in &rows {
+    let open = levels.iter().any(|l| l.open_loop.rate.is_some());
+    let rows: Vec<Vec<String>> = levels.iter().map(|l| row(l, open)).collect();
+    let mut headers = HEADERS;
+    if open {
+        headers[0] = "load";
+    }
+    let mut out = grid(&headers, &rows);
+    if levels.iter().any(|l| l.partial) {
+        out += "* partial level: interrupted before all its requests finished\n";
+    }
+    out
+}
+
+/// Right-aligned columns two spaces apart, the header underlined.
+pub fn grid(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());
         }
@@ -63,18 +84,15 @@ pub fn render_table(levels: &[LevelSummary]) -> String {
     let line = |cells: &[String]| -> String {
         let padded: Vec<String> = cells
             .iter()
-            .zip(widths)
+            .zip(&widths)
             .map(|(c, w)| format!("{c:>w$}"))
             .collect();
         padded.join("  ") + "\n"
     };
-    let mut out = line(&HEADERS.map(String::from));
-    out += &line(&widths.map(|w| "-".repeat(w)));
-    for r in &rows {
+    let mut out = line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    out += &line(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>());
+    for r in rows {
         out += &line(r);
-    }
-    if levels.iter().any(|l| l.partial) {
-        out += "* partial level: interrupted before all its requests finished\n";
     }
     out
 }

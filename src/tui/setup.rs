@@ -8,7 +8,7 @@
 use crate::config::resolve::SweepOverrides;
 use crate::config::search::SearchOverrides;
 use crate::config::values::{parse_concurrency, parse_concurrency_list, parse_positive};
-use crate::launch::{LaunchRequest, PlanChoice};
+use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};
 use crate::plan::capacity::Peak;
 use crate::plan::sla::{SlaMetric, SlaThreshold};
 
@@ -403,22 +403,32 @@ impl SetupForm {
                 PlanChoice::Search(s) => s.clone(),
                 PlanChoice::Sweep { .. } => SearchOverrides::default(),
             };
+            // a search by rate keeps its rate bounds (the form's bounds are concurrencies)
+            let (min, max) = if base.by_rate {
+                (base.min, base.max)
+            } else {
+                (
+                    parse_concurrency(self.get(FieldId::SearchMin)).ok(),
+                    parse_concurrency(self.get(FieldId::SearchMax)).ok(),
+                )
+            };
             PlanChoice::Search(SearchOverrides {
                 slas,
-                min: parse_concurrency(self.get(FieldId::SearchMin)).ok(),
-                max: parse_concurrency(self.get(FieldId::SearchMax)).ok(),
+                min,
+                max,
                 max_iterations: opt_num(FieldId::MaxIterations),
                 run,
                 ..base
             })
         } else {
-            let (plan, refine_knee) = match &r.plan {
+            let (plan, refine_knee, open) = match &r.plan {
                 PlanChoice::Sweep {
                     overrides,
                     refine_knee,
+                    open,
                     ..
-                } => (overrides.plan.clone(), *refine_knee),
-                PlanChoice::Search(_) => (None, false),
+                } => (overrides.plan.clone(), *refine_knee, open.clone()),
+                PlanChoice::Search(_) => (None, false, OpenChoice::Closed),
             };
             PlanChoice::Sweep {
                 overrides: SweepOverrides {
@@ -428,6 +438,7 @@ impl SetupForm {
                 },
                 refine_knee,
                 slas,
+                open,
             }
         };
         if let Ok(v) = self.get(FieldId::PeakConcurrency).parse::<f64>() {

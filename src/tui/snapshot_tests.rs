@@ -40,6 +40,7 @@ fn started() -> EngineEvent {
 
 fn progress(index: u32, concurrency: u32, done: u64, errors: &[(ErrorKind, u64)]) -> EngineEvent {
     EngineEvent::Progress(LevelProgress {
+        open: None,
         index,
         concurrency,
         done,
@@ -102,6 +103,7 @@ fn mid_run_with_two_levels_done() {
         a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
     }
     a.on_engine(&EngineEvent::LevelStarted {
+        shape: None,
         index: 2,
         concurrency: 256,
         request_count: 1024,
@@ -159,6 +161,7 @@ fn error_heavy_level() {
         Some((ErrorKind::HttpStatus, 4)),
     ))));
     a.on_engine(&EngineEvent::LevelStarted {
+        shape: None,
         index: 1,
         concurrency: 256,
         request_count: 1024,
@@ -184,6 +187,7 @@ fn layout_at_80x24() {
         a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
     }
     a.on_engine(&EngineEvent::LevelStarted {
+        shape: None,
         index: 3,
         concurrency: 1024,
         request_count: 1024,

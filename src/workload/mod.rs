@@ -1,6 +1,7 @@
 //! Workloads: tokenizers, prompts of exact token length, datasets, and server calibration of
 //! prompt lengths. See `docs/workloads.md`.
 
+pub mod arrivals;
 pub mod calibration;
 pub mod dataset;
 #[cfg(feature = "exact-tokenizers")]
@@ -11,6 +12,7 @@ mod runtime;
 #[cfg(all(test, feature = "exact-tokenizers"))]
 pub(crate) mod test_tokenizers;
 pub mod tokenizer;
+pub mod trace;
 
 pub use calibration::{Calibration, CalibrationPoint, LengthFit};
 pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};

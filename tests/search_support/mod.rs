@@ -49,6 +49,7 @@ pub async fn run_plan(
         results_root: tmpdir("search"),
         in_process_sim: true,
         config_sources: vec![],
+        open: Default::default(),
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });

@@ -299,6 +299,7 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         reconnect_count: 0,
         client_lag: None,
         workload: Default::default(),
+        open_loop: Default::default(),
     };
     (
         summary,

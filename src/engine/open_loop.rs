@@ -1,0 +1,439 @@
+//! One open-loop level (see `docs/open-loop.md`): requests go out when an arrival schedule
+//! says, whether or not earlier ones have finished, so a slow server builds a queue the way
+//! production traffic does. A dispatcher thread sleeps until each intended time (no busy
+//! loop), optionally for a free slot under `--max-in-flight`, and spawns the request on the
+//! same request path as the closed loop ([`super::workers::Sent`]); the collector folds the
+//! records, reports progress, and stops the level early when requests waiting (in flight
+//! or not yet sent) keep growing: the server cannot keep up with the rate.
+
+use super::events::EngineEvent;
+use super::lag::LagProbe;
+use super::level::{finish_level, fold, prompts, LevelCtx};
+use super::record::RequestRecord;
+use super::workers::Sent;
+use crate::clock::now_ns;
+use crate::metrics::open_loop::{rate_held, RateSummary, Saturation};
+use crate::metrics::progress::OpenProgress;
+use crate::metrics::{LevelAccumulator, LevelMeta, LevelSummary, LiveLevel};
+use crate::workload::arrivals::{Arrival, LoadShape, Schedule};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+/// How often pending requests are sampled (and progress is sent).
+const SAMPLE: Duration = Duration::from_millis(250);
+/// Samples in the saturation window (4 s).
+const WINDOW_SAMPLES: usize = 16;
+
+/// What to run for one open-loop level.
+#[derive(Debug, Clone)]
+pub struct OpenPlan {
+    /// 0-based position of the level in the run.
+    pub index: u32,
+    pub shape: LoadShape,
+    pub arrival: Arrival,
+    pub seed: u64,
+    /// Intended send times given outright (a trace replay), instead of drawn from the shape.
+    pub times: Option<Arc<Vec<u64>>>,
+    /// The most requests the level sends (a fixed rate runs exactly this many).
+    pub max_requests: u64,
+    pub max_in_flight: Option<u32>,
+    /// Per-window metrics width.
+    pub window: Duration,
+}
+
+/// Stops a level whose pending requests keep growing. A stable open-loop server keeps about
+/// rate x latency requests pending; past its capacity the count grows by the excess rate.
+#[derive(Debug, Default)]
+struct SaturationWatch {
+    samples: VecDeque<(f64, f64)>,
+}
+
+impl SaturationWatch {
+    /// Adds a sample (s since the start, pending requests); `Some` when the last
+    /// [`WINDOW_SAMPLES`] show pending requests growing faster than a tenth of the rate (and
+    /// at least 0.5/s), at least doubling, to 8 or more.
+    fn sample(&mut self, t: f64, pending: f64, rate: f64) -> Option<(f64, f64, f64)> {
+        self.samples.push_back((t, pending));
+        if self.samples.len() > WINDOW_SAMPLES {
+            self.samples.pop_front();
+        }
+        if self.samples.len() < WINDOW_SAMPLES {
+            return None;
+        }
+        let n = self.samples.len() as f64;
+        let (mt, mp) = self
+            .samples
+            .iter()
+            .fold((0.0, 0.0), |a, (t, p)| (a.0 + t / n, a.1 + p / n));
+        let sxy: f64 = self.samples.iter().map(|(t, p)| (t - mt) * (p - mp)).sum();
+        let sxx: f64 = self.samples.iter().map(|(t, _)| (t - mt).powi(2)).sum();
+        let slope = sxy / sxx;
+        let first = self.samples.front()?.1;
+        let last = self.samples.back()?.1;
+        (slope > (0.1 * rate).max(0.5) && last >= 2.0 * first.max(1.0) && last >= 8.0)
+            .then_some((slope, first, last))
+    }
+}
+
+/// Seconds of history the live figures cover.
+const RECENT_S: f64 = 5.0;
+
+/// The last [`RECENT_S`] seconds of a level, for [`OpenProgress`].
+#[derive(Debug, Default)]
+struct Recent {
+    /// (end s, TTFT ms, e2e ms) of successes.
+    done: VecDeque<(f64, Option<f64>, f64)>,
+    /// (t s, sent, finished) at each tick.
+    counts: VecDeque<(f64, u64, u64)>,
+}
+
+impl Recent {
+    fn record(&mut self, rec: &RequestRecord) {
+        if rec.error.is_none() {
+            let ms = |ns: u64| ns.saturating_sub(rec.start_ns) as f64 / 1e6;
+            self.done.push_back((
+                rec.end_ns as f64 / 1e9,
+                rec.first_token_ns.map(ms),
+                ms(rec.end_ns),
+            ));
+        }
+    }
+
+    fn snapshot(
+        &mut self,
+        t: f64,
+        sent: u64,
+        finished: u64,
+        pending: u64,
+        offered: f64,
+    ) -> OpenProgress {
+        while self.done.front().is_some_and(|d| d.0 < t - RECENT_S) {
+            self.done.pop_front();
+        }
+        self.counts.push_back((t, sent, finished));
+        while self.counts.len() > 2 && self.counts.front().is_some_and(|c| c.0 < t - RECENT_S) {
+            self.counts.pop_front();
+        }
+        let (t0, s0, f0) = *self.counts.front().unwrap_or(&(t, sent, finished));
+        let span = t - t0;
+        let rate = |a: u64, b: u64| {
+            if span > 0.0 {
+                a.saturating_sub(b) as f64 / span
+            } else {
+                0.0
+            }
+        };
+        let spread = |v: Vec<f64>| p50_p99(v);
+        OpenProgress {
+            offered_rps: offered,
+            sent_rps: rate(sent, s0),
+            done_rps: rate(finished, f0),
+            pending,
+            ttft_ms: spread(self.done.iter().filter_map(|d| d.1).collect()),
+            e2e_ms: spread(self.done.iter().map(|d| d.2).collect()),
+        }
+    }
+}
+
+/// Nearest-rank p50 and p99.
+fn p50_p99(mut v: Vec<f64>) -> Option<[f64; 2]> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    Some([at(0.5), at(0.99)])
+}
+
+/// Runs one open-loop level to its end, to saturation, or until cancelled.
+pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
+    let LevelCtx {
+        endpoint,
+        workload,
+        cancel,
+        events,
+        log,
+        planner,
+    } = ctx;
+    let schedule = Schedule {
+        shape: plan.shape.clone(),
+        arrival: plan.arrival,
+        seed: plan.seed,
+    };
+    let intended: Arc<Vec<u64>> = match &plan.times {
+        Some(t) => Arc::new(t.iter().copied().take(plan.max_requests as usize).collect()),
+        None => Arc::new(schedule.times(plan.max_requests)),
+    };
+    let n = intended.len() as u64;
+    let book = Arc::new(prompts(workload, plan.index, 0, n));
+    let cap = plan.max_in_flight.unwrap_or(0);
+    let _ = events
+        .send(EngineEvent::LevelStarted {
+            index: plan.index,
+            concurrency: cap,
+            request_count: n,
+            shape: Some(plan.shape.clone()),
+        })
+        .await;
+    let started_at = crate::report::rfc3339_utc(std::time::SystemTime::now());
+    let probe = LagProbe::start();
+    let stop = cancel.child_token();
+    let in_flight = Arc::new(AtomicU64::new(0));
+    let dispatched = Arc::new(AtomicU64::new(0));
+    let live_chunks = Arc::new(AtomicU64::new(0));
+    let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
+    let level_start = now_ns() + 2_000_000;
+    let rt = tokio::runtime::Handle::current();
+    let dispatch_args = Dispatch {
+        endpoint: endpoint.clone(),
+        intended: intended.clone(),
+        book,
+        level_start,
+        slots: (cap > 0).then(|| Arc::new(Semaphore::new(cap as usize))),
+        in_flight: in_flight.clone(),
+        dispatched: dispatched.clone(),
+        live: live_chunks.clone(),
+        stop: stop.clone(),
+        tx,
+    };
+    let dispatcher = std::thread::Builder::new()
+        .name("rightsize-dispatch".into())
+        .spawn(move || dispatch(dispatch_args, rt))
+        .expect("a thread for the dispatcher");
+
+    let mut acc = LevelAccumulator::new(cap, n)
+        .with_goodput(planner.goodput_limits())
+        .with_windows(plan.window);
+    let mut live = LiveLevel::new(plan.index, cap, n, Duration::from_millis(500), 20);
+    let mut log_error: Option<std::io::Error> = None;
+    let mut watch = SaturationWatch::default();
+    let mut saturated: Option<Saturation> = None;
+    // (finish time s, schedule lag + TTFT ms) of recent successes: the wait users saw
+    let mut waits: VecDeque<(f64, f64)> = VecDeque::new();
+    let mut recent = Recent::default();
+    recent.counts.push_back((0.0, 0, 0));
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE, SAMPLE);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            rec = rx.recv() => match rec {
+                Some(rec) => {
+                    if let (Some(i), Some(f)) = (rec.detail.intended_ns, rec.first_token_ns) {
+                        waits.push_back((rec.end_ns as f64 / 1e9, f.saturating_sub(i) as f64 / 1e6));
+                        if waits.len() > 4096 {
+                            waits.pop_front();
+                        }
+                    }
+                    recent.record(&rec);
+                    fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
+                }
+                None => break,
+            },
+            _ = tick.tick() => {
+                let now = now_ns().saturating_sub(level_start);
+                let t = now as f64 / 1e9;
+                let due = intended.partition_point(|x| *x <= now) as u64;
+                let pending = due.saturating_sub(acc.completed()) as f64;
+                if saturated.is_none() && !stop.is_cancelled() {
+                    if let Some((slope, first, last)) =
+                        watch.sample(t, pending, plan.shape.rate_at(t))
+                    {
+                        let wait = |from: f64, to: f64| median(waits.iter().filter(|w| w.0 >= from && w.0 < to).map(|w| w.1));
+                        let start = t - SAMPLE.as_secs_f64() * WINDOW_SAMPLES as f64;
+                        saturated = Some(Saturation {
+                            at_s: t,
+                            pending_slope_per_s: slope,
+                            pending_first: first,
+                            pending_last: last,
+                            wait_first_ms: wait(start, start + 1.0),
+                            wait_last_ms: wait(t - 1.0, t + 1.0),
+                        });
+                        stop.cancel();
+                    }
+                }
+                live.on_chunks(now, live_chunks.load(Ordering::Relaxed));
+                let mut snapshot = live.snapshot(now);
+                snapshot.in_flight = in_flight.load(Ordering::Relaxed);
+                snapshot.open = Some(recent.snapshot(
+                    t,
+                    dispatched.load(Ordering::Relaxed),
+                    acc.completed(),
+                    pending as u64,
+                    if due < n { plan.shape.rate_at(t) } else { 0.0 },
+                ));
+                let _ = events.try_send(EngineEvent::Progress(snapshot));
+            }
+        }
+    }
+    // the channel closed: every sender (the dispatcher's and each request's) is gone
+    let _ = tokio::task::spawn_blocking(move || dispatcher.join()).await;
+    let (offered, achieved) = acc.rates();
+    let meta = LevelMeta {
+        index: plan.index,
+        started_at,
+        ended_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
+        partial: cancel.is_cancelled(),
+        lag: None,
+        requests_asked: n,
+        sampling: None,
+    };
+    let mut summary = acc.finish(meta);
+    summary.held = rate_held(offered, achieved);
+    summary.open_loop.rate = Some(RateSummary {
+        shape: plan.shape.clone(),
+        arrival: plan.arrival,
+        offered_rps: offered,
+        achieved_rps: achieved,
+        max_in_flight: plan.max_in_flight,
+        saturated,
+    });
+    if let Some(s) = &summary
+        .open_loop
+        .rate
+        .as_ref()
+        .and_then(|r| r.saturated.clone())
+    {
+        let _ = events
+            .send(EngineEvent::Warning(format!(
+                "level {}: stopped at {:.1} s: requests waiting grew from {:.0} to {:.0} \
+                 ({:.1}/s): the server cannot keep up with this rate",
+                plan.index + 1,
+                s.at_s,
+                s.pending_first,
+                s.pending_last,
+                s.pending_slope_per_s
+            )))
+            .await;
+    }
+    let label = plan.shape.label();
+    finish_level(
+        summary, probe, log, log_error, events, planner, plan.index, &label,
+    )
+    .await
+}
+
+fn median(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = v.collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// What the dispatcher needs.
+struct Dispatch {
+    endpoint: crate::endpoint::Endpoint,
+    intended: Arc<Vec<u64>>,
+    book: Arc<Vec<crate::workload::Prompt>>,
+    level_start: u64,
+    slots: Option<Arc<Semaphore>>,
+    in_flight: Arc<AtomicU64>,
+    dispatched: Arc<AtomicU64>,
+    live: Arc<AtomicU64>,
+    stop: CancellationToken,
+    tx: mpsc::UnboundedSender<RequestRecord>,
+}
+
+/// The longest the dispatcher sleeps before looking at the stop token again.
+const STOP_CHECK: Duration = Duration::from_millis(20);
+
+/// Sends each request at its intended time (after a free slot, when capped), each on a task
+/// of its own; returns when every request is sent (or the level stops).
+///
+/// It runs on a thread of its own, not on the runtime: tokio's timer wheel fires to the
+/// millisecond and late when the workers are busy, while a thread sleeping on the system
+/// clock wakes within tens of microseconds, and hands the request to an idle runtime worker
+/// at once. The request's send is still stamped where the bytes go out, so any delay past
+/// this point shows in the schedule lag.
+fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
+    let d = Arc::new(d);
+    for (i, at) in d.intended.iter().enumerate() {
+        let due = d.level_start + *at;
+        loop {
+            if d.stop.is_cancelled() {
+                return;
+            }
+            let now = now_ns();
+            if now >= due {
+                break;
+            }
+            std::thread::sleep(Duration::from_nanos(due - now).min(STOP_CHECK));
+        }
+        let permit = match &d.slots {
+            Some(s) => {
+                let s = s.clone();
+                let stop = d.stop.clone();
+                let p = rt.block_on(async move {
+                    tokio::select! {
+                        _ = stop.cancelled() => None,
+                        p = s.acquire_owned() => p.ok(),
+                    }
+                });
+                if p.is_none() {
+                    return;
+                }
+                p
+            }
+            None => None,
+        };
+        d.dispatched.fetch_add(1, Ordering::Relaxed);
+        let d = d.clone();
+        let at = *at;
+        rt.spawn(async move {
+            let sent = Sent {
+                endpoint: &d.endpoint,
+                in_flight: &d.in_flight,
+                live: &d.live,
+                cancel: &d.stop,
+                drop_on: &CancellationToken::new(),
+            };
+            if let Some(mut rec) = sent
+                .send(&d.book[i], i as u64, i as u32, d.level_start)
+                .await
+            {
+                rec.detail.intended_ns = Some(at);
+                let _ = d.tx.send(rec);
+            }
+            drop(permit);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saturation_needs_sustained_growth() {
+        // steady at ~10 pending: never
+        let mut w = SaturationWatch::default();
+        for i in 0..40 {
+            let t = i as f64 * 0.25;
+            assert_eq!(w.sample(t, 10.0 + (i % 3) as f64, 20.0), None);
+        }
+        // growing by 4/s from 4 (rate 20: the threshold is 2/s): after a full window, yes
+        let mut w = SaturationWatch::default();
+        let mut hit = None;
+        for i in 0..40 {
+            let t = i as f64 * 0.25;
+            if let Some(h) = w.sample(t, 4.0 + 4.0 * t, 20.0) {
+                hit = Some((i, h));
+                break;
+            }
+        }
+        let (i, (slope, first, last)) = hit.expect("saturated");
+        assert_eq!(i, 15);
+        assert!((slope - 4.0).abs() < 1e-9 && first == 4.0 && last == 19.0);
+        // growing slowly (1/s at rate 20): not saturated
+        let mut w = SaturationWatch::default();
+        for i in 0..40 {
+            assert_eq!(w.sample(i as f64 * 0.25, 4.0 + i as f64 * 0.25, 20.0), None);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Send times of a trace replay (`rightsize replay`): every record of a JSON-lines trace
+//! (Mooncake's `{"timestamp", "input_length", "output_length", "hash_ids"}` or
+//! `{"timestamp", "text"}`) carries `timestamp` in milliseconds; the record is sent that long
+//! after the first one, divided by the speedup. The prompts come from the same file read as a
+//! dataset in file order (`workload::dataset`), so record `i` is request `i`.
+
+use std::io::BufRead;
+use std::path::Path;
+
+/// Intended send times (ns since the first record), one per record, in file order.
+pub fn read_send_times(path: &Path, speedup: f64) -> Result<Vec<u64>, String> {
+    if !(speedup.is_finite() && speedup > 0.0) {
+        return Err(format!("--speedup {speedup}: must be above 0 (e.g. 1, 10)"));
+    }
+    let name = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    let mut stamps: Vec<f64> = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| format!("{name}: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |why: String| format!("{name} line {}: {why}", i + 1);
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| at(format!("not JSON ({e})")))?;
+        let t = match v.get("timestamp") {
+            Some(serde_json::Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+            Some(other) => return Err(at(format!("`timestamp` is {other}, not a number of ms"))),
+            None => {
+                return Err(at(
+                    "no `timestamp` (ms): a replay needs one on every record".into(),
+                ))
+            }
+        };
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(at(format!("timestamp {t} is not a time in ms")));
+        }
+        if let Some(prev) = stamps.last().filter(|p| t < **p) {
+            return Err(at(format!(
+                "timestamp {t} is before the previous record's {prev}; a replay sends records \
+                 in file order, so sort the trace by timestamp"
+            )));
+        }
+        stamps.push(t);
+    }
+    let first = *stamps
+        .first()
+        .ok_or_else(|| format!("{name}: no records to replay"))?;
+    Ok(stamps
+        .iter()
+        .map(|t| ((t - first) / speedup * 1e6).round() as u64)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trace file of its own (removed when the guard drops).
+    struct Trace(std::path::PathBuf);
+    impl Drop for Trace {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(self.0.parent().unwrap());
+        }
+    }
+
+    fn file(text: &str) -> (Trace, std::path::PathBuf) {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("rightsize-trace-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("trace.jsonl");
+        std::fs::write(&p, text).unwrap();
+        (Trace(p.clone()), p)
+    }
+
+    #[test]
+    fn send_times_table() {
+        let (_d, p) = file(
+            "{\"timestamp\": 1000, \"input_length\": 10, \"output_length\": 2}\n\n\
+             {\"timestamp\": 1500, \"text\": \"hi\"}\n{\"timestamp\": 4000.5, \"text\": \"x\"}\n",
+        );
+        assert_eq!(
+            read_send_times(&p, 1.0).unwrap(),
+            vec![0, 500_000_000, 3_000_500_000]
+        );
+        assert_eq!(
+            read_send_times(&p, 10.0).unwrap(),
+            vec![0, 50_000_000, 300_050_000]
+        );
+        let e = read_send_times(&p, 0.0).unwrap_err();
+        assert_eq!(e, "--speedup 0: must be above 0 (e.g. 1, 10)");
+    }
+
+    #[test]
+    fn bad_traces_name_the_line() {
+        let (_d, p) = file("{\"timestamp\": 5}\n{\"text\": \"a\"}\n");
+        let e = read_send_times(&p, 1.0).unwrap_err();
+        assert!(
+            e.ends_with(
+                "trace.jsonl line 2: no `timestamp` (ms): a replay needs one on every record"
+            ),
+            "{e}"
+        );
+        let (_d, p) = file("{\"timestamp\": 5}\n{\"timestamp\": 4}\n");
+        let e = read_send_times(&p, 1.0).unwrap_err();
+        assert!(
+            e.contains("line 2: timestamp 4 is before the previous record's 5"),
+            "{e}"
+        );
+        let (_d, p) = file("{\"timestamp\": \"soon\"}\n");
+        assert!(read_send_times(&p, 1.0)
+            .unwrap_err()
+            .contains("`timestamp` is \"soon\""));
+        let (_d, p) = file("\n");
+        assert!(read_send_times(&p, 1.0)
+            .unwrap_err()
+            .ends_with("no records to replay"));
+    }
+}
