@@ -252,6 +252,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
                             pending_last: last,
                             wait_first_ms: wait(start, start + 1.0),
                             wait_last_ms: wait(t - 1.0, t + 1.0),
+                            at_cap: cap > 0 && in_flight.load(Ordering::Relaxed) >= u64::from(cap),
                         });
                         stop.cancel();
                     }
@@ -383,6 +384,7 @@ fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
             None => None,
         };
         d.dispatched.fetch_add(1, Ordering::Relaxed);
+        let released = now_ns();
         let d = d.clone();
         let at = *at;
         rt.spawn(async move {
@@ -392,6 +394,7 @@ fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
                 live: &d.live,
                 cancel: &d.stop,
                 drop_on: &CancellationToken::new(),
+                released_ns: Some(released),
             };
             if let Some(mut rec) = sent
                 .send(&d.book[i], i as u64, i as u32, d.level_start)

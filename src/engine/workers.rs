@@ -193,6 +193,7 @@ pub fn spawn(
                     live: &work.live_chunks,
                     cancel: &cancel,
                     drop_on: &work.settled,
+                    released_ns: None,
                 };
                 let Some(mut rec) = sent.send(prompt, index, worker, level_start).await else {
                     return;
@@ -218,6 +219,9 @@ pub struct Sent<'a> {
     pub cancel: &'a CancellationToken,
     /// The request is no longer wanted: dropped in flight, no record.
     pub drop_on: &'a CancellationToken,
+    /// When the request was released to be sent, if earlier than this call (an open loop's
+    /// dispatcher): recorded as its `slot_free_ns`, so slot-to-send shows the runtime's delay.
+    pub released_ns: Option<u64>,
 }
 
 impl Sent<'_> {
@@ -230,7 +234,7 @@ impl Sent<'_> {
         worker: u32,
         level_start: u64,
     ) -> Option<RequestRecord> {
-        let slot_free = now_ns();
+        let slot_free = self.released_ns.unwrap_or_else(now_ns);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let outcome = tokio::select! {
             biased;

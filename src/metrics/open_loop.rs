@@ -30,6 +30,10 @@ pub struct Saturation {
     pub wait_first_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_last_ms: Option<f64>,
+    /// Every slot of `--max-in-flight` was taken: requests waited in the client, not the
+    /// server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_cap: bool,
 }
 
 /// The rates of a rate level.

@@ -511,7 +511,7 @@ fn best_throughput(
         .iter()
         .filter(|l| ok(l))
         .max_by(|a, b| a.output_tps().total_cmp(&b.output_tps()))?
-        .concurrency;
+        .load();
     ideal_at(named, c)
 }
 

@@ -5,7 +5,8 @@
 //! bracket is [highest pass below the lowest fail, lowest fail]; the next level is where the
 //! breaching metric, interpolated against log concurrency between the bracket ends, predicts
 //! the crossing (aimed a little below it, clamped away from the ends), with bisection as the
-//! fallback when the model has nothing to go on or its last step barely cut the bracket.
+//! fallback when the model has nothing to go on, keeps passing just under its own guesses,
+//! or overshot (its last level failed and cut less than half the bracket).
 //! Contradictions (a pass above a fail) are re-measured once per level; a level measured twice
 //! passes only if most of its measurements passed (a tie fails: the cautious side).
 //!
@@ -331,7 +332,19 @@ fn refine(
             .rev()
             .take(CREEP_LIMIT)
             .all(|(w, p)| *w == Some(Why::Model) && p.pass);
-    let guess = model_crossing(points, lo, hi).filter(|_| !creeping);
+    // a model step that failed and cut the bracket by less than half (in log concurrency)
+    // overshot: the metric jumps past its limit, and another model step would creep down
+    // from above by the tolerance each time; bisect once instead
+    let overshot = match (whys.last(), points.last()) {
+        (Some(Some(Why::Model)), Some(last)) if last.failed() => {
+            match bracket(&points[..points.len() - 1]) {
+                (Some(l0), Some(h0)) => (h / l).ln() > 0.5 * (f64::from(h0) / f64::from(l0)).ln(),
+                _ => false,
+            }
+        }
+        _ => false,
+    };
+    let guess = model_crossing(points, lo, hi).filter(|_| !creeping && !overshot);
     let span = (h / l).ln();
     let lower = (l * (1.0 + cfg.tolerance)).max(l * (0.1 * span).exp());
     let upper = (h / (1.0 + cfg.tolerance)).min(l * (0.9 * span).exp());

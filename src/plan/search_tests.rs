@@ -185,6 +185,40 @@ fn a_step_curve_falls_back_to_bisection() {
 }
 
 #[test]
+fn a_cliff_the_model_overshoots_is_bisected_not_crept_down_on() {
+    // an open loop past capacity: e2e flat at 0.72 of its limit up to 8,880 (88.8 req/s),
+    // then growing with the queue, 18 times the limit at 16,000. Before the overshoot rule
+    // the model crept down from above by 5 % a level (15,002, 14,157, ... 11,609) and ran out
+    // of levels at 8,400, 5.5 % under the boundary (measured against the simulator).
+    let cfg = SearchConfig {
+        min: 4000,
+        max: 20000,
+        ..Default::default()
+    };
+    let f = |c: u32, _| {
+        let x = f64::from(c);
+        if x <= 8880.0 {
+            0.70 + 0.02 * x / 8880.0
+        } else {
+            0.72 + (x - 8880.0) / 8880.0 * 30.0
+        }
+    };
+    let (trace, o) = run_curve(&cfg, f);
+    let answer = o.max_passing.expect("an answer");
+    assert!(
+        (f64::from(answer) - 8880.0).abs() / 8880.0 <= 0.05 && o.reason == StopReason::Converged,
+        "{trace:?} -> {o:?}"
+    );
+    assert!(trace.len() <= 10, "{trace:?}");
+    // after the first overshoot, a bisection
+    let first_fail_model = trace
+        .iter()
+        .position(|(c, w)| *w == Why::Model && f(*c, 0) > 1.0)
+        .expect("a model step that overshot");
+    assert_eq!(trace[first_fail_model + 1].1, Why::Bisect, "{trace:?}");
+}
+
+#[test]
 fn ends_of_the_range() {
     let cfg = SearchConfig {
         min: 16,

@@ -102,11 +102,20 @@ fn answer_of(summary: Option<&Value>, interrupted: bool) -> String {
             .and_then(|x| x.get("answer"))
             .or_else(|| s.get("answer"))
     });
+    // a rate run's places are hundredths of a request/s
+    let by_rate = summary.and_then(|s| s.get("axis")).and_then(Value::as_str) == Some("rate");
+    let place = |c: u64| {
+        if by_rate {
+            crate::plan::analysis::Axis::Rate.fmt(c as f64)
+        } else {
+            format!("c={c}")
+        }
+    };
     if let Some(c) = search.and_then(|a| a.get("concurrency").or(Some(a)).and_then(Value::as_u64)) {
-        return format!("c={c}");
+        return place(c);
     }
     if let Some(k) = knee_of(summary) {
-        return format!("knee c={k}");
+        return format!("knee {}", place(u64::from(k)));
     }
     if interrupted {
         "interrupted".into()

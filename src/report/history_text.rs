@@ -10,38 +10,6 @@ use super::history::{RunData, RunInfo};
 use super::table::{fmt_ms, render_table};
 use crate::metrics::LevelSummary;
 
-/// Lays out rows under headers: left-aligned first `left` columns, the rest right-aligned,
-/// two spaces apart, a dashed rule under the header.
-fn layout(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: &[String]| -> String {
-        let parts: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i < left {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        parts.join("  ").trim_end().to_string() + "\n"
-    };
-    let mut out = line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>());
-    out += &line(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>());
-    for r in rows {
-        out += &line(r);
-    }
-    out
-}
-
 fn or_dash(s: &str) -> String {
     if s.is_empty() {
         "-".into()
@@ -72,7 +40,7 @@ pub fn render_runs(runs: &[RunInfo]) -> String {
             ]
         })
         .collect();
-    layout(
+    super::table::grid(
         &[
             "id", "date", "endpoint", "model", "workload", "kind", "levels", "answer",
         ],
@@ -149,6 +117,7 @@ pub fn render_show(run: &RunData) -> String {
         out += "no finished levels\n";
     } else {
         out += &render_table(&run.levels);
+        out += &super::open_text::render_open(&run.levels);
         let lengths = super::workload_text::lengths_table(&run.levels);
         if !lengths.is_empty() {
             out.push('\n');
@@ -162,7 +131,7 @@ pub fn render_show(run: &RunData) -> String {
 
 fn level_at(levels: &[LevelSummary], c: u32) -> Option<&LevelSummary> {
     // the last level at a concurrency wins (a re-measured point replaces the first)
-    levels.iter().rev().find(|l| l.concurrency == c)
+    levels.iter().rev().find(|l| l.load() == c)
 }
 
 fn change(a: Option<f64>, b: Option<f64>) -> String {
@@ -178,12 +147,14 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
     let mut out = header(a, "A: ");
     out += &header(b, "B: ");
     out.push('\n');
+    // rate runs line up by rate; schedules and replays (no place on an axis) by order
     let levels: BTreeSet<u32> = a
         .levels
         .iter()
         .chain(&b.levels)
-        .map(|l| l.concurrency)
+        .map(LevelSummary::load)
         .collect();
+    let axis = a.report().axis;
     let tps = |l: Option<&LevelSummary>| l.map(LevelSummary::output_tps);
     let p99 = |l: Option<&LevelSummary>| l.and_then(LevelSummary::e2e_p99_ms);
     let ttft = |l: Option<&LevelSummary>| l.and_then(LevelSummary::ttft_p95_ms);
@@ -194,7 +165,7 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
         .map(|&c| {
             let (la, lb) = (level_at(&a.levels, c), level_at(&b.levels, c));
             vec![
-                c.to_string(),
+                axis.load(c),
                 f1(tps(la)),
                 f1(tps(lb)),
                 change(tps(la), tps(lb)),
@@ -208,9 +179,12 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
             ]
         })
         .collect();
-    out += &layout(
+    out += &super::table::grid(
         &[
-            "concurrency",
+            match axis {
+                crate::plan::analysis::Axis::Concurrency => "concurrency",
+                crate::plan::analysis::Axis::Rate => "rate",
+            },
             "A out tok/s",
             "B out tok/s",
             "change",
@@ -225,7 +199,11 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
         &rows,
         0,
     );
-    let knee = |r: &RunData| r.knee().map_or("-".into(), |k| format!("c={k}"));
+    let knee = |r: &RunData| match (r.knee(), axis) {
+        (None, _) => "-".into(),
+        (Some(k), crate::plan::analysis::Axis::Rate) => axis.load(k),
+        (Some(k), _) => format!("c={k}"),
+    };
     let _ = writeln!(out, "\nknee: A {}, B {}", knee(a), knee(b));
     let _ = writeln!(out, "answer: A {}, B {}", a.info.answer, b.info.answer);
     out

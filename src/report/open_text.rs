@@ -29,7 +29,7 @@ pub fn render_open(levels: &[LevelSummary]) -> String {
         return String::new();
     }
     let rows: Vec<Vec<String>> = open.iter().map(|l| rate_row(l)).collect();
-    let mut out = format!("\nopen loop:\n{}", grid(&HEADERS, &rows));
+    let mut out = format!("\nopen loop:\n{}", grid(&HEADERS, &rows, 0));
     for l in &open {
         let Some(s) = l.open_loop.rate.as_ref().and_then(|r| r.saturated.as_ref()) else {
             continue;
@@ -38,8 +38,13 @@ pub fn render_open(levels: &[LevelSummary]) -> String {
             (Some(a), Some(b)) => format!("; wait (lag + TTFT) {a:.0} ms -> {b:.0} ms"),
             _ => String::new(),
         };
+        let cap = if s.at_cap {
+            " (every --max-in-flight slot was taken: the client held the rate back)"
+        } else {
+            ""
+        };
         out += &format!(
-            "{}: stopped at {:.1} s: requests waiting grew from {:.0} to {:.0} ({:.1}/s){wait}\n",
+            "{}: stopped at {:.1} s: requests waiting grew from {:.0} to {:.0} ({:.1}/s){wait}{cap}\n",
             load_label(l),
             s.at_s,
             s.pending_first,
@@ -119,5 +124,6 @@ pub fn windows_table(l: &LevelSummary) -> String {
             "lag p99 ms",
         ],
         &rows,
+        0,
     )
 }

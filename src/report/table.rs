@@ -66,28 +66,36 @@ pub fn render_table(levels: &[LevelSummary]) -> String {
     if open {
         headers[0] = "load";
     }
-    let mut out = grid(&headers, &rows);
+    let mut out = grid(&headers, &rows, 0);
     if levels.iter().any(|l| l.partial) {
         out += "* partial level: interrupted before all its requests finished\n";
     }
     out
 }
 
-/// Right-aligned columns two spaces apart, the header underlined.
-pub fn grid(headers: &[&str], rows: &[Vec<String>]) -> String {
+/// Columns two spaces apart, the header underlined: the first `left` columns aligned left,
+/// the others right; no trailing spaces.
+pub fn grid(headers: &[&str], rows: &[Vec<String>], left: usize) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
-        for (w, cell) in widths.iter_mut().zip(r) {
-            *w = (*w).max(cell.chars().count());
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
         }
     }
     let line = |cells: &[String]| -> String {
-        let padded: Vec<String> = cells
+        let parts: Vec<String> = cells
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!("{c:>w$}"))
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i < left {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
             .collect();
-        padded.join("  ") + "\n"
+        parts.join("  ").trim_end().to_string() + "\n"
     };
     let mut out = line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>());
     out += &line(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>());

@@ -28,6 +28,20 @@ pub async fn run_plan(
     requests: u32,
     timeout: Duration,
 ) -> RunOutcome {
+    run_plan_with(server, planner, w, requests, timeout, Default::default())
+        .await
+        .0
+}
+
+/// The same with open-loop settings; also returns every event the run sent.
+pub async fn run_plan_with(
+    server: &SimServer,
+    planner: Box<dyn LevelPlanner>,
+    w: &WorkloadSpec,
+    requests: u32,
+    timeout: Duration,
+    open: rightsize::workload::arrivals::OpenSettings,
+) -> (RunOutcome, Vec<EngineEvent>) {
     let spec = EndpointSpec {
         name: "sim".into(),
         base_url: server.base_url.clone(),
@@ -49,15 +63,21 @@ pub async fn run_plan(
         results_root: tmpdir("search"),
         in_process_sim: true,
         config_sources: vec![],
-        open: Default::default(),
+        open,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
-    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let drain = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(ev) = rx.recv().await {
+            seen.push(ev);
+        }
+        seen
+    });
     let out = run(req, planner, tx, CancellationToken::new())
         .await
         .expect("run completes");
-    let _ = drain.await;
-    out
+    let seen = drain.await.unwrap_or_default();
+    (out, seen)
 }
 
 /// A plain sweep over `levels`.
@@ -93,8 +113,8 @@ pub fn curve_text(analysis: &Analysis, levels: &[LevelSummary]) -> String {
                 })
                 .collect();
             format!(
-                "c={} n={} held={} tps={:.0} e2e99={:.2} err={:.3}; {}\n",
-                l.concurrency,
+                "{} n={} held={} tps={:.0} e2e99={:.2} err={:.3}; {}\n",
+                rightsize::metrics::summary::load_label(l),
                 l.planned_requests,
                 l.held,
                 l.output_tps(),
