@@ -6,6 +6,8 @@ use super::series::RunView;
 use super::setup::{FieldId, SetupChoices, SetupForm};
 use crate::engine::EngineEvent;
 use crate::launch::LaunchRequest;
+use crate::plan::analysis::is_rate_level;
+use crate::plan::capacity::Peak;
 use crate::plan::sla::SlaMetric;
 use crate::plan::{Analysis, RunAnalysis};
 use crate::state::RunState;
@@ -143,28 +145,52 @@ impl App {
                 self.status = None;
             }
             EngineEvent::LevelStarted {
-                index, concurrency, ..
-            } => self.status = Some(format!("level {} at concurrency {concurrency}", index + 1)),
+                index,
+                concurrency,
+                shape,
+                ..
+            } => {
+                self.status = Some(match shape {
+                    Some(s) => format!("level {} at {}", index + 1, s.label()),
+                    None => format!("level {} at concurrency {concurrency}", index + 1),
+                });
+            }
             _ => {}
         }
     }
 
-    /// Recomputes the chart series from the finished levels.
-    pub fn refresh_view(&mut self) {
-        let report = crate::plan::analyse(&self.analysis, &self.run.levels);
-        let knee = report.knee.as_ref().map(|k| k.concurrency);
-        let sla_ms = self
-            .analysis
+    /// The SLA limit (ms) on `metric`, if the run has one.
+    fn sla_ms(&self, metric: SlaMetric) -> Option<f64> {
+        self.analysis
             .slas
             .0
             .iter()
-            .find(|t| t.metric == SlaMetric::E2e)
-            .map(|t| t.limit);
+            .find(|t| t.metric == metric)
+            .map(|t| t.limit)
+    }
+
+    /// Recomputes the chart series from the finished levels.
+    pub fn refresh_view(&mut self) {
+        // on a rate axis the peak typed on the run screen (`p`) is a request rate: a peak in
+        // flight cannot be set against rates (the command line refuses it there too)
+        if self.run.levels.iter().any(is_rate_level) {
+            if let Some(Peak::Concurrency(v)) = self.analysis.capacity.peak {
+                self.analysis.capacity.peak = Some(Peak::Rps(v));
+            }
+        }
+        let report = crate::plan::analyse(&self.analysis, &self.run.levels);
+        let knee = report.knee.as_ref().map(|k| k.concurrency);
         let overlay = self
             .overlay
             .as_ref()
             .map(|(id, _, levels)| (id.as_str(), levels.as_slice()));
-        self.view = RunView::build(&self.run.levels, sla_ms, knee, overlay);
+        self.view = RunView::build(
+            &self.run.levels,
+            report.axis,
+            self.sla_ms(SlaMetric::E2e),
+            knee,
+            overlay,
+        );
         self.report = Some(report);
     }
 
@@ -343,12 +369,17 @@ impl App {
                 if let Some(r) = self.runs.get(self.runs_selected).cloned() {
                     match crate::report::load_levels(&r.path) {
                         Ok(levels) => {
-                            self.status = Some(format!(
-                                "{} is drawn over the run screen's charts (C clears)",
-                                r.id
-                            ));
+                            let id = r.id.clone();
                             self.overlay = Some((r.id, r.path, levels));
                             self.refresh_view();
+                            self.status = Some(if self.view.overlay.is_some() {
+                                format!("{id} is drawn over the run screen's charts (C clears)")
+                            } else {
+                                format!(
+                                    "{id} varies the other load (rate or concurrency): \
+                                     its curves cannot share these axes"
+                                )
+                            });
                         }
                         Err(e) => self.status = Some(format!("cannot read {}: {e}", r.id)),
                     }

@@ -62,3 +62,5 @@ fn init_file_log(results_root: Option<&std::path::Path>) -> Option<()> {
 
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod snapshot_tests_open_loop;
