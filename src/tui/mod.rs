@@ -8,6 +8,7 @@ pub mod history;
 pub mod render;
 pub mod series;
 pub mod setup;
+pub mod timeline;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

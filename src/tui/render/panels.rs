@@ -1,5 +1,5 @@
-//! The run screen: charts on top, the running level and the level table below, warnings and
-//! the simulator note beside them.
+//! The run screen: charts on top (the curves, or an open-loop level's time view), the running
+//! level and the level table below, warnings and the simulator note beside them.
 
 use super::charts::{compact, render_latency, render_throughput, render_ttft};
 use super::Theme;
@@ -16,6 +16,18 @@ use ratatui::Frame;
 
 /// Draws the run screen.
 pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    if let Some(time) = app.time.as_ref().filter(|_| app.shows_time_view()) {
+        let [charts, status, bottom] = Layout::vertical([
+            Constraint::Percentage(70),
+            Constraint::Length(1),
+            Constraint::Min(4),
+        ])
+        .areas(area);
+        super::timeline::render_time_view(frame, charts, time, app.focus == Panel::Charts, theme);
+        super::timeline::render_time_status(frame, status, app, time, theme);
+        render_table_and_notes(frame, bottom, app, theme);
+        return;
+    }
     let compact_layout = area.height < 30;
     let [top, middle, bottom] = Layout::vertical([
         Constraint::Percentage(if compact_layout { 40 } else { 42 }),
