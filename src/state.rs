@@ -8,6 +8,21 @@ use crate::telemetry::ServerSample;
 use crate::workload::arrivals::LoadShape;
 use std::path::PathBuf;
 
+/// One progress snapshot of an open-loop level, as the time view draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TimelinePoint {
+    /// Time since the level started (s).
+    pub elapsed_s: f64,
+    /// Requests sent and not finished.
+    pub in_flight: u64,
+    pub open: OpenProgress,
+}
+
+/// The most points a timeline keeps. A long schedule or replay sends four snapshots a second;
+/// past this many, every other point is dropped, so memory stays bounded and the whole level
+/// stays on the chart, finer where it is recent.
+pub const TIMELINE_MAX: usize = 4096;
+
 /// Everything a consumer knows about a run, built only by [`RunState::apply`].
 #[derive(Debug, Clone, Default)]
 pub struct RunState {
@@ -23,9 +38,9 @@ pub struct RunState {
     pub running_shape: Option<LoadShape>,
     /// The latest snapshot of the running level.
     pub progress: Option<LevelProgress>,
-    /// The open-loop level's figures over time (s since its start), kept after it ends
-    /// until the next level starts.
-    pub timeline: Vec<(f64, OpenProgress)>,
+    /// The open-loop level's figures over time, kept after it ends until the next level
+    /// starts; at most [`TIMELINE_MAX`] points (older ones thinned out, see [`RunState::apply`]).
+    pub timeline: Vec<TimelinePoint>,
     pub warnings: Vec<String>,
     /// The server's latest figures, and its first ones (the baseline for counter rates).
     pub server: Option<ServerSample>,
@@ -63,8 +78,15 @@ impl RunState {
             }
             EngineEvent::Progress(p) => {
                 if self.running.map(|r| r.0) == Some(p.index) {
-                    if let Some(o) = p.open {
-                        self.timeline.push((p.elapsed_s, o));
+                    if let Some(open) = p.open {
+                        if self.timeline.len() >= TIMELINE_MAX {
+                            thin_out(&mut self.timeline);
+                        }
+                        self.timeline.push(TimelinePoint {
+                            elapsed_s: p.elapsed_s,
+                            in_flight: p.in_flight,
+                            open,
+                        });
                     }
                     self.progress = Some(p.clone());
                 }
@@ -87,5 +109,93 @@ impl RunState {
                 self.running = None;
             }
         }
+    }
+}
+
+/// Halves the points: keeps the first, every other one after it, and the last.
+fn thin_out(points: &mut Vec<TimelinePoint>) {
+    let last = points.last().copied();
+    let mut i = 0;
+    points.retain(|_| {
+        i += 1;
+        i % 2 == 1
+    });
+    if let Some(l) = last {
+        if points.last() != Some(&l) {
+            points.push(l);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::LevelProgress;
+
+    fn open_progress(index: u32, elapsed_s: f64) -> EngineEvent {
+        EngineEvent::Progress(LevelProgress {
+            index,
+            concurrency: 0,
+            done: 0,
+            total: 10,
+            in_flight: 3,
+            ok: 0,
+            errors_by_kind: Default::default(),
+            output_tokens: 0,
+            output_tokens_per_sec: 0.0,
+            output_tps_series: vec![],
+            elapsed_s,
+            open: Some(OpenProgress {
+                offered_rps: 2.0,
+                ..OpenProgress::default()
+            }),
+        })
+    }
+
+    fn started(index: u32, shape: Option<LoadShape>) -> EngineEvent {
+        EngineEvent::LevelStarted {
+            index,
+            concurrency: 0,
+            request_count: 10,
+            shape,
+        }
+    }
+
+    #[test]
+    fn the_timeline_follows_the_running_open_level_and_stays_after_it() {
+        let mut s = RunState::default();
+        s.apply(&started(0, Some(LoadShape::Rate { rps: 2.0 })));
+        s.apply(&open_progress(0, 0.25));
+        s.apply(&open_progress(1, 0.5)); // another level's: ignored
+        s.apply(&open_progress(0, 0.5));
+        assert_eq!(s.timeline.len(), 2);
+        assert_eq!(s.timeline[1].elapsed_s, 0.5);
+        assert_eq!(s.timeline[1].in_flight, 3);
+        s.apply(&EngineEvent::LevelFinished(Box::new(
+            crate::metrics::fixtures::level(0, 1, 8, 100, 200, 4, None),
+        )));
+        assert_eq!(s.timeline.len(), 2);
+        assert!(s.running_shape.is_some());
+        s.apply(&started(1, None));
+        assert!(s.timeline.is_empty());
+        assert!(s.running_shape.is_none());
+    }
+
+    #[test]
+    fn a_long_timeline_is_thinned_and_keeps_its_ends() {
+        let mut s = RunState::default();
+        s.apply(&started(0, Some(LoadShape::Rate { rps: 2.0 })));
+        let n = TIMELINE_MAX * 3;
+        for i in 1..=n {
+            s.apply(&open_progress(0, i as f64 * 0.25));
+        }
+        assert!(s.timeline.len() <= TIMELINE_MAX);
+        assert!(s.timeline.len() > TIMELINE_MAX / 2);
+        assert_eq!(s.timeline[0].elapsed_s, 0.25);
+        assert_eq!(s.timeline.last().unwrap().elapsed_s, n as f64 * 0.25);
+        assert!(s
+            .timeline
+            .windows(2)
+            .all(|w| w[0].elapsed_s < w[1].elapsed_s));
     }
 }

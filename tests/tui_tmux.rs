@@ -349,3 +349,54 @@ fn the_dashboard_never_shows_a_secret() {
         s.lines().any(|l| l.starts_with("EXIT="))
     });
 }
+
+#[test]
+fn a_steps_schedule_shows_the_time_view_while_it_runs_and_after() {
+    let _turn = turn();
+    let dir = tmpdir("tmux-timeview");
+    let Some(t) = Tmux::start("timeview", 100, 30) else {
+        return;
+    };
+    let cfg = config(&dir, "2", 8, 16, 20.0, None);
+    // the in-process simulator at 20x: a 4 s schedule, far below its capacity
+    t.type_line(&format!(
+        "{} sweep --config {cfg} --schedule steps:2,6@2s --sim-time-scale 20 \
+         --output-tokens 16 --out {}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize"),
+        dir.join("runs").display()
+    ));
+    // the title's offered rate reads `-` until the level's first snapshot
+    let offered = |s: &str| -> Option<f64> {
+        s.split("req/s: offered ")
+            .nth(1)?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    let s = t.wait_for("the time view", Duration::from_secs(30), |s| {
+        s.contains("RUNNING") && offered(s).is_some()
+    });
+    assert!(s.contains("level 1 · steps 2,6 req/s, 2s each"), "{s}");
+    for title in ["requests pending", "e2e (ms)", "TTFT (ms)", "t curves"] {
+        assert!(s.contains(title), "{title}:\n{s}");
+    }
+    // the schedule's step (or 0 once every request is due)
+    let o = offered(&s);
+    assert!([2.0, 6.0, 0.0].iter().any(|r| o == Some(*r)), "{o:?}:\n{s}");
+    // a schedule has no place on a load axis: when it ends its time view stays
+    let s = t.wait_for("the finished run", Duration::from_secs(60), |s| {
+        s.contains("DONE")
+    });
+    assert!(s.contains("req/s: offered"), "{s}");
+    assert!(s.contains("finished:"), "{s}");
+    t.keys(&["t"]);
+    t.wait_for("the curves", Duration::from_secs(5), |s| {
+        s.contains("output tokens/s vs concurrency")
+    });
+    t.keys(&["q"]);
+    let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.lines().any(|l| l.starts_with("EXIT="))
+    });
+    assert!(s.contains("EXIT=0"), "{s}");
+}

@@ -4,8 +4,11 @@
 
 use super::series::RunView;
 use super::setup::{FieldId, SetupChoices, SetupForm};
+use super::timeline::TimeView;
 use crate::engine::EngineEvent;
 use crate::launch::LaunchRequest;
+use crate::plan::analysis::is_rate_level;
+use crate::plan::capacity::Peak;
 use crate::plan::sla::SlaMetric;
 use crate::plan::{Analysis, RunAnalysis};
 use crate::state::RunState;
@@ -26,6 +29,19 @@ pub enum Panel {
     Charts,
     Levels,
     Warnings,
+}
+
+/// What the run screen's charts show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChartMode {
+    /// The time view while an open-loop level runs (and after the run when it has no
+    /// curve: fewer than two levels on the load axis), else the curves.
+    #[default]
+    Auto,
+    /// Throughput and latency against the run's load axis.
+    Curves,
+    /// The open-loop level against time.
+    Time,
 }
 
 /// What the loop must do after an update.
@@ -63,6 +79,10 @@ pub struct App {
     pub setup: SetupForm,
     pub run: RunState,
     pub view: RunView,
+    /// The open-loop level running (or last run) against time.
+    pub time: Option<TimeView>,
+    /// Curves or time view (`t` switches).
+    pub chart_mode: ChartMode,
     /// A run is going on in the background.
     pub live: bool,
     pub focus: Panel,
@@ -92,6 +112,8 @@ impl App {
             setup: SetupForm::new(choices),
             run: RunState::default(),
             view: RunView::default(),
+            time: None,
+            chart_mode: ChartMode::Auto,
             live: false,
             focus: Panel::Charts,
             help: false,
@@ -112,6 +134,7 @@ impl App {
     pub fn run_started(&mut self, sim_time_scale: Option<f64>, analysis: Analysis) {
         self.run = RunState::default();
         self.analysis = analysis;
+        self.chart_mode = ChartMode::Auto;
         self.refresh_view();
         self.live = true;
         self.screen = Screen::Run;
@@ -134,7 +157,8 @@ impl App {
         });
     }
 
-    /// Folds an engine event in and refreshes the derived series when levels change.
+    /// Folds an engine event in and refreshes the derived series when levels change (the
+    /// time view at each snapshot of an open-loop level).
     pub fn on_engine(&mut self, ev: &EngineEvent) {
         self.run.apply(ev);
         match ev {
@@ -143,29 +167,76 @@ impl App {
                 self.status = None;
             }
             EngineEvent::LevelStarted {
-                index, concurrency, ..
-            } => self.status = Some(format!("level {} at concurrency {concurrency}", index + 1)),
+                index,
+                concurrency,
+                shape,
+                ..
+            } => {
+                self.refresh_time_view();
+                self.status = Some(match shape {
+                    Some(s) => format!("level {} at {}", index + 1, s.label()),
+                    None => format!("level {} at concurrency {concurrency}", index + 1),
+                });
+            }
+            EngineEvent::Progress(p) if p.open.is_some() => self.refresh_time_view(),
             _ => {}
         }
     }
 
-    /// Recomputes the chart series from the finished levels.
-    pub fn refresh_view(&mut self) {
-        let report = crate::plan::analyse(&self.analysis, &self.run.levels);
-        let knee = report.knee.as_ref().map(|k| k.concurrency);
-        let sla_ms = self
-            .analysis
+    /// The SLA limit (ms) on `metric`, if the run has one.
+    fn sla_ms(&self, metric: SlaMetric) -> Option<f64> {
+        self.analysis
             .slas
             .0
             .iter()
-            .find(|t| t.metric == SlaMetric::E2e)
-            .map(|t| t.limit);
+            .find(|t| t.metric == metric)
+            .map(|t| t.limit)
+    }
+
+    /// Recomputes the chart series from the finished levels.
+    pub fn refresh_view(&mut self) {
+        // on a rate axis the peak typed on the run screen (`p`) is a request rate: a peak in
+        // flight cannot be set against rates (the command line refuses it there too)
+        if self.run.levels.iter().any(is_rate_level) {
+            if let Some(Peak::Concurrency(v)) = self.analysis.capacity.peak {
+                self.analysis.capacity.peak = Some(Peak::Rps(v));
+            }
+        }
+        let report = crate::plan::analyse(&self.analysis, &self.run.levels);
+        let knee = report.knee.as_ref().map(|k| k.concurrency);
         let overlay = self
             .overlay
             .as_ref()
             .map(|(id, _, levels)| (id.as_str(), levels.as_slice()));
-        self.view = RunView::build(&self.run.levels, sla_ms, knee, overlay);
+        self.view = RunView::build(
+            &self.run.levels,
+            report.axis,
+            self.sla_ms(SlaMetric::E2e),
+            knee,
+            overlay,
+        );
         self.report = Some(report);
+        self.refresh_time_view();
+    }
+
+    /// Recomputes the time view from the open-loop level's timeline.
+    fn refresh_time_view(&mut self) {
+        self.time = TimeView::build(
+            &self.run,
+            self.sla_ms(SlaMetric::E2e),
+            self.sla_ms(SlaMetric::Ttft),
+        );
+    }
+
+    /// Whether the run screen shows the time view instead of the curves.
+    pub fn shows_time_view(&self) -> bool {
+        self.time.is_some()
+            && match self.chart_mode {
+                ChartMode::Time => true,
+                ChartMode::Curves => false,
+                // one level on the load axis makes no curve
+                ChartMode::Auto => self.live || self.view.points.len() < 2,
+            }
     }
 
     /// Peak and price changed on the run screen: the planning numbers follow at once.
@@ -304,6 +375,19 @@ impl App {
                 self.level_scroll = self.level_scroll.saturating_sub(1);
             }
             KeyCode::Char('s') => return self.start(),
+            KeyCode::Char('t') => {
+                if self.time.is_none() {
+                    self.status = Some(
+                        "the time view shows open-loop levels: rates, schedules and replays".into(),
+                    );
+                } else {
+                    self.chart_mode = if self.shows_time_view() {
+                        ChartMode::Curves
+                    } else {
+                        ChartMode::Time
+                    };
+                }
+            }
             KeyCode::Char('e') if !self.live => match &self.run.dir {
                 Some(dir) => {
                     return Action::Export {
@@ -343,12 +427,17 @@ impl App {
                 if let Some(r) = self.runs.get(self.runs_selected).cloned() {
                     match crate::report::load_levels(&r.path) {
                         Ok(levels) => {
-                            self.status = Some(format!(
-                                "{} is drawn over the run screen's charts (C clears)",
-                                r.id
-                            ));
+                            let id = r.id.clone();
                             self.overlay = Some((r.id, r.path, levels));
                             self.refresh_view();
+                            self.status = Some(if self.view.overlay.is_some() {
+                                format!("{id} is drawn over the run screen's charts (C clears)")
+                            } else {
+                                format!(
+                                    "{id} varies the other load (rate or concurrency): \
+                                     its curves cannot share these axes"
+                                )
+                            });
                         }
                         Err(e) => self.status = Some(format!("cannot read {}: {e}", r.id)),
                     }

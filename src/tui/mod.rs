@@ -8,6 +8,7 @@ pub mod history;
 pub mod render;
 pub mod series;
 pub mod setup;
+pub mod timeline;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,3 +63,5 @@ fn init_file_log(results_root: Option<&std::path::Path>) -> Option<()> {
 
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod snapshot_tests_open_loop;

@@ -1,13 +1,20 @@
 //! Chart series derived from the run state, computed once per update so rendering only reads.
-//! The x axis is log2(concurrency), labelled with the real concurrency values.
+//! The x axis is log2 of the run's load: the concurrency, or for a rate sweep or search the
+//! request rate (in the analysis' load units, hundredths of a request/s), labelled with the
+//! real values.
 
+use crate::metrics::summary::{fmt_rps, load_to_rps};
 use crate::metrics::LevelSummary;
-use crate::report::chart::{ChartPoint as Point, ChartRun};
+use crate::plan::analysis::{on_axis, Axis};
+use crate::report::chart::ChartPoint as Point;
 
 /// Everything the run screen draws, in chart coordinates.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunView {
-    /// Levels sorted by concurrency (a re-measured level shows its latest measurement).
+    /// What the x axis is: concurrency, or request rate.
+    pub axis: Axis,
+    /// The levels on the axis, sorted by load (a re-measured level shows its latest
+    /// measurement); `concurrency` holds the load (load units on a rate axis).
     pub points: Vec<Point>,
     pub throughput: Vec<(f64, f64)>,
     pub e2e_p50: Vec<(f64, f64)>,
@@ -24,7 +31,7 @@ pub struct RunView {
     pub ttft_max_ms: f64,
     /// The SLA line on the latency chart (ms).
     pub sla_ms: Option<f64>,
-    /// The knee, as a concurrency.
+    /// The knee, as a load on the axis.
     pub knee: Option<u32>,
     /// A second run drawn over this one, for comparison.
     pub overlay: Option<Overlay>,
@@ -39,10 +46,39 @@ pub struct Overlay {
     pub ttft_p50: Vec<(f64, f64)>,
 }
 
-/// Levels as the exported charts see them: one point per concurrency, sorted, a re-measured
-/// level keeping its latest measurement.
-fn points_of(levels: &[LevelSummary]) -> Vec<Point> {
-    ChartRun::from_levels("", levels, None).points
+/// The levels on the run's axis, one point per load, sorted, a re-measured level keeping its
+/// latest measurement (as the exported charts read a concurrency sweep). `None` when the
+/// levels lie on the other axis than `axis`.
+fn points_of(levels: &[LevelSummary], axis: Axis) -> Option<Vec<Point>> {
+    let (by_rate, levels) = on_axis(levels);
+    if by_rate != (axis == Axis::Rate) && !levels.is_empty() {
+        return None;
+    }
+    let mut points: Vec<Point> = Vec::new();
+    for l in &levels {
+        let p = Point {
+            concurrency: l.load(),
+            output_tps: l.output_tps(),
+            e2e_p50_ms: l.e2e_p50_ms(),
+            e2e_p99_ms: l.e2e_p99_ms(),
+            ttft_p50_ms: l.ttft_p(50.0),
+            ttft_p95_ms: l.ttft_p95_ms(),
+        };
+        match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
+            Some(q) => *q = p,
+            None => points.push(p),
+        }
+    }
+    points.sort_by_key(|p| p.concurrency);
+    Some(points)
+}
+
+/// A tick label: `64`, or a rate in requests/s (`2.5`; the axis title gives the unit).
+fn tick(axis: Axis, load: u32) -> String {
+    match axis {
+        Axis::Concurrency => load.to_string(),
+        Axis::Rate => fmt_rps(load_to_rps(load)),
+    }
 }
 
 /// Band segments drawn between two neighbouring levels.
@@ -53,27 +89,29 @@ fn x_of(c: u32) -> f64 {
 }
 
 impl RunView {
-    /// Derives the view from finished levels, an optional SLA and the knee.
+    /// Derives the view from finished levels on `axis`, an optional SLA and the knee (a load
+    /// on the axis). An overlay measured on the other axis is left out.
     pub fn build(
         levels: &[LevelSummary],
+        axis: Axis,
         sla_ms: Option<f64>,
         knee: Option<u32>,
         overlay: Option<(&str, &[LevelSummary])>,
     ) -> RunView {
-        let points = points_of(levels);
+        let points = points_of(levels, axis).unwrap_or_default();
         let series = |pts: &[Point], f: &dyn Fn(&Point) -> Option<f64>| -> Vec<(f64, f64)> {
             pts.iter()
                 .filter_map(|p| f(p).map(|y| (x_of(p.concurrency), y)))
                 .collect()
         };
-        let overlay = overlay.map(|(label, levels)| {
-            let pts = points_of(levels);
-            Overlay {
+        let overlay = overlay.and_then(|(label, levels)| {
+            let pts = points_of(levels, axis)?;
+            Some(Overlay {
                 label: label.to_string(),
                 throughput: series(&pts, &|p| Some(p.output_tps)),
                 e2e_p99: series(&pts, &|p| p.e2e_p99_ms),
                 ttft_p50: series(&pts, &|p| p.ttft_p50_ms),
-            }
+            })
         });
         let throughput = series(&points, &|p| Some(p.output_tps));
         let e2e_p50 = series(&points, &|p| p.e2e_p50_ms);
@@ -110,7 +148,7 @@ impl RunView {
         RunView {
             x_ticks: points
                 .iter()
-                .map(|p| (x_of(p.concurrency), p.concurrency.to_string()))
+                .map(|p| (x_of(p.concurrency), tick(axis, p.concurrency)))
                 .collect(),
             x_bounds: [x_min - pad, x_max + pad],
             tps_max: nice(
@@ -124,6 +162,7 @@ impl RunView {
             ttft_max_ms: nice(
                 max_of(&ttft_p95).max(overlay.as_ref().map_or(0.0, |o| max_of(&o.ttft_p50))),
             ),
+            axis,
             points,
             throughput,
             e2e_p50,

@@ -17,7 +17,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use std::collections::BTreeMap;
 
-fn choices() -> SetupChoices {
+pub(super) fn choices() -> SetupChoices {
     SetupChoices {
         endpoints: vec!["local-vllm".into(), "sim".into()],
         profiles: vec!["chat".into(), "rag".into()],
@@ -28,7 +28,7 @@ fn choices() -> SetupChoices {
     }
 }
 
-fn started() -> EngineEvent {
+pub(super) fn started() -> EngineEvent {
     EngineEvent::RunStarted {
         run_id: "20261129-090000-sweep".into(),
         dir: "/tmp/runs/20261129-090000-sweep".into(),
@@ -66,17 +66,17 @@ fn sweep_levels() -> Vec<LevelSummary> {
     ]
 }
 
-fn draw(app: &App, w: u16, h: u16) -> String {
+pub(super) fn draw(app: &App, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
     t.draw(|f| render(f, app)).expect("draw");
     t.backend().to_string()
 }
 
-fn app() -> App {
+pub(super) fn app() -> App {
     App::new(&choices(), false)
 }
 
-fn key(c: char) -> KeyEvent {
+pub(super) fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
 }
 

@@ -1,7 +1,9 @@
-//! The three charts against concurrency (log-scaled x, labelled with real levels): output
-//! throughput; e2e p50 and p99 with the band between them, the SLA line and the knee; TTFT.
+//! The three charts against the run's load, concurrency or request rate (log-scaled x,
+//! labelled with real levels): output throughput; e2e p50 and p99 with the band between them,
+//! the SLA line and the knee; TTFT.
 
 use super::Theme;
+use crate::plan::analysis::Axis as LoadAxis;
 use crate::tui::series::RunView;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Color;
@@ -24,10 +26,22 @@ fn x_axis<'a>(view: &RunView, theme: &Theme) -> Axis<'a> {
             v
         }
     };
-    Axis::default()
+    let axis = Axis::default()
         .bounds(view.x_bounds)
         .labels(labels)
-        .style(theme.dim())
+        .style(theme.dim());
+    match view.axis {
+        LoadAxis::Concurrency => axis,
+        LoadAxis::Rate => axis.title(Span::styled("req/s", theme.dim())),
+    }
+}
+
+/// What the x axis measures, for the throughput chart's title.
+fn load_name(view: &RunView) -> &'static str {
+    match view.axis {
+        LoadAxis::Concurrency => "concurrency",
+        LoadAxis::Rate => "request rate",
+    }
 }
 
 fn y_axis<'a>(max: f64, unit: &str, theme: &Theme) -> Axis<'a> {
@@ -80,7 +94,7 @@ fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
         .title(title)
 }
 
-/// Output tokens/s against concurrency, with the knee.
+/// Output tokens/s against the load, with the knee.
 pub fn render_throughput(
     frame: &mut Frame,
     area: Rect,
@@ -101,7 +115,7 @@ pub fn render_throughput(
     if !knee.is_empty() {
         data.push(
             Dataset::default()
-                .name(format!("knee {}", view.knee.unwrap_or(0)))
+                .name(format!("knee {}", view.axis.load(view.knee.unwrap_or(0))))
                 .marker(Marker::Dot)
                 .style(theme.fg(Color::Magenta))
                 .data(&knee),
@@ -109,7 +123,7 @@ pub fn render_throughput(
     }
     let chart = Chart::new(data)
         .block(block(
-            " output tokens/s vs concurrency ".into(),
+            format!(" output tokens/s vs {} ", load_name(view)),
             focused,
             theme,
         ))
@@ -191,7 +205,7 @@ pub fn render_latency(frame: &mut Frame, area: Rect, view: &RunView, focused: bo
     frame.render_widget(chart, area);
 }
 
-/// TTFT p50 and p95 against concurrency.
+/// TTFT p50 and p95 against the load.
 pub fn render_ttft(frame: &mut Frame, area: Rect, view: &RunView, focused: bool, theme: &Theme) {
     if view.ttft_p50.is_empty() && !view.points.is_empty() {
         frame.render_widget(

@@ -5,6 +5,7 @@ mod panels;
 mod results;
 mod runs;
 mod setup;
+mod timeline;
 
 use super::app::{App, Screen};
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
@@ -126,12 +127,26 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let keys = match app.screen {
-        _ if app.setup.editing.is_some() => "type, Enter keep, Esc cancel",
-        Screen::Setup => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit",
-        Screen::Run if app.live => "x stop  Tab panel  ↑↓ scroll  ? help  q quit",
-        Screen::Run => "s run again  p peak  $ price  e export  3 runs  ? help  q quit",
-        Screen::Runs => "↑↓ pick  Enter open  c overlay  d delete  ? help  q quit",
+    // `t` switches the charts once an open-loop level has a time view
+    let switch = app.time.as_ref().map(|_| {
+        if app.shows_time_view() {
+            "t curves"
+        } else {
+            "t time view"
+        }
+    });
+    let keys = match (app.screen, switch) {
+        _ if app.setup.editing.is_some() => "type, Enter keep, Esc cancel".into(),
+        (Screen::Setup, _) => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit".into(),
+        (Screen::Run, Some(t)) if app.live => format!("x stop  {t}  Tab panel  ? help  q quit"),
+        (Screen::Run, None) if app.live => "x stop  Tab panel  ↑↓ scroll  ? help  q quit".into(),
+        (Screen::Run, Some(t)) => {
+            format!("s run again  {t}  p peak  $ price  e export  ? help  q quit")
+        }
+        (Screen::Run, None) => {
+            "s run again  p peak  $ price  e export  3 runs  ? help  q quit".into()
+        }
+        (Screen::Runs, _) => "↑↓ pick  Enter open  c overlay  d delete  ? help  q quit".into(),
     };
     let line = match &app.status {
         Some(s) => Line::from(vec![
@@ -152,6 +167,7 @@ pub const HELP: &[(&str, &str)] = &[
     ("Enter / e", "edit a field; open a past run"),
     ("s", "start a run with the setup's settings"),
     ("x", "stop the run (finished levels are kept)"),
+    ("t", "charts: curves or an open-loop level over time"),
     (
         "p / $",
         "edit peak concurrency / price per hour: planning numbers update",

@@ -1,9 +1,13 @@
-//! The run screen: charts on top, the running level and the level table below, warnings and
-//! the simulator note beside them.
+//! The run screen: charts on top (the curves, or an open-loop level's time view), the running
+//! level and the level table below, warnings and the simulator note beside them.
 
 use super::charts::{compact, render_latency, render_throughput, render_ttft};
 use super::Theme;
+use crate::metrics::summary::fmt_rps;
+use crate::metrics::LevelSummary;
+use crate::plan::analysis::{is_rate_level, Axis};
 use crate::tui::app::{App, Panel};
+use crate::workload::arrivals::LoadShape;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
@@ -12,6 +16,18 @@ use ratatui::Frame;
 
 /// Draws the run screen.
 pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    if let Some(time) = app.time.as_ref().filter(|_| app.shows_time_view()) {
+        let [charts, status, bottom] = Layout::vertical([
+            Constraint::Percentage(70),
+            Constraint::Length(1),
+            Constraint::Min(4),
+        ])
+        .areas(area);
+        super::timeline::render_time_view(frame, charts, time, app.focus == Panel::Charts, theme);
+        super::timeline::render_time_status(frame, status, app, time, theme);
+        render_table_and_notes(frame, bottom, app, theme);
+        return;
+    }
     let compact_layout = area.height < 30;
     let [top, middle, bottom] = Layout::vertical([
         Constraint::Percentage(if compact_layout { 40 } else { 42 }),
@@ -32,17 +48,22 @@ pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         render_level(frame, mr, app, theme);
     }
+    render_table_and_notes(frame, bottom, app, theme);
+}
+
+fn render_table_and_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [bl, br] =
-        Layout::horizontal([Constraint::Percentage(64), Constraint::Percentage(36)]).areas(bottom);
+        Layout::horizontal([Constraint::Percentage(64), Constraint::Percentage(36)]).areas(area);
     render_levels_table(frame, bl, app, theme);
     render_notes(frame, br, app, theme);
 }
 
 fn render_level(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let title = match app.run.running {
-        Some((i, c, _)) => format!(" level {} · concurrency {c} ", i + 1),
-        None if app.live => " waiting for the next level ".into(),
-        None => " current level: none ".into(),
+    let title = match (app.run.running, &app.run.running_shape) {
+        (Some((i, _, _)), Some(shape)) => format!(" level {} · {} ", i + 1, shape.label()),
+        (Some((i, c, _)), None) => format!(" level {} · concurrency {c} ", i + 1),
+        (None, _) if app.live => " waiting for the next level ".into(),
+        (None, _) => " current level: none ".into(),
     };
     let block = Block::default().borders(Borders::ALL).title(title);
     let inner = block.inner(area);
@@ -117,6 +138,44 @@ fn render_level(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
 }
 
+/// The run's load axis (concurrency when nothing was analysed yet).
+fn axis_of(app: &App) -> Axis {
+    app.report.as_ref().map_or(Axis::Concurrency, |r| r.axis)
+}
+
+/// Whether a level lies on the run's load axis (its load can be the knee).
+fn on_the_axis(l: &LevelSummary, axis: Axis) -> bool {
+    match axis {
+        Axis::Concurrency => l.open_loop.rate.is_none(),
+        Axis::Rate => is_rate_level(l),
+    }
+}
+
+/// A level's load, as the table's load column shows it: `64`, a rate in requests/s
+/// (`2.5`), `c=1` (a closed-loop probe in a rate run), or a schedule's kind.
+fn load_cell(l: &LevelSummary, axis: Axis) -> String {
+    match l.open_loop.rate.as_ref().map(|r| &r.shape) {
+        None if axis == Axis::Rate => format!("c={}", l.concurrency),
+        None => l.concurrency.to_string(),
+        Some(LoadShape::Rate { rps }) => fmt_rps(*rps),
+        Some(LoadShape::Steps { .. }) => "steps".into(),
+        Some(LoadShape::Ramp { .. }) => "ramp".into(),
+        Some(LoadShape::Replay { .. }) => "replay".into(),
+    }
+}
+
+/// The load column's header: `conc`, `req/s` (rate runs), or `load` (schedules, replays).
+fn load_header(app: &App, axis: Axis) -> &'static str {
+    let running = app.run.running.and(app.run.running_shape.as_ref());
+    if axis == Axis::Rate || matches!(running, Some(LoadShape::Rate { .. })) {
+        "req/s"
+    } else if running.is_some() || app.run.levels.iter().any(|l| l.open_loop.rate.is_some()) {
+        "load"
+    } else {
+        "conc"
+    }
+}
+
 fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), compact)
 }
@@ -133,6 +192,7 @@ fn pick<T>(cells: Vec<T>, narrow: bool) -> Vec<T> {
 
 fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let narrow = area.width < 64;
+    let axis = axis_of(app);
     let rows = app
         .run
         .levels
@@ -153,8 +213,8 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                 (app.level_scroll + i + 1).to_string(),
                 format!(
                     "{}{}",
-                    l.concurrency,
-                    if app.view.knee == Some(l.concurrency) {
+                    load_cell(l, axis),
+                    if app.view.knee == Some(l.load()) && on_the_axis(l, axis) {
                         " ◆"
                     } else {
                         ""
@@ -190,7 +250,15 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
     );
     let header = pick(
         vec![
-            "#", "conc", "tok/s", "ttft50", "ttft95", "e2e50", "e2e99", "err", "",
+            "#",
+            load_header(app, axis),
+            "tok/s",
+            "ttft50",
+            "ttft95",
+            "e2e50",
+            "e2e99",
+            "err",
+            "",
         ],
         narrow,
     );
@@ -209,7 +277,10 @@ fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut lines = Vec::new();
     if let Some(k) = app.view.knee {
         lines.push(Line::from(Span::styled(
-            format!("◆ knee at concurrency {k}"),
+            match axis_of(app) {
+                Axis::Concurrency => format!("◆ knee at concurrency {k}"),
+                axis => format!("◆ knee at {}", axis.load(k)),
+            },
             theme.fg(Color::Magenta),
         )));
     }

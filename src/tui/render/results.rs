@@ -3,6 +3,8 @@
 
 use super::charts::compact;
 use super::Theme;
+use crate::metrics::summary::{fmt_rps, LOAD_PER_RPS};
+use crate::plan::analysis::Axis;
 use crate::plan::sla::fmt_value;
 use crate::tui::app::App;
 use crate::tui::setup::FieldId;
@@ -34,13 +36,17 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(r) = &app.report else {
         return;
     };
+    let ax = r.axis;
     if let Some(s) = &r.search {
         let answer = match (s.outcome.max_passing, s.output_tps_at_answer) {
-            (Some(c), Some(t)) => format!("answer {c} at {} tok/s", compact(t)),
-            (Some(c), None) => format!("answer {c}"),
-            _ => "no concurrency met the SLA".into(),
+            (Some(c), Some(t)) => format!("answer {} at {} tok/s", ax.load(c), compact(t)),
+            (Some(c), None) => format!("answer {}", ax.load(c)),
+            _ => match ax {
+                Axis::Concurrency => "no concurrency met the SLA".into(),
+                Axis::Rate => "no rate met the SLA".into(),
+            },
         };
-        let bracket = |v: Option<u32>| v.map_or("-".into(), |c| c.to_string());
+        let bracket = |v: Option<u32>| v.map_or("-".into(), |c| ax.load(c));
         lines.push(Line::from(vec![
             Span::styled(answer, theme.bold().patch(theme.fg(Color::Green))),
             Span::raw(format!(
@@ -49,7 +55,7 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 bracket(s.bracket[1]),
                 r.boundary.map_or(String::new(), |b| format!(
                     "  boundary {} (95 %)",
-                    range_text(b.low, b.high)
+                    range_text(ax, b.low, b.high)
                 )),
             )),
         ]));
@@ -68,20 +74,20 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         match &p.ideal {
             Some(i) => format!(
                 "ideal balance {} ({} tok/s, by {}{})",
-                i.concurrency,
+                ax.load(i.concurrency),
                 compact(i.output_tps),
                 p.ideal_basis,
                 // by SLA its range is the boundary's, on the answer's line
                 i.range.filter(|_| p.ideal_basis == "knee").map_or(
                     String::new(),
-                    |[lo, hi]| format!(", {}", range_text(lo, hi))
+                    |[lo, hi]| format!(", {}", range_text(ax, lo, hi))
                 )
             ),
             None => "ideal balance: none qualifies".into(),
         };
     let breaking = match (r.slas.is_empty(), p.breaking_point) {
         (true, _) => String::new(),
-        (false, Some(c)) => format!("  breaking point {c}"),
+        (false, Some(c)) => format!("  breaking point {}", ax.load(c)),
         (false, None) => "  breaking point: not reached".into(),
     };
     lines.push(Line::raw(format!("{ideal}{breaking}")));
@@ -112,7 +118,7 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let list: Vec<String> = r
             .skipped
             .iter()
-            .map(|k| format!("{} ({})", k.concurrency, k.reason))
+            .map(|k| format!("{} ({})", ax.load(k.concurrency), k.reason))
             .collect();
         lines.push(Line::from(Span::styled(
             format!("never named: {}", list.join("; ")),
@@ -121,7 +127,11 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     lines.push(Line::from(vec![
         Span::styled("p", theme.bold()),
-        Span::raw(format!(" peak {}  ", input(app, FieldId::PeakConcurrency))),
+        Span::raw(format!(
+            " peak{} {}  ",
+            if ax == Axis::Rate { " req/s" } else { "" },
+            input(app, FieldId::PeakConcurrency)
+        )),
         Span::styled("$", theme.bold()),
         Span::raw(format!(" price/h {}", input(app, FieldId::PricePerHour))),
     ]));
@@ -133,12 +143,17 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
 }
 
-/// `74-81`, `78`, `at least 74`, or `above the levels`: where a concurrency may lie.
-fn range_text(lo: f64, hi: f64) -> String {
+/// `74-81`, `78`, `at least 74`, or `above the levels`: where a concurrency may lie; on a
+/// rate axis `2.5-3.1 req/s` (the range is in load units).
+fn range_text(ax: Axis, lo: f64, hi: f64) -> String {
+    let (num, unit): (&dyn Fn(f64) -> String, &str) = match ax {
+        Axis::Concurrency => (&|v| format!("{v:.0}"), ""),
+        Axis::Rate => (&|v| fmt_rps(v / LOAD_PER_RPS), " req/s"),
+    };
     match (lo.is_finite(), hi.is_finite()) {
-        (true, true) if lo.round() == hi.round() => format!("{lo:.0}"),
-        (true, true) => format!("{lo:.0}-{hi:.0}"),
-        (true, false) => format!("at least {lo:.0}"),
+        (true, true) if lo.round() == hi.round() => format!("{}{unit}", num(lo)),
+        (true, true) => format!("{}-{}{unit}", num(lo), num(hi)),
+        (true, false) => format!("at least {}{unit}", num(lo)),
         _ => "above the levels".into(),
     }
 }
