@@ -24,6 +24,10 @@ async fn refine_knee_lands_within_1_25x_of_the_dense_knee() {
     // (a debug build, on a shared machine) handles, so the knee is the server's
     let mut w = workload(64, 128);
     w.stream = false;
+    // output lengths vary (sd 32), as a real model's do: with every answer exactly 128
+    // tokens the simulator's 256 slots finish together in rounds, and levels past them
+    // swing with how the last round falls (304 to 431 read 5 % above 256 and 512)
+    w.output_tokens_stddev = 32;
     let timeout = Duration::from_secs(60);
     let refine = SweepPlanner {
         levels: vec![16, 64, 256, 1024],
@@ -52,12 +56,15 @@ async fn refine_knee_lands_within_1_25x_of_the_dense_knee() {
         knee.concurrency, knee.below, knee.concurrency, truth.concurrency
     );
     println!("{line}");
-    let below = knee.below.unwrap_or(0).max(1);
     let a = Analysis::default();
-    assert!(
-        extra <= 3 && ratio <= 1.25 && knee.concurrency as f64 / below as f64 <= 1.25,
-        "{line}\nrefined {knee:?} vs dense {truth:?}\nrefined:\n{}dense:\n{}",
+    println!(
+        "refined:\n{}dense:\n{}",
         curve_text(&a, &refined.levels),
         curve_text(&a, &dense.levels)
+    );
+    let below = knee.below.unwrap_or(0).max(1);
+    assert!(
+        extra <= 3 && ratio <= 1.25 && knee.concurrency as f64 / below as f64 <= 1.25,
+        "{line}\nrefined {knee:?} vs dense {truth:?} (curves above)"
     );
 }

@@ -294,6 +294,25 @@ impl LevelAccumulator {
             .sum()
     }
 
+    /// Output tokens/sec by the response-time law over the requests that started after the
+    /// all-slots-busy window opened: `achieved × Σ tokens / Σ latency` (Little's law: over a
+    /// stretch with `achieved` requests in flight, their latencies add up to `achieved`
+    /// times its length). The first `concurrency` requests are left out: they all start at
+    /// once and queue behind each other only partly, so their mean latency reads low (by a
+    /// quarter at 1,024 on 256 slots with 2,048 requests). `None` until at least
+    /// `concurrency` requests started after the window opened (one full turnover).
+    fn sustained_tps(&self, lo: u64, achieved: f64) -> Option<f64> {
+        let after = self.spans.iter().filter(|s| s.start_ns > lo);
+        let (mut n, mut tokens, mut busy_ns) = (0u64, 0u64, 0u128);
+        for s in after {
+            n += 1;
+            tokens += s.tokens.map_or(0, |t| u64::from(t.0));
+            busy_ns += u128::from(s.end_ns.saturating_sub(s.start_ns));
+        }
+        (n >= u64::from(self.concurrency) && busy_ns > 0)
+            .then(|| achieved * tokens as f64 / (busy_ns as f64 / 1e9))
+    }
+
     /// Time-weighted mean number of requests in flight over `[lo, hi)`.
     fn mean_in_flight(&self, lo: u64, hi: u64) -> Option<f64> {
         if hi <= lo {
@@ -331,6 +350,10 @@ impl LevelAccumulator {
         });
         let achieved = window.and_then(|(lo, hi)| self.mean_in_flight(lo, hi));
         let held = achieved.is_some_and(|a| a >= HELD_SHARE * f64::from(self.concurrency));
+        let sustained = window
+            .zip(achieved)
+            .and_then(|((lo, _), a)| self.sustained_tps(lo, a))
+            .map(|tps| Scalar::new(UNIT_TOKENS_PER_SEC, tps));
         let attempted = self.ok + self.errors;
         let error_summary = self
             .error_groups
@@ -369,6 +392,7 @@ impl LevelAccumulator {
                 per_sec(self.ok_output_tokens as f64),
             ),
             output_token_throughput_steady: steady_tps,
+            output_token_throughput_sustained: sustained,
             request_throughput: Scalar::new("requests/sec", per_sec(self.ok as f64)),
             request_count: Scalar::new("requests", self.ok as f64),
             error_request_count: Scalar::new("requests", self.errors as f64),

@@ -322,3 +322,29 @@ fn accessors() {
     assert_eq!(s.output_tps(), 16.5);
     assert_eq!((s.ok_count(), s.error_count()), (3, 1));
 }
+
+#[test]
+fn sustained_throughput_is_littles_law_over_the_requests_after_the_first_round() {
+    // two workers busy for 2.5 s; the first round (both at 0 ms) is left out
+    let recs = [
+        ok(0, 0, 0, 100, 1000, 10),
+        ok(1, 1, 0, 100, 1000, 10),
+        ok(2, 0, 1000, 1100, 1500, 10),
+        ok(3, 1, 1000, 1100, 2000, 20),
+        ok(4, 0, 1500, 1600, 2500, 30),
+        ok(5, 1, 2000, 2100, 2500, 10),
+    ];
+    let s = summarize(2, &recs);
+    assert_eq!(s.achieved_concurrency, Some(2.0));
+    // 2 in flight x 70 tokens / 3.0 s of summed latency
+    let sustained = s.output_token_throughput_sustained.as_ref().unwrap();
+    assert!(close(sustained.avg, 2.0 * 70.0 / 3.0));
+    assert!(close(s.sustained_tps(), 2.0 * 70.0 / 3.0));
+    // the whole-level figure: 90 tokens over 2.5 s
+    assert!(close(s.output_tps(), 36.0));
+    // one request after the first round is less than a turnover: no figure, the knee falls
+    // back to the whole level
+    let s = summarize(2, &recs[..3]);
+    assert!(s.output_token_throughput_sustained.is_none());
+    assert!(close(s.sustained_tps(), s.output_tps()));
+}

@@ -200,6 +200,11 @@ pub struct LevelSummary {
     /// Output tokens produced inside `steady_window` / its length (tokens/sec).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_token_throughput_steady: Option<Scalar>,
+    /// Output tokens/sec by the response-time law: achieved concurrency × output tokens /
+    /// summed latency, over the requests started after `steady_window` opened (at least
+    /// `concurrency` of them); what the knee reads (see [`LevelSummary::sustained_tps`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_token_throughput_sustained: Option<Scalar>,
     /// Successful requests / `benchmark_duration` (requests/sec).
     pub request_throughput: Scalar,
     /// Successful requests (requests).
@@ -320,6 +325,23 @@ impl LevelSummary {
     /// Output tokens/sec over the whole level.
     pub fn output_tps(&self) -> f64 {
         self.output_token_throughput.avg
+    }
+
+    /// Output tokens/sec the level sustained at its load, for the knee: on a held closed
+    /// loop, `output_token_throughput_sustained`; else the whole-level figure.
+    ///
+    /// The whole-level figure (measured tokens over first start to last end) swings with the
+    /// level's last moments: past the server's slots the last measured requests share it with
+    /// cooldown requests whose tokens it does not count, and with equal answer lengths a few
+    /// requests that miss a batch make a round of their own (1,024 requests at 304 on 256
+    /// slots read 47k tok/s where 256 and 512 read 57k). The steady-window figure cuts the
+    /// same rounds at arbitrary points. Little's law needs neither end: with the load held,
+    /// latencies add up to the concurrency times the time.
+    pub fn sustained_tps(&self) -> f64 {
+        match &self.output_token_throughput_sustained {
+            Some(s) if self.held && self.open_loop.rate.is_none() => s.avg,
+            _ => self.output_tps(),
+        }
     }
 
     /// Steady-state output tokens/sec, falling back to the whole-level figure.

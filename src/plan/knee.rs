@@ -47,8 +47,8 @@ pub fn curve(levels: &[LevelSummary]) -> Vec<CurvePoint> {
     for l in levels.iter().filter(|l| !l.partial) {
         let Some(p99) = l.e2e_p99_ms() else { continue };
         match pts.iter_mut().find(|p| p.0 == l.load()) {
-            Some(p) => p.1.push((l.output_tps(), p99)),
-            None => pts.push((l.load(), vec![(l.output_tps(), p99)])),
+            Some(p) => p.1.push((l.sustained_tps(), p99)),
+            None => pts.push((l.load(), vec![(l.sustained_tps(), p99)])),
         }
     }
     pts.sort_by_key(|p| p.0);

@@ -113,11 +113,12 @@ pub fn curve_text(analysis: &Analysis, levels: &[LevelSummary]) -> String {
                 })
                 .collect();
             format!(
-                "{} n={} held={} tps={:.0} e2e99={:.2} err={:.3}; {}\n",
+                "{} n={} held={} tps={:.0} sustained={:.0} e2e99={:.2} err={:.3}; {}\n",
                 rightsize::metrics::summary::load_label(l),
                 l.planned_requests,
                 l.held,
                 l.output_tps(),
+                l.sustained_tps(),
                 l.e2e_p(99.0).unwrap_or(f64::NAN),
                 l.error_rate,
                 checks.join("; ")
