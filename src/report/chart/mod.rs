@@ -12,6 +12,7 @@
 //! with no fonts installed.
 
 mod draw;
+mod glyphs;
 mod parts;
 
 use std::sync::OnceLock;
@@ -147,7 +148,7 @@ pub fn render_png(spec: &ChartSpec, size: (u32, u32)) -> Result<Vec<u8>, ChartEr
     {
         let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut rgb, size)
             .map_err(|e| ChartError(e.to_string()))?;
-        let root = backend.into_drawing_area();
+        let root = glyphs::Bitmap(backend).into_drawing_area();
         draw::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
         root.present().map_err(|e| ChartError(e.to_string()))?;
     }
