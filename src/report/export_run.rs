@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::{json, Value};
 
-use super::chart::{render_png, render_svg, ChartRun, ChartSpec};
+use super::chart::{render_png, render_svg, ChartRun, ChartSpec, SlaLine};
 use super::export::{aiperf_export, levels_csv};
 use super::history::{load_run, RunData};
 use super::history_text::workload_line;
@@ -72,8 +72,9 @@ fn describe(run: &RunData) -> String {
     parts.join(" | ")
 }
 
-/// The chart of one run, or of several overlaid (labelled `A`, `B`, ...). The SLA line is the
-/// first run's that recorded one; each run brings its own knee.
+/// The chart of one run, or of several overlaid (labelled `A`, `B`, ...). The axis is the
+/// first run's (a run measured on the other axis draws no points); the SLA lines are the
+/// first run's that recorded latency SLAs; each run brings its own knee, answer and bracket.
 pub fn chart_spec(runs: &[&RunData]) -> ChartSpec {
     let single = runs.len() == 1;
     let label = |i: usize| {
@@ -103,15 +104,30 @@ pub fn chart_spec(runs: &[&RunData]) -> ChartSpec {
         })
         .collect::<Vec<_>>()
         .join("   vs   ");
+    let reports: Vec<_> = runs.iter().map(|r| r.report()).collect();
+    let axis = reports.first().map(|a| a.axis).unwrap_or_default();
     ChartSpec {
         title: titles.join("  vs  "),
         subtitle,
+        axis,
         runs: runs
             .iter()
+            .zip(&reports)
             .enumerate()
-            .map(|(i, r)| ChartRun::from_levels(&label(i), &r.levels, r.knee()))
+            .map(|(i, (r, report))| {
+                let limits = r.analysis().limits();
+                let mut run = ChartRun::from_analysis(&label(i), &r.levels, report, &limits);
+                if report.axis != axis {
+                    run.points.clear();
+                }
+                run
+            })
             .collect(),
-        sla_ms: runs.iter().find_map(|r| r.sla_e2e_ms()),
+        slas: runs
+            .iter()
+            .map(|r| SlaLine::of(&r.analysis().slas))
+            .find(|l| !l.is_empty())
+            .unwrap_or_default(),
     }
 }
 

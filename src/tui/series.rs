@@ -63,6 +63,7 @@ fn points_of(levels: &[LevelSummary], axis: Axis) -> Option<Vec<Point>> {
             e2e_p99_ms: l.e2e_p99_ms(),
             ttft_p50_ms: l.ttft_p(50.0),
             ttft_p95_ms: l.ttft_p95_ms(),
+            ..Point::default()
         };
         match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
             Some(q) => *q = p,

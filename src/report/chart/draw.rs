@@ -5,8 +5,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::marks::*;
 use super::parts::*;
-use super::{ChartPoint, ChartRun, ChartSpec, FONT};
+use super::{ChartPoint, ChartRun, ChartSpec, Panel, SlaMetric, FONT};
 
 /// Draws the whole image on `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec) -> Fallible<DB> {
@@ -39,12 +40,62 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec)
     Ok(())
 }
 
-/// One run's (concurrency, value) points for the levels where `f` has a value.
-fn series(run: &ChartRun, f: fn(&ChartPoint) -> Option<f64>) -> Vec<(f64, f64)> {
+/// Draws one panel alone on `root` (the HTML report's charts), with the text sizes of a
+/// full image twice its size, so a panel reads as it does in the four-panel image.
+pub fn draw_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &ChartSpec,
+    panel: Panel,
+) -> Fallible<DB> {
+    root.fill(&WHITE)?;
+    let (w, h) = root.dim_in_pixel();
+    let sz = Sizes::for_image(w * 2, h * 2);
+    match panel {
+        Panel::Throughput => throughput(root, spec, &sz),
+        Panel::Latency => latency(root, spec, &sz),
+        Panel::Ttft => ttft(root, spec, &sz),
+        Panel::ThroughputVsLatency => throughput_vs_p99(root, spec, &sz),
+    }
+}
+
+/// One run's (x, value, hollow) points for the levels where `f` has a value.
+fn series(
+    spec: &ChartSpec,
+    run: &ChartRun,
+    f: fn(&ChartPoint) -> Option<f64>,
+) -> Vec<(f64, f64, bool)> {
     run.points
         .iter()
-        .filter_map(|p| Some((f64::from(p.concurrency), f(p)?)))
+        .filter_map(|p| Some((x_of(spec.axis, p.concurrency), f(p)?, p.hollow)))
         .collect()
+}
+
+/// The highest limit among the SLA lines of `metric` (0 without).
+fn sla_max(spec: &ChartSpec, metric: SlaMetric) -> f64 {
+    spec.slas
+        .iter()
+        .filter(|l| l.metric == metric)
+        .map(|l| l.limit_ms)
+        .fold(0.0, f64::max)
+}
+
+/// The highest interval end of `metric`'s SLA statistic (0 without).
+fn ci_max(spec: &ChartSpec, metric: SlaMetric) -> f64 {
+    spec.runs
+        .iter()
+        .flat_map(|r| r.points.iter().flat_map(|p| p.sla_marks.iter()))
+        .filter(|m| m.metric == metric)
+        .filter_map(|m| m.ci.map(|c| c.1))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max)
+}
+
+fn si_fmt(v: &f64) -> String {
+    si(*v)
+}
+
+fn ms_fmt(v: &f64) -> String {
+    si_ms(*v)
 }
 
 fn throughput<DB: DrawingBackend>(
@@ -57,11 +108,12 @@ fn throughput<DB: DrawingBackend>(
         return nothing(area, caption, "no finished levels", sz);
     };
     let y_max = headroom(max);
-    let mut chart = conc_chart(area, spec, caption, "output tokens/s", y_max, sz)?;
-    // under the series, so the points at the knee stay visible
+    let mut chart = conc_chart(area, spec, caption, "output tokens/s", y_max, &si_fmt, sz)?;
+    // under the series, so the points at the markers stay visible
+    answers(&mut chart, spec, y_max, sz)?;
     knees(&mut chart, spec, y_max, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
-        let pts = series(run, |p| Some(p.output_tps));
+        let pts = series(spec, run, |p| Some(p.output_tps));
         line(&mut chart, &pts, colors(i).0, name(run, "output tok/s"), sz)?;
     }
     legend(&mut chart, sz, SeriesLabelPosition::LowerRight)
@@ -76,16 +128,19 @@ fn latency<DB: DrawingBackend>(
     let Some(max) = max_of(spec, |p| p.e2e_p99_ms.or(p.e2e_p50_ms)) else {
         return nothing(area, caption, "no successful requests", sz);
     };
-    let y_max = headroom(max.max(spec.sla_ms.unwrap_or(0.0)));
-    let mut chart = conc_chart(area, spec, caption, "latency ms", y_max, sz)?;
-    // under the series, so the points at the knee stay visible
+    let y_max = headroom(
+        max.max(sla_max(spec, SlaMetric::E2e))
+            .max(ci_max(spec, SlaMetric::E2e).min(max * 2.0)),
+    );
+    let mut chart = conc_chart(area, spec, caption, "latency", y_max, &ms_fmt, sz)?;
+    answers(&mut chart, spec, y_max, sz)?;
     knees(&mut chart, spec, y_max, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c99) = colors(i);
         let both: Vec<(f64, f64, f64)> = run
             .points
             .iter()
-            .filter_map(|p| Some((f64::from(p.concurrency), p.e2e_p50_ms?, p.e2e_p99_ms?)))
+            .filter_map(|p| Some((x_of(spec.axis, p.concurrency), p.e2e_p50_ms?, p.e2e_p99_ms?)))
             .collect();
         if both.len() >= 2 {
             let mut poly: Vec<(f64, f64)> = both.iter().map(|(c, p50, _)| (*c, *p50)).collect();
@@ -96,34 +151,13 @@ fn latency<DB: DrawingBackend>(
                 .label(name(run, "p50-p99 spread"))
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled()));
         }
-        line(
-            &mut chart,
-            &series(run, |p| p.e2e_p50_ms),
-            c50,
-            name(run, "e2e p50"),
-            sz,
-        )?;
-        line(
-            &mut chart,
-            &series(run, |p| p.e2e_p99_ms),
-            c99,
-            name(run, "e2e p99"),
-            sz,
-        )?;
+        let p50 = series(spec, run, |p| p.e2e_p50_ms);
+        line(&mut chart, &p50, c50, name(run, "e2e p50"), sz)?;
+        let p99 = series(spec, run, |p| p.e2e_p99_ms);
+        line(&mut chart, &p99, c99, name(run, "e2e p99"), sz)?;
     }
-    if let Some(sla) = spec.sla_ms {
-        let (lo, hi) = conc_range(spec);
-        let style = SLA_COLOR.stroke_width(sz.stroke);
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(lo, sla), (hi, sla)],
-                12,
-                6,
-                style,
-            ))?
-            .label(format!("SLA e2e p99 < {} ms", axis_number(sla)))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-    }
+    error_bars(&mut chart, spec, SlaMetric::E2e, sz)?;
+    sla_lines(&mut chart, spec, SlaMetric::E2e, conc_range(spec), sz)?;
     legend(&mut chart, sz, SeriesLabelPosition::UpperLeft)
 }
 
@@ -136,27 +170,22 @@ fn ttft<DB: DrawingBackend>(
     let Some(max) = max_of(spec, |p| p.ttft_p95_ms.or(p.ttft_p50_ms)) else {
         return nothing(area, caption, "no TTFT: the run did not stream", sz);
     };
-    let y_max = headroom(max);
-    let mut chart = conc_chart(area, spec, caption, "TTFT ms", y_max, sz)?;
-    // under the series, so the points at the knee stay visible
+    let y_max = headroom(
+        max.max(sla_max(spec, SlaMetric::Ttft))
+            .max(ci_max(spec, SlaMetric::Ttft).min(max * 2.0)),
+    );
+    let mut chart = conc_chart(area, spec, caption, "TTFT", y_max, &ms_fmt, sz)?;
+    answers(&mut chart, spec, y_max, sz)?;
     knees(&mut chart, spec, y_max, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c95) = colors(i);
-        line(
-            &mut chart,
-            &series(run, |p| p.ttft_p50_ms),
-            c50,
-            name(run, "TTFT p50"),
-            sz,
-        )?;
-        line(
-            &mut chart,
-            &series(run, |p| p.ttft_p95_ms),
-            c95,
-            name(run, "TTFT p95"),
-            sz,
-        )?;
+        let p50 = series(spec, run, |p| p.ttft_p50_ms);
+        line(&mut chart, &p50, c50, name(run, "TTFT p50"), sz)?;
+        let p95 = series(spec, run, |p| p.ttft_p95_ms);
+        line(&mut chart, &p95, c95, name(run, "TTFT p95"), sz)?;
     }
+    error_bars(&mut chart, spec, SlaMetric::Ttft, sz)?;
+    sla_lines(&mut chart, spec, SlaMetric::Ttft, conc_range(spec), sz)?;
     legend(&mut chart, sz, SeriesLabelPosition::UpperLeft)
 }
 
@@ -172,41 +201,51 @@ fn throughput_vs_p99<DB: DrawingBackend>(
     ) else {
         return nothing(area, caption, "no successful requests", sz);
     };
-    let x_max = headroom(x_max.max(spec.sla_ms.unwrap_or(0.0)));
+    // only a p99 limit belongs on this x axis
+    let sla = spec
+        .e2e_sla()
+        .filter(|l| l.stat == crate::plan::sla::Statistic::P(99));
+    let x_max = headroom(x_max.max(sla.map_or(0.0, |l| l.limit_ms)));
     let y_max = headroom(y_max);
     let mut chart = builder(area, caption, sz).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
     house_mesh(&mut chart.configure_mesh(), sz)
-        .x_desc("e2e p99 latency ms")
+        .x_desc("e2e p99 latency")
         .y_desc("output tokens/s")
-        .x_label_formatter(&|v| axis_number(*v))
-        .y_label_formatter(&|v| axis_number(*v))
+        .x_label_formatter(&ms_fmt)
+        .y_label_formatter(&si_fmt)
         .draw()?;
-    let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&BLACK);
+    let font = (FONT, sz.small).into_font();
+    let label_style = TextStyle::from(font.clone()).color(&BLACK);
+    let mut labels: Vec<((f64, f64), String)> = Vec::new();
     for (i, run) in spec.runs.iter().enumerate() {
         let color = colors(i).0;
-        let pts: Vec<(f64, f64, u32)> = run
+        let pts: Vec<(f64, f64, bool)> = run
             .points
             .iter()
-            .filter_map(|p| Some((p.e2e_p99_ms?, p.output_tps, p.concurrency)))
+            .filter_map(|p| Some((p.e2e_p99_ms?, p.output_tps, p.hollow)))
             .collect();
-        let xy: Vec<(f64, f64)> = pts.iter().map(|(x, y, _)| (*x, *y)).collect();
-        line(&mut chart, &xy, color, name(run, "by concurrency"), sz)?;
-        let (dx, dy) = (sz.dot + 3, -(sz.small as i32) - 2);
-        chart.draw_series(pts.iter().map(|(x, y, c)| {
-            EmptyElement::at((*x, *y)) + Text::new(format!("c={c}"), (dx, dy), label_style.clone())
-        }))?;
+        line(&mut chart, &pts, color, name(run, "by load"), sz)?;
+        labels.extend(run.points.iter().filter_map(|p| {
+            Some((
+                (p.e2e_p99_ms?, p.output_tps),
+                load_label(spec.axis, p.concurrency),
+            ))
+        }));
     }
-    if let Some(sla) = spec.sla_ms {
-        let style = SLA_COLOR.stroke_width(sz.stroke);
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(sla, 0.0), (sla, y_max)],
-                12,
-                6,
-                style,
-            ))?
-            .label(format!("SLA e2e p99 < {} ms", axis_number(sla)))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+    // labels placed in pixels so that none overlaps another (crowded ones are dropped)
+    let boxes: Vec<((i32, i32), (i32, i32))> = labels
+        .iter()
+        .map(|(xy, text)| {
+            let (w, h) = font.box_size(text).unwrap_or((0, 0));
+            (chart.backend_coord(xy), (w as i32, h as i32))
+        })
+        .collect();
+    let places = place_labels(&boxes, sz.dot + 3);
+    chart.draw_series(labels.iter().zip(places).filter_map(|((xy, text), at)| {
+        Some(EmptyElement::at(*xy) + Text::new(text.clone(), at?, label_style.clone()))
+    }))?;
+    if let Some(l) = sla {
+        sla_line(&mut chart, l, [(l.limit_ms, 0.0), (l.limit_ms, y_max)], sz)?;
     }
     legend(&mut chart, sz, SeriesLabelPosition::LowerRight)
 }

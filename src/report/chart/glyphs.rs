@@ -7,7 +7,8 @@
 //! carries the text and the viewer draws it).
 //!
 //! [`Bitmap`] wraps plotters' bitmap backend and draws text with the same font, size, colour
-//! and anchor, placing each glyph at its own bounds. Everything else passes through.
+//! and anchor, placing each glyph at its own bounds, on a baseline low enough that the tops
+//! of capitals are not cut off at the top of the image. Everything else passes through.
 
 use std::sync::OnceLock;
 
@@ -66,6 +67,7 @@ impl<S: BackendTextStyle> BackendTextStyle for Placed<'_, S> {
         let size = self.0.size() as f32;
         let scaled = font.as_scaled(size);
         let color = self.0.color();
+        let baseline = scaled.ascent() / 1.24;
         let mut pen = 0f32;
         let mut prev = None;
         for c in text.chars() {
@@ -77,8 +79,10 @@ impl<S: BackendTextStyle> BackendTextStyle for Placed<'_, S> {
             let glyph = id.with_scale_and_position(size, ab_glyph::point(pen, 0.0));
             if let Some(outline) = font.outline_glyph(glyph) {
                 let b = outline.px_bounds();
-                // the bearing is in b.min.x; vertical placement as plotters does it
-                let (x0, y0) = (b.min.x as i32, (size / 2.0 + b.min.y) as i32);
+                // the bearing is in b.min.x; the baseline sits where the font's ascent puts it
+                // in the box plotters lays text out in (size / 1.24 high), so the text fills
+                // that box as an SVG viewer fills it (plotters put it at size / 2: too high)
+                let (x0, y0) = (b.min.x as i32, (baseline + b.min.y) as i32);
                 let mut result = Ok(());
                 outline.draw(|x, y, a| {
                     if result.is_ok() && a > 0.0 {

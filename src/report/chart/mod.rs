@@ -13,7 +13,10 @@
 
 mod draw;
 mod glyphs;
+mod marks;
 mod parts;
+
+pub use parts::{si, si_ms};
 
 use std::sync::OnceLock;
 
@@ -21,6 +24,9 @@ use plotters::backend::RGBPixel;
 use plotters::prelude::*;
 
 use crate::metrics::LevelSummary;
+use crate::plan::analysis::Axis;
+use crate::plan::sla::{fmt_value, SlaMetric, SlaSet, Statistic, Verdict};
+use crate::plan::RunAnalysis;
 
 /// The font family name every chart text uses (registered by [`ensure_font`]). The embedded
 /// font is monospaced, so SVG viewers are asked for a monospace font too: its text then
@@ -28,8 +34,10 @@ use crate::metrics::LevelSummary;
 pub const FONT: &str = "monospace";
 
 /// One measured level, as the charts need it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChartPoint {
+    /// The level's load: its concurrency, or on a rate axis its rate in hundredths of a
+    /// request/s (see [`Axis`]).
     pub concurrency: u32,
     /// Output tokens/sec.
     pub output_tps: f64,
@@ -39,57 +47,145 @@ pub struct ChartPoint {
     /// Time to first token percentiles (ms); `None` when the run did not stream.
     pub ttft_p50_ms: Option<f64>,
     pub ttft_p95_ms: Option<f64>,
+    /// Not held, cut short, or its verdict uncertain: drawn hollow.
+    pub hollow: bool,
+    /// Each latency SLA's statistic as observed at this level, with its 95 % interval.
+    pub sla_marks: Vec<SlaMark>,
+}
+
+/// A latency SLA's statistic observed at one level (ms), with its 95 % interval when the
+/// data has one (drawn as an error bar).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlaMark {
+    pub metric: SlaMetric,
+    pub value: f64,
+    pub ci: Option<(f64, f64)>,
 }
 
 /// One run's series.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChartRun {
     /// Prefix of this run's legend entries (empty for a single run; `A`, `B` to compare).
     pub label: String,
-    /// Points sorted by concurrency, one per concurrency.
+    /// Points sorted by load, one per load.
     pub points: Vec<ChartPoint>,
-    /// The knee concurrency, drawn as a vertical marker.
+    /// The knee load, drawn as a vertical marker.
     pub knee: Option<u32>,
+    /// The run's answer (a search's, or a sweep's highest passing level), a vertical marker.
+    pub answer: Option<u32>,
+    /// The bracket around the answer (max passing, first failing), shaded.
+    pub bracket: [Option<u32>; 2],
 }
 
 impl ChartRun {
-    /// The points of `levels`, sorted by concurrency; when a concurrency was measured twice
-    /// the later level wins (a re-measured point replaces the first).
-    pub fn from_levels(label: &str, levels: &[LevelSummary], knee: Option<u32>) -> ChartRun {
+    /// The points of `levels` on `analysis`' axis, sorted by load; when a load was measured
+    /// twice the later level wins (a re-measured point replaces the first). Answer, bracket
+    /// and knee come from the analysis; each level is judged on `limits` (the run's SLAs and
+    /// error limit) for the hollow dots and the SLA statistic's error bars.
+    pub fn from_analysis(
+        label: &str,
+        levels: &[LevelSummary],
+        analysis: &RunAnalysis,
+        limits: &SlaSet,
+    ) -> ChartRun {
+        let (_, on_axis) = crate::plan::analysis::on_axis(levels);
         let mut points: Vec<ChartPoint> = Vec::new();
-        for l in levels {
+        for l in &on_axis {
+            let checks = limits.check(l);
+            let uncertain = checks.iter().any(|c| c.verdict == Verdict::Uncertain);
             let p = ChartPoint {
-                concurrency: l.concurrency,
+                concurrency: l.load(),
                 output_tps: l.output_tps(),
                 e2e_p50_ms: l.e2e_p50_ms(),
                 e2e_p99_ms: l.e2e_p99_ms(),
                 ttft_p50_ms: l.ttft_p(50.0),
                 ttft_p95_ms: l.ttft_p95_ms(),
+                hollow: !l.held || l.partial || uncertain,
+                sla_marks: checks
+                    .iter()
+                    .filter(|c| matches!(c.threshold.metric, SlaMetric::E2e | SlaMetric::Ttft))
+                    .filter_map(|c| {
+                        Some(SlaMark {
+                            metric: c.threshold.metric,
+                            value: c.observed?,
+                            ci: c.ci.and_then(|i| Some((i.0?, i.1?))),
+                        })
+                    })
+                    .collect(),
             };
-            match points.iter_mut().find(|q| q.concurrency == l.concurrency) {
+            match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
                 Some(q) => *q = p,
                 None => points.push(p),
             }
         }
         points.sort_by_key(|p| p.concurrency);
+        let bracket = match &analysis.search {
+            Some(s) => s.bracket,
+            None => [
+                analysis.answer.map(|a| a.concurrency),
+                analysis.planning.breaking_point,
+            ],
+        };
         ChartRun {
             label: label.to_string(),
             points,
-            knee,
+            knee: analysis.knee.as_ref().map(|k| k.concurrency),
+            answer: analysis.answer.map(|a| a.concurrency),
+            bracket,
         }
     }
 }
 
-/// What one chart image shows.
+/// An SLA line: a latency limit (ms) on its metric's panel, labelled with metric,
+/// statistic and limit (`SLA e2e p95 <= 40 ms`).
 #[derive(Debug, Clone, PartialEq)]
+pub struct SlaLine {
+    pub metric: SlaMetric,
+    pub stat: Statistic,
+    pub limit_ms: f64,
+    pub label: String,
+}
+
+impl SlaLine {
+    /// The lines of the latency SLAs (end-to-end and TTFT) in `slas`.
+    pub fn of(slas: &SlaSet) -> Vec<SlaLine> {
+        slas.0
+            .iter()
+            .filter(|t| matches!(t.metric, SlaMetric::E2e | SlaMetric::Ttft))
+            .map(|t| SlaLine {
+                metric: t.metric,
+                stat: t.stat,
+                limit_ms: t.limit,
+                label: format!(
+                    "SLA {} {} <= {}",
+                    t.metric.label(),
+                    t.stat,
+                    fmt_value(t.metric, t.limit)
+                ),
+            })
+            .collect()
+    }
+}
+
+/// What one chart image shows.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChartSpec {
     /// First title line, e.g. `sim · sim-model · rag: 1024 in / 256 out`.
     pub title: String,
     /// Second title line, e.g. the run id and date.
     pub subtitle: String,
+    /// What the x axis of the first three panels is: concurrency, or request rate.
+    pub axis: Axis,
     pub runs: Vec<ChartRun>,
-    /// The end-to-end p99 SLA (ms), drawn as a horizontal line on the latency panel.
-    pub sla_ms: Option<f64>,
+    /// The latency SLAs, each drawn as a dashed horizontal line on its metric's panel.
+    pub slas: Vec<SlaLine>,
+}
+
+impl ChartSpec {
+    /// The end-to-end SLA line, if any.
+    pub fn e2e_sla(&self) -> Option<&SlaLine> {
+        self.slas.iter().find(|s| s.metric == SlaMetric::E2e)
+    }
 }
 
 /// A chart could not be drawn or encoded.
@@ -139,6 +235,45 @@ pub fn render_svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, ChartErr
     Ok(svg)
 }
 
+/// One of the four panels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    /// Output throughput against the load.
+    Throughput,
+    /// End-to-end latency against the load.
+    Latency,
+    /// Time to first token against the load.
+    Ttft,
+    /// Output throughput against p99 end-to-end latency.
+    ThroughputVsLatency,
+}
+
+impl Panel {
+    pub const ALL: [Panel; 4] = [
+        Panel::Throughput,
+        Panel::Latency,
+        Panel::Ttft,
+        Panel::ThroughputVsLatency,
+    ];
+}
+
+/// One panel alone as an SVG document of `size` pixels (the HTML report's charts).
+pub fn render_panel_svg(
+    spec: &ChartSpec,
+    panel: Panel,
+    size: (u32, u32),
+) -> Result<String, ChartError> {
+    check_size(size)?;
+    ensure_font()?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw::draw_panel(&root, spec, panel).map_err(|e| ChartError(e.to_string()))?;
+        root.present().map_err(|e| ChartError(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
 /// The chart as PNG bytes of `size` (width, height) pixels, 8-bit RGB.
 pub fn render_png(spec: &ChartSpec, size: (u32, u32)) -> Result<Vec<u8>, ChartError> {
     check_size(size)?;
@@ -183,17 +318,23 @@ mod tests {
                 e2e_p99_ms: Some(p99),
                 ttft_p50_ms: Some(p50 / 10.0),
                 ttft_p95_ms: Some(p99 / 10.0),
+                ..ChartPoint::default()
             })
             .to_vec();
         ChartSpec {
             title: "t".into(),
             subtitle: "s".into(),
             runs: vec![ChartRun {
-                label: String::new(),
                 points: pts,
                 knee: Some(8),
+                ..ChartRun::default()
             }],
-            sla_ms: Some(150.0),
+            slas: SlaLine::of(&SlaSet(vec![crate::sla::SlaThreshold::parse(
+                SlaMetric::E2e,
+                "p95:150ms",
+            )
+            .unwrap()])),
+            ..ChartSpec::default()
         }
     }
 
@@ -225,14 +366,10 @@ mod tests {
     }
 
     #[test]
-    fn later_levels_replace_earlier_ones_at_the_same_concurrency() {
-        let mut a = crate::metrics::LevelAccumulator::new(4, 1)
-            .finish(crate::metrics::LevelMeta::default());
-        let mut b = a.clone();
-        a.output_token_throughput.avg = 1.0;
-        b.output_token_throughput.avg = 2.0;
-        let r = ChartRun::from_levels("", &[a, b], None);
-        assert_eq!(r.points.len(), 1);
-        assert_eq!(r.points[0].output_tps, 2.0);
+    fn sla_lines_name_metric_statistic_and_limit() {
+        let s = spec();
+        assert_eq!(s.slas[0].label, "SLA e2e p95 <= 150 ms");
+        let svg = render_svg(&s, (800, 450)).unwrap();
+        assert!(svg.contains("SLA e2e p95 &lt;= 150 ms"), "{svg}");
     }
 }

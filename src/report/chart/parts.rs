@@ -1,5 +1,7 @@
-//! Pieces the panels share: sizes that scale with the image, colours, the concurrency axis
-//! (log scale, ticks at the measured levels), lines with dots and legend entries, knee markers.
+//! Pieces the panels share: sizes that scale with the image, colours, SI-style tick labels,
+//! the load axis (concurrency or request rate: log scale, ticks at the measured levels), lines
+//! with dots (hollow for levels not held or uncertain) and legend entries, knee and answer
+//! markers, the answer's bracket.
 
 use plotters::chart::MeshStyle;
 use plotters::coord::combinators::{BindKeyPoints, LogCoord, WithKeyPoints};
@@ -9,6 +11,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{ChartPoint, ChartRun, ChartSpec, FONT};
+use crate::plan::analysis::Axis;
 
 pub(super) type Fallible<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 pub(super) type ConcChart<'a, DB> =
@@ -20,6 +23,8 @@ pub const SLA_COLOR: RGBColor = RGBColor(214, 39, 40);
 pub(super) const SUBTITLE_COLOR: RGBColor = RGBColor(80, 80, 80);
 /// Colour of the knee marker.
 pub const KNEE_COLOR: RGBColor = RGBColor(90, 90, 90);
+/// Colour of the answer marker and (lightened) its bracket.
+pub const ANSWER_COLOR: RGBColor = RGBColor(0, 137, 123);
 /// Per run: (main series colour, second series colour).
 pub const RUN_COLORS: [(RGBColor, RGBColor); 3] = [
     (RGBColor(31, 119, 180), RGBColor(255, 127, 14)),
@@ -61,11 +66,73 @@ pub(super) fn name(run: &ChartRun, what: &str) -> String {
     }
 }
 
-pub(super) fn axis_number(v: f64) -> String {
-    if v.abs() >= 10.0 || v == 0.0 {
-        format!("{v:.0}")
+/// `v` with at most `digits` decimals, trailing zeros dropped (`1.20` -> `1.2`, `3.0` -> `3`).
+fn trimmed(v: f64, digits: usize) -> String {
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{v:.1}")
+        s
+    }
+}
+
+/// A count for a tick label, SI style: `850`, `1.5k`, `180k`, `1.2M`.
+pub fn si(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, unit) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        return if a >= 10.0 || v == 0.0 {
+            format!("{v:.0}")
+        } else {
+            trimmed(v, 1)
+        };
+    };
+    let digits = if scaled.abs() >= 10.0 { 0 } else { 1 };
+    format!("{}{unit}", trimmed(scaled, digits))
+}
+
+/// A duration in ms for a tick label: `850 ms`, `1.4 s`, `12 s`, `0.5 ms`.
+pub fn si_ms(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e3 {
+        let s = v / 1e3;
+        format!("{} s", trimmed(s, if s.abs() >= 10.0 { 0 } else { 1 }))
+    } else if a >= 10.0 || v == 0.0 {
+        format!("{v:.0} ms")
+    } else {
+        format!("{} ms", trimmed(v, 1))
+    }
+}
+
+/// Where a load sits on the chart's x axis: the concurrency, or the rate in requests/s.
+pub(super) fn x_of(axis: Axis, load: u32) -> f64 {
+    match axis {
+        Axis::Concurrency => f64::from(load),
+        Axis::Rate => crate::metrics::summary::load_to_rps(load),
+    }
+}
+
+/// A load for a label: `c=64`, or `2.5/s`.
+pub(super) fn load_label(axis: Axis, load: u32) -> String {
+    match axis {
+        Axis::Concurrency => format!("c={load}"),
+        Axis::Rate => format!(
+            "{}/s",
+            crate::metrics::summary::fmt_rps(crate::metrics::summary::load_to_rps(load))
+        ),
+    }
+}
+
+/// The x-axis tick label of a position on the load axis.
+fn x_tick(axis: Axis, v: f64) -> String {
+    match axis {
+        Axis::Concurrency => si(v.round()),
+        Axis::Rate => si(v),
     }
 }
 
@@ -74,9 +141,13 @@ pub(super) fn conc_range(spec: &ChartSpec) -> (f64, f64) {
     let cs = spec
         .runs
         .iter()
-        .flat_map(|r| r.points.iter().map(|p| p.concurrency));
-    let lo = cs.clone().min().unwrap_or(1).max(1) as f64;
-    let hi = cs.max().unwrap_or(1).max(1) as f64;
+        .flat_map(|r| r.points.iter().map(|p| x_of(spec.axis, p.concurrency)))
+        .filter(|x| *x > 0.0);
+    let lo = cs.clone().fold(f64::INFINITY, f64::min);
+    let hi = cs.fold(0.0, f64::max);
+    if !lo.is_finite() {
+        return (1.0 / 1.4, 1.4);
+    }
     (lo / 1.4, hi * 1.4)
 }
 
@@ -102,8 +173,9 @@ pub(super) fn conc_ticks(spec: &ChartSpec) -> Vec<f64> {
     }
     let step = ticks.len().div_ceil(10).max(1);
     let last = ticks.last().copied();
-    let mut out: Vec<f64> = ticks.iter().step_by(step).map(|c| f64::from(*c)).collect();
-    if let Some(l) = last.map(f64::from) {
+    let x = |c: &u32| x_of(spec.axis, *c);
+    let mut out: Vec<f64> = ticks.iter().step_by(step).map(x).collect();
+    if let Some(l) = last.as_ref().map(x) {
         if out.last() != Some(&l) {
             out.push(l);
         }
@@ -141,6 +213,7 @@ pub(super) fn conc_chart<'a, DB: DrawingBackend>(
     caption: &str,
     y_desc: &str,
     y_max: f64,
+    y_fmt: &dyn Fn(&f64) -> String,
     sz: &Sizes,
 ) -> Result<ConcChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     let (lo, hi) = conc_range(spec);
@@ -148,11 +221,15 @@ pub(super) fn conc_chart<'a, DB: DrawingBackend>(
         (lo..hi).log_scale().with_key_points(conc_ticks(spec)),
         0f64..y_max,
     )?;
+    let axis = spec.axis;
     house_mesh(&mut chart.configure_mesh(), sz)
-        .x_desc("concurrency")
+        .x_desc(match axis {
+            Axis::Concurrency => "concurrency",
+            Axis::Rate => "request rate req/s",
+        })
         .y_desc(y_desc)
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| axis_number(*v))
+        .x_label_formatter(&|v| x_tick(axis, *v))
+        .y_label_formatter(y_fmt)
         .draw()?;
     Ok(chart)
 }
@@ -201,10 +278,11 @@ pub(super) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
         .draw()
 }
 
-/// A line with dots, with a legend entry.
+/// A line with dots, with a legend entry. Points marked `true` (not held, cut short or
+/// uncertain) get hollow dots.
 pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     chart: &mut ChartContext<DB, CT>,
-    pts: &[(f64, f64)],
+    pts: &[(f64, f64, bool)],
     color: RGBColor,
     label: String,
     sz: &Sizes,
@@ -212,7 +290,7 @@ pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     let stroke = sz.stroke;
     chart
         .draw_series(LineSeries::new(
-            pts.iter().copied(),
+            pts.iter().map(|p| (p.0, p.1)),
             color.stroke_width(stroke),
         ))?
         .label(label)
@@ -220,7 +298,19 @@ pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
             PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(stroke))
         });
     let dot = sz.dot;
-    chart.draw_series(pts.iter().map(|p| Circle::new(*p, dot, color.filled())))?;
+    chart.draw_series(pts.iter().map(|&(x, y, hollow)| {
+        let style = if hollow {
+            WHITE.filled()
+        } else {
+            color.filled()
+        };
+        Circle::new((x, y), dot, style)
+    }))?;
+    chart.draw_series(
+        pts.iter()
+            .filter(|p| p.2)
+            .map(|&(x, y, _)| Circle::new((x, y), dot, color.stroke_width(2))),
+    )?;
     Ok(())
 }
 
@@ -234,14 +324,15 @@ pub(super) fn knees<DB: DrawingBackend>(
     for run in &spec.runs {
         let Some(k) = run.knee else { continue };
         let style = KNEE_COLOR.stroke_width(sz.stroke);
+        let x = x_of(spec.axis, k);
         chart
             .draw_series(DashedLineSeries::new(
-                vec![(f64::from(k), 0.0), (f64::from(k), y_max)],
+                vec![(x, 0.0), (x, y_max)],
                 8,
                 6,
                 style,
             ))?
-            .label(name(run, &format!("knee c={k}")))
+            .label(name(run, &format!("knee {}", load_label(spec.axis, k))))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     }
     Ok(())
@@ -277,17 +368,15 @@ mod tests {
                 e2e_p99_ms: None,
                 ttft_p50_ms: None,
                 ttft_p95_ms: None,
+                ..ChartPoint::default()
             })
             .collect();
         ChartSpec {
-            title: String::new(),
-            subtitle: String::new(),
             runs: vec![ChartRun {
-                label: String::new(),
                 points,
-                knee: None,
+                ..ChartRun::default()
             }],
-            sla_ms: None,
+            ..ChartSpec::default()
         }
     }
 
@@ -312,7 +401,30 @@ mod tests {
     fn the_axis_is_padded_around_the_levels() {
         let (lo, hi) = conc_range(&spec_at(&[4, 64]));
         assert!(lo < 4.0 && hi > 64.0);
-        assert_eq!(axis_number(2.5), "2.5");
-        assert_eq!(axis_number(1234.4), "1234");
+    }
+
+    #[test]
+    fn ticks_read_si_style() {
+        for (v, want) in [
+            (0.0, "0"),
+            (2.5, "2.5"),
+            (850.0, "850"),
+            (1500.0, "1.5k"),
+            (180_000.0, "180k"),
+            (1_200_000.0, "1.2M"),
+            (2_000_000.0, "2M"),
+        ] {
+            assert_eq!(si(v), want);
+        }
+        for (v, want) in [
+            (0.0, "0 ms"),
+            (2.5, "2.5 ms"),
+            (850.0, "850 ms"),
+            (1400.0, "1.4 s"),
+            (1000.0, "1 s"),
+            (42_000.0, "42 s"),
+        ] {
+            assert_eq!(si_ms(v), want);
+        }
     }
 }
