@@ -296,7 +296,7 @@ fn export_without_a_format_or_with_a_bad_size_is_bad_input() {
     let o = rs(r, &["export", &id(a)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("--png, --svg, --csv, --json"),
+        stderr(&o).contains("--png, --svg, --html, --csv, --json"),
         "{}",
         stderr(&o)
     );

@@ -1,5 +1,5 @@
-//! `rightsize export RUN`: charts (PNG, SVG), CSV, JSON and AIPerf files of a finished run,
-//! optionally overlaying a second run on the charts (`--compare`).
+//! `rightsize export RUN`: charts (PNG, SVG), the one-file HTML report, CSV, JSON and AIPerf
+//! files of a finished run, optionally overlaying other runs (`--compare`).
 
 use super::exit::BadInput;
 use super::history::{print, RunsDirArgs};
@@ -21,6 +21,10 @@ pub struct ExportArgs {
     /// Write the charts as SVG to this file, or into this folder as <run>.svg
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
+    /// Write the one-file HTML report (answer, charts, levels, errors, warnings, the command
+    /// that reproduces the run) to this file, or into this folder as <run>.html
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// Write one CSV row per level (columns in docs/export.md) to this file or folder, or to
     /// stdout with -
     #[arg(long, value_name = "PATH")]
@@ -32,9 +36,10 @@ pub struct ExportArgs {
     /// Write one AIPerf profile_export_aiperf.json per level into this folder
     #[arg(long, value_name = "DIR")]
     pub aiperf: Option<PathBuf>,
-    /// Overlay this second run (id, prefix or path) on the charts
-    #[arg(long, value_name = "RUN")]
-    pub compare: Option<String>,
+    /// Overlay these runs (ids, prefixes or paths) on the charts; the HTML report sets them
+    /// side by side
+    #[arg(long, value_name = "RUN", num_args = 1..)]
+    pub compare: Vec<String>,
     /// Chart size in pixels, WIDTHxHEIGHT
     #[arg(long, value_name = "WxH", default_value = "1600x900", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -65,10 +70,11 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
 /// `rightsize export RUN`.
 pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let run_dir = args.dir.resolve(config, &args.run)?;
-    let compare = match &args.compare {
-        Some(spec) => Some(args.dir.resolve(config, spec)?),
-        None => None,
-    };
+    let compare = args
+        .compare
+        .iter()
+        .map(|spec| args.dir.resolve(config, spec))
+        .collect::<Result<Vec<_>, _>>()?;
     let to_stdout = |p: &Option<PathBuf>| p.as_deref() == Some(Path::new("-"));
     let (csv_out, json_out) = (to_stdout(&args.csv), to_stdout(&args.json));
     if csv_out && json_out {
@@ -77,6 +83,7 @@ pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCo
     let req = ExportRequest {
         png: args.png,
         svg: args.svg,
+        html: args.html,
         csv: args.csv.filter(|_| !csv_out),
         json: args.json.filter(|_| !json_out),
         aiperf: args.aiperf,
@@ -85,7 +92,7 @@ pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCo
     };
     if req.is_empty() && !csv_out && !json_out {
         return Err(BadInput(
-            "nothing to export: give at least one of --png, --svg, --csv, --json, --aiperf \
+            "nothing to export: give at least one of --png, --svg, --html, --csv, --json, --aiperf \
              (each a file or a folder; --csv and --json also take - for stdout)"
                 .into(),
         )

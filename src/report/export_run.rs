@@ -1,5 +1,6 @@
-//! Exporting a finished run: charts (PNG, SVG; optionally overlaying a second run), the level
-//! table as CSV, the whole run as JSON, and one AIPerf `profile_export_aiperf.json` per level.
+//! Exporting a finished run: charts (PNG, SVG; optionally overlaying other runs), the one-file
+//! HTML report, the level table as CSV, the whole run as JSON, and one AIPerf
+//! `profile_export_aiperf.json` per level.
 //! [`export_run`] is the one entry point, shared by `rightsize export` and the dashboard.
 
 use std::fs;
@@ -22,12 +23,15 @@ pub const DEFAULT_SIZE: (u32, u32) = (1600, 900);
 pub struct ExportRequest {
     pub png: Option<PathBuf>,
     pub svg: Option<PathBuf>,
+    /// The one-file HTML report (see `docs/export.md`).
+    pub html: Option<PathBuf>,
     pub csv: Option<PathBuf>,
     pub json: Option<PathBuf>,
     /// A folder to receive `level-NNN-cCCCC/profile_export_aiperf.json`, one per level.
     pub aiperf: Option<PathBuf>,
-    /// A second run folder to overlay on the charts (CSV, JSON and AIPerf cover the first run).
-    pub compare: Option<PathBuf>,
+    /// Other run folders to overlay on the charts and set beside the first run in the HTML
+    /// report (CSV, JSON and AIPerf cover the first run).
+    pub compare: Vec<PathBuf>,
     /// Chart size (width, height) in pixels.
     pub size: (u32, u32),
 }
@@ -37,10 +41,11 @@ impl Default for ExportRequest {
         ExportRequest {
             png: None,
             svg: None,
+            html: None,
             csv: None,
             json: None,
             aiperf: None,
-            compare: None,
+            compare: Vec::new(),
             size: DEFAULT_SIZE,
         }
     }
@@ -51,6 +56,7 @@ impl ExportRequest {
     pub fn is_empty(&self) -> bool {
         self.png.is_none()
             && self.svg.is_none()
+            && self.html.is_none()
             && self.csv.is_none()
             && self.json.is_none()
             && self.aiperf.is_none()
@@ -186,24 +192,25 @@ pub fn run_json_text(run: &RunData) -> anyhow::Result<String> {
 }
 
 /// Exports the run in `run_dir` as `req` asks; returns the files written, in the order PNG,
-/// SVG, CSV, JSON, AIPerf.
+/// SVG, HTML, CSV, JSON, AIPerf.
 pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<PathBuf>> {
     let run = load_run(run_dir)
         .with_context(|| format!("cannot read the run in {}", run_dir.display()))?;
-    let other = match &req.compare {
-        Some(dir) => Some(
-            load_run(dir).with_context(|| format!("cannot read the run in {}", dir.display()))?,
-        ),
-        None => None,
-    };
-    let stem = match &other {
-        Some(o) => format!("{}-vs-{}", run.info.id, o.info.id),
-        None => run.info.id.clone(),
-    };
+    let others = req
+        .compare
+        .iter()
+        .map(|dir| {
+            load_run(dir).with_context(|| format!("cannot read the run in {}", dir.display()))
+        })
+        .collect::<anyhow::Result<Vec<RunData>>>()?;
+    let mut stem = run.info.id.clone();
+    for o in &others {
+        stem += &format!("-vs-{}", o.info.id);
+    }
+    let mut runs = vec![&run];
+    runs.extend(others.iter());
     let mut written = Vec::new();
     if req.png.is_some() || req.svg.is_some() {
-        let mut runs = vec![&run];
-        runs.extend(other.as_ref());
         let spec = chart_spec(&runs);
         if let Some(p) = &req.png {
             let path = target(p, &format!("{stem}.png"))?;
@@ -215,6 +222,12 @@ pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<Pat
             write(&path, render_svg(&spec, req.size)?.as_bytes())?;
             written.push(path);
         }
+    }
+    if let Some(p) = &req.html {
+        let path = target(p, &format!("{stem}.html"))?;
+        let now = super::wallclock::rfc3339_utc(std::time::SystemTime::now());
+        write(&path, super::html::report_html(&runs, &now)?.as_bytes())?;
+        written.push(path);
     }
     if let Some(p) = &req.csv {
         let path = target(p, &format!("{}.csv", run.info.id))?;

@@ -1,12 +1,13 @@
 //! Outputs: the results folder on disk (JSON per level, request log, run echo and summary),
 //! AIPerf-shaped and CSV exports, charts (SVG and PNG), run history (list, show, compare),
-//! AIPerf import, UTC wall-clock labels, and the final text table.
+//! AIPerf import, UTC wall-clock labels, the one-file HTML report, and the final text table.
 
 pub mod chart;
 pub mod export;
 pub mod export_run;
 pub mod history;
 pub mod history_text;
+pub mod html;
 pub mod import_aiperf;
 pub mod open_text;
 pub mod results;

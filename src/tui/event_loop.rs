@@ -161,7 +161,7 @@ pub async fn run_loop(
                         svg: Some(folder.join("")),
                         csv: Some(folder.join("")),
                         json: Some(folder.join("")),
-                        compare,
+                        compare: compare.into_iter().collect(),
                         ..Default::default()
                     };
                     app.status = Some(

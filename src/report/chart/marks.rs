@@ -37,7 +37,10 @@ pub(super) fn answers<DB: DrawingBackend>(
         let Some(a) = run.answer else { continue };
         let x = x_of(spec.axis, a);
         let style = ANSWER_COLOR.stroke_width(sz.stroke);
-        let text = name(run, &format!("answer {}", load_label(spec.axis, a)));
+        let text = name(
+            run,
+            &format!("{} {}", run.answer_name, load_label(spec.axis, a)),
+        );
         chart
             .draw_series(LineSeries::new(vec![(x, 0.0), (x, y_max)], style))?
             .label(text.clone())

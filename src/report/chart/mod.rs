@@ -73,6 +73,9 @@ pub struct ChartRun {
     pub knee: Option<u32>,
     /// The run's answer (a search's, or a sweep's highest passing level), a vertical marker.
     pub answer: Option<u32>,
+    /// What the marker is called: `answer`, or `ideal` for a run without SLAs (its answer is
+    /// the ideal balance).
+    pub answer_name: &'static str,
     /// The bracket around the answer (max passing, first failing), shaded.
     pub bracket: [Option<u32>; 2],
 }
@@ -131,6 +134,11 @@ impl ChartRun {
             points,
             knee: analysis.knee.as_ref().map(|k| k.concurrency),
             answer: analysis.answer.map(|a| a.concurrency),
+            answer_name: if analysis.search.is_none() && analysis.slas.is_empty() {
+                "ideal"
+            } else {
+                "answer"
+            },
             bracket,
         }
     }

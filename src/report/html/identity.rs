@@ -1,0 +1,121 @@
+//! What was measured, and with what: one column per run (endpoint with secrets masked,
+//! model, server, workload, tokenizer or dataset, plan and SLAs, tool version, dates), and the
+//! server telemetry section.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::esc;
+use crate::plan::RunAnalysis;
+use crate::report::history::RunData;
+use crate::report::history_text::workload_line;
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) if s.is_empty() => "-".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The plan in a few words: `search 16 to 256`, `sweep 2, 8, 32`, with its SLAs.
+fn plan_line(echo: &Value, a: &RunAnalysis) -> String {
+    let p = &echo["plan"];
+    let kind = p["kind"].as_str().unwrap_or("-");
+    let mut s = kind.to_string();
+    if kind == "search" {
+        let ax = a.axis;
+        if let (Some(lo), Some(hi)) = (p["concurrency_min"].as_u64(), p["concurrency_max"].as_u64())
+        {
+            let _ = write!(s, " from {} to {}", ax.load(lo as u32), ax.load(hi as u32));
+        }
+    } else if let Some(c) = p["concurrency"].as_array().filter(|c| !c.is_empty()) {
+        let list: Vec<String> = c.iter().map(text).collect();
+        let _ = write!(s, " at concurrency {}", list.join(", "));
+    } else if !p["rates"].is_null() {
+        let _ = write!(s, " at rates {}", text(&p["rates"]));
+    }
+    let slas: Vec<String> = a.slas.0.iter().map(|t| t.describe()).collect();
+    if !slas.is_empty() {
+        let _ = write!(s, "; SLA {}", slas.join(", "));
+    }
+    let _ = write!(s, "; error rate at most {:.1} %", a.max_error_rate * 100.0);
+    s
+}
+
+/// The identity rows of one run.
+fn rows(run: &RunData, a: &RunAnalysis) -> Vec<(&'static str, String)> {
+    let e = &run.echo;
+    let url = crate::secrets::redact_url(e["endpoint"]["base_url"].as_str().unwrap_or(""));
+    let endpoint = if url.is_empty() || url == run.info.endpoint {
+        crate::secrets::redact_url(&run.info.endpoint)
+    } else {
+        format!("{} ({url})", crate::secrets::redact_url(&run.info.endpoint))
+    };
+    let w = &e["workload"];
+    let source = match w["dataset"]["path"].as_str() {
+        Some(p) => format!("dataset {p}"),
+        None => format!("generated prompts, tokenizer {}", text(&w["tokenizer"])),
+    };
+    let server = e["server"]["owned_by"]
+        .as_str()
+        .or(e["server"]["server_header"].as_str())
+        .unwrap_or("-");
+    vec![
+        ("run", run.info.id.clone()),
+        ("endpoint", endpoint),
+        ("model", run.info.model.clone()),
+        ("server", server.to_string()),
+        ("workload", workload_line(e)),
+        ("prompts", source),
+        ("plan", plan_line(e, a)),
+        ("requests per level", text(&e["request_count"])),
+        (
+            "tool",
+            format!("{} {}", text(&e["tool"]), text(&e["version"])),
+        ),
+        ("started", text(&e["started_at"])),
+        ("ended", text(&e["ended_at"])),
+        (
+            "interrupted",
+            if run.info.interrupted { "yes" } else { "no" }.into(),
+        ),
+    ]
+}
+
+/// The identity table: one row per field, one column per run.
+pub fn identity_table(runs: &[&RunData], reports: &[RunAnalysis]) -> String {
+    let cols: Vec<Vec<(&str, String)>> =
+        runs.iter().zip(reports).map(|(r, a)| rows(r, a)).collect();
+    let mut h = String::from("<table class=\"identity\"><tbody>");
+    for (i, (key, _)) in cols[0].iter().enumerate() {
+        let _ = write!(h, "<tr><th class=\"l\">{key}</th>");
+        for c in &cols {
+            let _ = write!(h, "<td class=\"l\">{}</td>", esc(&c[i].1));
+        }
+        h += "</tr>";
+    }
+    h + "</tbody></table>"
+}
+
+/// Server telemetry: the dashboard scrapes the endpoint's Prometheus `/metrics` live, but a
+/// run's files keep no samples of it, so the report can only say so.
+pub fn telemetry(runs: &[&RunData]) -> String {
+    let servers: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let models = r.echo["server"]["models"]
+                .as_array()
+                .map(|m| m.iter().map(text).collect::<Vec<_>>().join(", "))
+                .unwrap_or_else(|| "-".into());
+            format!("{}: serves {models}", r.info.id)
+        })
+        .collect();
+    format!(
+        "<p>{}</p><p>Server metrics (queue, KV cache) are shown live by the dashboard; the run's \
+         files record no samples of them, so this report has none.</p>",
+        esc(&servers.join("; "))
+    )
+}

@@ -1,0 +1,113 @@
+//! Runs and readers shared by the HTML report and chart tests: a search with a bracketed
+//! answer and a sweep, made once per test binary against the simulator; the report parsed as
+//! XML (it is written as well-formed XHTML); headless Chromium screenshots.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::common::{on_sim_at, stderr, tmpdir};
+use crate::export_support::{runs_in, sim_run};
+
+/// (results root, a search run, a sweep run), made once.
+pub fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
+    static RUNS: OnceLock<(PathBuf, PathBuf, PathBuf)> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let root = tmpdir("report-runs");
+        let search = search_run(&root);
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let sweep = sim_run(&root, "2,4,8,16");
+        (root, search, sweep)
+    })
+}
+
+/// A search against the in-process simulator at 20x with a p95 end-to-end SLA of 400 ms:
+/// 16 passes (about 100 ms), the simulator's 128 slots are crossed somewhere below 256, so
+/// the search ends with an answer between two measured levels.
+pub fn search_run(root: &Path) -> PathBuf {
+    let before = runs_in(root);
+    let o = on_sim_at("search", 64, 32, 20.0)
+        .args(["--stream", "-n", "48", "--max-error-rate", "0.05"])
+        .args(["--e2e-sla", "p95:400ms", "--max", "256", "--out"])
+        .arg(root)
+        .output()
+        .expect("run rightsize search");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    runs_in(root)
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("the search made a run folder")
+}
+
+/// The run's `summary.json`.
+pub fn summary(run: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Every element named `tag` whose `attr` is `value`.
+pub fn with_attr<'a>(
+    doc: &'a roxmltree::Document,
+    tag: &str,
+    attr: &str,
+    value: &str,
+) -> Vec<roxmltree::Node<'a, 'a>> {
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == tag && n.attribute(attr) == Some(value))
+        .collect()
+}
+
+/// The trimmed text of an element.
+pub fn text_of(n: &roxmltree::Node) -> String {
+    n.text().unwrap_or("").trim().to_string()
+}
+
+/// Headless Chromium, if installed: `chromium` or `chromium-browser`.
+pub fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser"].into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Loads `page` in headless Chromium and saves a screenshot; returns (PNG bytes, what
+/// Chromium logged). Console messages are logged on stderr as `CONSOLE`.
+pub fn screenshot(browser: &str, page: &Path, out: &Path) -> (Vec<u8>, String) {
+    let profile = tmpdir("chromium-profile");
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", out.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    let log = stderr(&o);
+    assert!(o.status.success(), "chromium failed: {log}");
+    (
+        std::fs::read(out).expect("chromium wrote the screenshot"),
+        log,
+    )
+}
+
+/// (width, height, RGB(A) pixels as 3- or 4-byte chunks, bytes per pixel) of a PNG.
+pub fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize) {
+    let mut dec = png::Decoder::new(std::io::Cursor::new(bytes));
+    dec.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = dec.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    buf.truncate(info.buffer_size());
+    let bpp = info.color_type.samples();
+    (info.width, info.height, buf, bpp)
+}
