@@ -400,3 +400,72 @@ fn a_steps_schedule_shows_the_time_view_while_it_runs_and_after() {
     });
     assert!(s.contains("EXIT=0"), "{s}");
 }
+
+/// The clock of the status line `exporting (1.2 s) to ...`, when the screen shows it.
+fn export_clock(screen: &str) -> Option<String> {
+    let rest = &screen[screen.find("exporting (")? + "exporting (".len()..];
+    Some(rest[..rest.find(" s)")?].to_string())
+}
+
+#[test]
+fn the_dashboard_keeps_drawing_while_it_exports() {
+    let _turn = turn();
+    let dir = tmpdir("tmux-export");
+    let Some(t) = Tmux::start("export", 120, 36) else {
+        return;
+    };
+    let cfg = config(&dir, "16", 64, 16, 10.0, None);
+    let out = dir.join("export-runs");
+    // a large run: sixty levels, so its charts and report take a while to render
+    let levels: Vec<String> = (1..=60).map(|c| c.to_string()).collect();
+    t.type_line(&format!(
+        "{} sweep --config {cfg} -e sim --sim-time-scale 100 -c {} -n 4 --input-tokens 16 \
+         --output-tokens 4 --no-stream --out {}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize"),
+        levels.join(","),
+        out.display()
+    ));
+    t.wait_for("the run", Duration::from_secs(120), |s| s.contains("DONE"));
+    t.keys(&["e"]);
+    let start = Instant::now();
+    let mut clocks: Vec<String> = Vec::new();
+    let done = loop {
+        let s = t.screen();
+        if let Some(c) = export_clock(&s) {
+            if clocks.last() != Some(&c) {
+                clocks.push(c);
+            }
+        }
+        if s.contains("exported ") {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no end of the export; screen:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // the screen kept drawing while the files were written: its clock moved
+    assert!(
+        clocks.len() >= 2,
+        "the clock read {clocks:?}; then:\n{done}"
+    );
+    assert!(done.contains("exported 5 files"), "{done}");
+    let run = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the run folder");
+    for ext in ["png", "svg", "html", "csv", "json"] {
+        let f = run.join("export").join(format!(
+            "{}.{ext}",
+            run.file_name().unwrap().to_string_lossy()
+        ));
+        assert!(f.is_file(), "{} was not written", f.display());
+    }
+    t.keys(&["q"]);
+    t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.lines().any(|l| l.starts_with("EXIT="))
+    });
+}

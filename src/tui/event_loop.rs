@@ -12,7 +12,7 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -97,6 +97,7 @@ pub async fn run_loop(
     // replaced by a fresh channel for each run
     let (_, mut events_rx) = mpsc::channel::<EngineEvent>(1);
     let mut live: Option<LiveRun> = None;
+    let mut exporting: Option<Export> = None;
     let mut quitting = false;
     let mut dirty = true;
     let mut frame = tokio::time::interval(FRAME);
@@ -154,28 +155,14 @@ pub async fn run_loop(
                     pending = Some(Action::LoadRuns);
                     continue;
                 }
-                Action::Export { run, compare } => {
-                    let folder = run.join("export");
-                    let req = crate::report::export_run::ExportRequest {
-                        png: Some(folder.join("")),
-                        svg: Some(folder.join("")),
-                        csv: Some(folder.join("")),
-                        json: Some(folder.join("")),
-                        compare: compare.into_iter().collect(),
-                        ..Default::default()
-                    };
-                    app.status = Some(
-                        match std::fs::create_dir_all(&folder)
-                            .map_err(anyhow::Error::from)
-                            .and_then(|_| crate::report::export_run::export_run(&run, &req))
-                        {
-                            Ok(files) => {
-                                format!("exported {} files to {}", files.len(), folder.display())
-                            }
-                            Err(e) => format!("export failed: {e:#}"),
-                        },
-                    );
-                }
+                Action::Export { run, compare } => match &exporting {
+                    Some(_) => app.status = Some("an export is already running".into()),
+                    None => {
+                        let job = Export::start(run, compare);
+                        app.status = Some(job.progress());
+                        exporting = Some(job);
+                    }
+                },
                 Action::None => {}
             }
             dirty = true;
@@ -185,7 +172,19 @@ pub async fn run_loop(
             dirty = false;
         }
         tokio::select! {
-            _ = frame.tick() => {}
+            _ = frame.tick() => {
+                // the export's clock: the screen keeps drawing while the files are written
+                if let Some(job) = &exporting {
+                    app.status = Some(job.progress());
+                    dirty = true;
+                }
+            }
+            done = async { (&mut exporting.as_mut().expect("guarded by is_some").handle).await }, if exporting.is_some() => {
+                if let Some(job) = exporting.take() {
+                    app.status = Some(job.finished(done));
+                }
+                dirty = true;
+            }
             Some(ev) = events_rx.recv() => {
                 app.on_engine(&ev);
                 while let Ok(ev) = events_rx.try_recv() {
@@ -225,6 +224,68 @@ pub async fn run_loop(
     stop_input.store(true, Ordering::Relaxed);
     let _ = input_thread.join();
     Ok(app)
+}
+
+/// An export running on a blocking thread (rendering a large run's charts takes long enough
+/// to freeze the screen if done on the loop).
+struct Export {
+    handle: JoinHandle<anyhow::Result<Vec<PathBuf>>>,
+    folder: PathBuf,
+    started: Instant,
+}
+
+impl Export {
+    /// Exports `run` (with `compare` overlaid) to `run/export/`: PNG, SVG, the HTML report
+    /// beside them, CSV and JSON.
+    fn start(run: PathBuf, compare: Option<PathBuf>) -> Export {
+        let folder = run.join("export");
+        let to = Some(folder.join(""));
+        let req = crate::report::export_run::ExportRequest {
+            png: to.clone(),
+            svg: to.clone(),
+            html: to.clone(),
+            csv: to.clone(),
+            json: to,
+            compare: compare.into_iter().collect(),
+            ..Default::default()
+        };
+        let dir = folder.clone();
+        let handle = tokio::task::spawn_blocking(move || {
+            std::fs::create_dir_all(&dir)?;
+            crate::report::export_run::export_run(&run, &req)
+        });
+        Export {
+            handle,
+            folder,
+            started: Instant::now(),
+        }
+    }
+
+    /// `exporting (1.2 s) to DIR`: the clock first, so a narrow footer still shows it move.
+    fn progress(&self) -> String {
+        format!(
+            "exporting ({:.1} s) to {}",
+            self.started.elapsed().as_secs_f64(),
+            self.folder.display()
+        )
+    }
+
+    /// What the status line says when the export ended.
+    fn finished(
+        &self,
+        done: Result<anyhow::Result<Vec<PathBuf>>, tokio::task::JoinError>,
+    ) -> String {
+        match done {
+            Ok(Ok(files)) => format!(
+                "exported {} files to {} in {:.1} s",
+                files.len(),
+                self.folder.display(),
+                self.started.elapsed().as_secs_f64()
+            ),
+            Ok(Err(e)) => format!("export failed: {e:#}"),
+            Err(e) => format!("export failed: {e}"),
+        }
+    }
 }
 
 async fn start_run(
