@@ -92,10 +92,13 @@ impl ChartRun {
         limits: &SlaSet,
     ) -> ChartRun {
         let (_, on_axis) = crate::plan::analysis::on_axis(levels);
+        // with no SLA and no search nothing waits on a verdict: the default error limit's
+        // uncertainty on a short sweep does not make its levels doubtful (as in the analysis)
+        let judged = !analysis.slas.is_empty() || analysis.search.is_some();
         let mut points: Vec<ChartPoint> = Vec::new();
         for l in &on_axis {
             let checks = limits.check(l);
-            let uncertain = checks.iter().any(|c| c.verdict == Verdict::Uncertain);
+            let uncertain = judged && checks.iter().any(|c| c.verdict == Verdict::Uncertain);
             let p = ChartPoint {
                 concurrency: l.load(),
                 output_tps: l.output_tps(),

@@ -9,7 +9,7 @@ use super::esc;
 use crate::engine::record::ErrorKind;
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{Axis, IterationRow};
-use crate::plan::sla::{fmt_value, SlaCheck, SlaMetric};
+use crate::plan::sla::{fmt_value, SlaCheck, SlaMetric, Verdict};
 use crate::plan::text::row_verdict;
 use crate::plan::RunAnalysis;
 use crate::report::chart::si;
@@ -89,7 +89,9 @@ pub fn levels_table(levels: &[LevelSummary], a: &RunAnalysis) -> String {
         .collect();
     for l in levels {
         let row = rows.get(&l.index);
-        let hollow = !l.held || l.partial || row.is_some_and(|r| !r.verdict.is_pass());
+        let judged = !a.slas.is_empty() || a.search.is_some();
+        let doubtful = judged && row.is_some_and(|r| r.verdict == Verdict::Uncertain);
+        let hollow = !l.held || l.partial || doubtful;
         let _ = write!(
             h,
             "<tr class=\"level{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
