@@ -259,3 +259,34 @@ fn a_url_title_renders_without_stray_spaces_in_svg_and_png() {
     }
     eprintln!("title PNG: {}", png.display());
 }
+
+#[test]
+fn a_rate_sweep_charts_on_the_request_rate_axis() {
+    let root = tmpdir("rate");
+    let o = common::on_sim("sweep", 32, 8)
+        .args([
+            "--stream",
+            "--rates",
+            "20,40,80",
+            "--level-duration",
+            "1s",
+            "--out",
+        ])
+        .arg(&root)
+        .output()
+        .expect("run rightsize sweep");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = runs_in(&root).pop().expect("a run");
+    let files = export(&root, &["export", &id(&run)]);
+    let svg = std::fs::read_to_string(&files[1]).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let t: Vec<String> = labels(&doc).into_iter().map(|l| l.text).collect();
+    let count = |s: &str| t.iter().filter(|x| *x == s).count();
+    // three panels on the rate axis, ticks at the rates, points labelled with them
+    assert_eq!(count("request rate req/s"), 3, "{t:?}");
+    assert!(!t.iter().any(|x| x == "concurrency"), "{t:?}");
+    assert_eq!(count("40"), 3, "{t:?}");
+    for p in ["20/s", "40/s", "80/s"] {
+        assert!(t.iter().any(|x| x == p), "no point label {p} in {t:?}");
+    }
+}
