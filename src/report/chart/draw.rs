@@ -233,7 +233,7 @@ fn throughput_vs_p99<DB: DrawingBackend>(
         }));
     }
     // labels placed in pixels so that none overlaps another (crowded ones are dropped)
-    let boxes: Vec<((i32, i32), (i32, i32))> = labels
+    let boxes: Vec<LabelAt> = labels
         .iter()
         .map(|(xy, text)| {
             let (w, h) = font.box_size(text).unwrap_or((0, 0));

@@ -140,6 +140,9 @@ pub(super) fn error_bars<DB: DrawingBackend>(
 /// A label's box in pixels: left, top, right, bottom.
 type LabelBox = (i32, i32, i32, i32);
 
+/// A label to place: its point's pixel position and the text's (width, height) in pixels.
+pub(super) type LabelAt = ((i32, i32), (i32, i32));
+
 fn overlaps(a: &LabelBox, b: &LabelBox) -> bool {
     a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
 }
@@ -147,10 +150,7 @@ fn overlaps(a: &LabelBox, b: &LabelBox) -> bool {
 /// Where each label goes, as a pixel offset from its point, or `None` to drop it: tried
 /// above right, below right, above left, below left of the point, the first place that
 /// overlaps no label placed before wins. `points` are pixel positions with the text's size.
-pub(super) fn place_labels(
-    points: &[((i32, i32), (i32, i32))],
-    gap: i32,
-) -> Vec<Option<(i32, i32)>> {
+pub(super) fn place_labels(points: &[LabelAt], gap: i32) -> Vec<Option<(i32, i32)>> {
     let mut placed: Vec<LabelBox> = Vec::new();
     points
         .iter()

@@ -236,8 +236,7 @@ pub fn side_by_side(runs: &[(String, &[LevelSummary], &RunAnalysis)]) -> String 
             let found = levels
                 .iter()
                 .zip(&a.iterations)
-                .filter(|(l, _)| l.load() == load)
-                .next_back();
+                .rfind(|(l, _)| l.load() == load);
             match found {
                 Some((l, r)) => {
                     let opt = |v: Option<f64>| v.map_or("-".into(), ms);

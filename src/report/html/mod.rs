@@ -160,9 +160,9 @@ pub fn report_html(runs: &[&RunData], written_at: &str) -> Result<String, ChartE
         };
         let _ = write!(h, "<pre><code>{}{}</code></pre>", esc(&tag), esc(&line));
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "</section><footer>Written by rightsize {} on {} UTC.</footer></body></html>\n",
+        "</section><footer>Written by rightsize {} on {} UTC.</footer></body></html>",
         env!("CARGO_PKG_VERSION"),
         esc(&written_at.replace('T', " "))
     );
