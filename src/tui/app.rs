@@ -215,6 +215,14 @@ impl App {
             knee,
             overlay,
         );
+        // the answer marker and the SLA's label, as the exported charts draw them
+        if !report.slas.is_empty() || report.search.is_some() {
+            self.view.answer = report.answer.map(|a| a.concurrency);
+        }
+        self.view.sla_label = crate::report::chart::SlaLine::of(&self.analysis.slas)
+            .into_iter()
+            .find(|l| l.metric == SlaMetric::E2e)
+            .map(|l| l.label);
         self.report = Some(report);
         self.refresh_time_view();
     }

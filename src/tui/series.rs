@@ -33,6 +33,11 @@ pub struct RunView {
     pub sla_ms: Option<f64>,
     /// The knee, as a load on the axis.
     pub knee: Option<u32>,
+    /// The answer so far (a search's, or a sweep's highest passing level), as a load on the
+    /// axis; set by the app from the run's analysis when the run has SLAs or is a search.
+    pub answer: Option<u32>,
+    /// The SLA line's legend: metric, statistic and limit (`SLA e2e p95 <= 400 ms`).
+    pub sla_label: Option<String>,
     /// A second run drawn over this one, for comparison.
     pub overlay: Option<Overlay>,
 }
@@ -173,6 +178,8 @@ impl RunView {
             ttft_p95,
             sla_ms,
             knee,
+            answer: None,
+            sla_label: None,
             overlay,
         }
     }
@@ -180,5 +187,10 @@ impl RunView {
     /// The knee's x position, when there is one.
     pub fn knee_x(&self) -> Option<f64> {
         self.knee.map(x_of)
+    }
+
+    /// The answer's x position, when there is one.
+    pub fn answer_x(&self) -> Option<f64> {
+        self.answer.map(x_of)
     }
 }

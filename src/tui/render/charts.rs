@@ -1,6 +1,6 @@
 //! The three charts against the run's load, concurrency or request rate (log-scaled x,
 //! labelled with real levels): output throughput; e2e p50 and p99 with the band between them,
-//! the SLA line and the knee; TTFT.
+//! the SLA line (named with its metric, statistic and limit), the knee and the answer; TTFT.
 
 use super::Theme;
 use crate::plan::analysis::Axis as LoadAxis;
@@ -71,10 +71,34 @@ pub fn compact(v: f64) -> String {
 }
 
 fn knee_line(view: &RunView, top: f64) -> Vec<(f64, f64)> {
-    match view.knee_x() {
+    vertical(view.knee_x(), top)
+}
+
+fn vertical(x: Option<f64>, top: f64) -> Vec<(f64, f64)> {
+    match x {
         Some(x) => (0..=20).map(|i| (x, top * i as f64 / 20.0)).collect(),
         None => vec![],
     }
+}
+
+/// The answer marker: a vertical line, in the legend as `answer 96` (or `answer 2.5 req/s`)
+/// when `named`.
+fn answer_set<'a>(
+    view: &RunView,
+    data: &'a [(f64, f64)],
+    named: bool,
+    theme: &Theme,
+) -> Option<Dataset<'a>> {
+    let a = view.answer.filter(|_| !data.is_empty())?;
+    let set = Dataset::default()
+        .marker(Marker::Braille)
+        .style(theme.fg(Color::LightGreen))
+        .data(data);
+    Some(if named {
+        set.name(format!("answer {}", view.axis.load(a)))
+    } else {
+        set
+    })
 }
 
 /// Another run's curve, in its own colour and named by its run id.
@@ -103,6 +127,7 @@ pub fn render_throughput(
     theme: &Theme,
 ) {
     let knee = knee_line(view, view.tps_max);
+    let answer = vertical(view.answer_x(), view.tps_max);
     let mut data = vec![Dataset::default()
         .name("out tok/s")
         .marker(Marker::Braille)
@@ -112,6 +137,7 @@ pub fn render_throughput(
     if let Some(o) = &view.overlay {
         data.push(overlay_set(&o.label, &o.throughput, theme));
     }
+    data.extend(answer_set(view, &answer, true, theme));
     if !knee.is_empty() {
         data.push(
             Dataset::default()
@@ -156,6 +182,7 @@ pub fn render_latency(frame: &mut Frame, area: Rect, view: &RunView, focused: bo
         })
         .unwrap_or_default();
     let knee = knee_line(view, view.latency_max_ms);
+    let answer = vertical(view.answer_x(), view.latency_max_ms);
     let mut data = vec![
         Dataset::default()
             .name("p50-p99")
@@ -178,10 +205,12 @@ pub fn render_latency(frame: &mut Frame, area: Rect, view: &RunView, focused: bo
     if let Some(o) = &view.overlay {
         data.push(overlay_set(&o.label, &o.e2e_p99, theme));
     }
+    // unnamed: the latency legend is full, the throughput chart's names the answer
+    data.extend(answer_set(view, &answer, false, theme));
     if !sla.is_empty() {
         data.push(
             Dataset::default()
-                .name("SLA")
+                .name(view.sla_label.clone().unwrap_or_else(|| "SLA".into()))
                 .marker(Marker::Braille)
                 .style(theme.fg(Color::Red))
                 .data(&sla),
