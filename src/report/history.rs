@@ -67,16 +67,6 @@ impl RunData {
         a
     }
 
-    /// The end-to-end SLA's limit in ms, when the run had one (drawn as the SLA line).
-    pub fn sla_e2e_ms(&self) -> Option<f64> {
-        self.analysis()
-            .slas
-            .0
-            .iter()
-            .find(|t| t.metric == crate::plan::sla::SlaMetric::E2e)
-            .map(|t| t.limit)
-    }
-
     /// The answer, knee and planning numbers, computed from the levels as a live run would.
     pub fn report(&self) -> crate::plan::RunAnalysis {
         crate::plan::analyse(&self.analysis(), &self.levels)
