@@ -124,7 +124,11 @@ fn a_search_report_is_one_small_file_with_the_answer_charts_and_levels() {
         text.contains(&format!("{answer} concurrent requests at")),
         "the headline names the answer {answer}"
     );
-    assert!(text.contains("bracket "), "the bracket is named");
+    // the bracket, when the search found a failing level (one that passes up to --max has
+    // none: how far the simulator gets depends on how busy the machine is)
+    if summary(search)["search"]["first_failing"].is_u64() {
+        assert!(text.contains("bracket "), "the bracket is named");
+    }
     assert!(text.contains("binding SLA"));
     // the command that reproduces the run, rebuilt from run.json
     assert!(

@@ -192,7 +192,8 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     assert!(s.contains("knee at concurrency"), "{s}");
     assert!(s.contains('◆'), "{s}");
     assert!(s.contains("pass") && s.contains("fail"), "{s}");
-    // export from the results view: charts and data land in the run's export/ folder
+    // export from the results view: charts, the HTML report and data land in the run's
+    // export/ folder
     t.keys(&["e"]);
     t.wait_for("the export", Duration::from_secs(30), |s| {
         s.contains("exported")
@@ -209,7 +210,12 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
         })
         .collect();
     kinds.sort();
-    assert_eq!(kinds, ["csv", "json", "png", "svg"], "{}", export.display());
+    assert_eq!(
+        kinds,
+        ["csv", "html", "json", "png", "svg"],
+        "{}",
+        export.display()
+    );
     t.keys(&["q"]);
     t.wait_for("the shell", Duration::from_secs(20), |s| {
         s.contains("EXIT=0")
