@@ -160,6 +160,8 @@ fn main() {
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
     }
+    // as the binary's runtime does (src/main.rs)
+    rt.on_thread_start(rightsize::sched::short_slice);
     let rt = rt.enable_all().build().expect("runtime");
     rt.block_on(async {
         for rps in [1000.0, 5000.0] {

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod plan;
 pub mod report;
 pub mod rng;
+pub mod sched;
 pub mod secrets;
 pub mod sim;
 pub mod sla;

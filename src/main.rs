@@ -6,8 +6,11 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // workers wake for a request's bytes or a send the open-loop dispatcher hands over; a
+    // short slice lets them run at once instead of after another process's time slice
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_start(rightsize::sched::short_slice)
         .build()
     {
         Ok(rt) => rt,

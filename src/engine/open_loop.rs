@@ -119,14 +119,10 @@ impl Recent {
             self.counts.pop_front();
         }
         let (t0, s0, f0) = *self.counts.front().unwrap_or(&(t, sent, finished));
-        let span = t - t0;
-        let rate = |a: u64, b: u64| {
-            if span > 0.0 {
-                a.saturating_sub(b) as f64 / span
-            } else {
-                0.0
-            }
-        };
+        // over at least a second: a quarter second of Poisson sends read 4x the rate one
+        // moment and 0 the next; in the level's first second the figure climbs to the rate
+        let span = (t - t0).max(1.0);
+        let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / span;
         let spread = |v: Vec<f64>| p50_p99(v);
         OpenProgress {
             offered_rps: offered,
@@ -136,6 +132,51 @@ impl Recent {
             ttft_ms: spread(self.done.iter().filter_map(|d| d.1).collect()),
             e2e_ms: spread(self.done.iter().map(|d| d.2).collect()),
         }
+    }
+}
+
+/// The rate the schedule offers at `now` (ns since the level start): a rate, steps or ramp
+/// says it outright; a trace's is the intended sends over the last [`RECENT_S`] seconds (at
+/// least one), so a burst in the trace shows as one, not as the trace's mean.
+fn offered_at(shape: &LoadShape, intended: &[u64], now: u64) -> f64 {
+    match shape {
+        LoadShape::Replay { .. } => {
+            let span = (now as f64 / 1e9).clamp(1.0, RECENT_S);
+            let from = now.saturating_sub((span * 1e9) as u64);
+            let sent =
+                intended.partition_point(|x| *x <= now) - intended.partition_point(|x| *x < from);
+            sent as f64 / span
+        }
+        _ => shape.rate_at(now as f64 / 1e9),
+    }
+}
+
+/// Requests a stable server keeps pending without a queue: the offered rate times the
+/// median end-to-end latency of the level's first [`UNLOADED_SAMPLES`] successes (its
+/// latency before any queue could form). Until those are in, nothing is expected.
+#[derive(Debug, Default)]
+struct Expected {
+    first_e2e_s: Vec<f64>,
+    latency_s: Option<f64>,
+}
+
+/// Successes whose median latency sets [`Expected`].
+const UNLOADED_SAMPLES: usize = 20;
+
+impl Expected {
+    /// Counts a success that took `e2e_s` seconds.
+    fn success(&mut self, e2e_s: f64) {
+        if self.latency_s.is_some() {
+            return;
+        }
+        self.first_e2e_s.push(e2e_s);
+        if self.first_e2e_s.len() == UNLOADED_SAMPLES {
+            self.latency_s = median(self.first_e2e_s.drain(..));
+        }
+    }
+
+    fn pending(&self, rate: f64) -> f64 {
+        rate * self.latency_s.unwrap_or(0.0)
     }
 }
 
@@ -216,6 +257,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
     let mut waits: VecDeque<(f64, f64)> = VecDeque::new();
     let mut recent = Recent::default();
     recent.counts.push_back((0.0, 0, 0));
+    let mut expected = Expected::default();
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE, SAMPLE);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -230,6 +272,9 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
                         }
                     }
                     recent.record(&rec);
+                    if rec.error.is_none() {
+                        expected.success(rec.end_ns.saturating_sub(rec.start_ns) as f64 / 1e9);
+                    }
                     fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
                 }
                 None => break,
@@ -239,10 +284,11 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
                 let t = now as f64 / 1e9;
                 let due = intended.partition_point(|x| *x <= now) as u64;
                 let pending = due.saturating_sub(acc.completed()) as f64;
+                let offered = offered_at(&plan.shape, &intended, now);
                 if saturated.is_none() && !stop.is_cancelled() {
-                    if let Some((slope, first, last)) =
-                        watch.sample(t, pending, plan.shape.rate_at(t))
-                    {
+                    // what a rising rate keeps pending by itself (a ramp) is not a queue
+                    let excess = pending - expected.pending(offered);
+                    if let Some((slope, first, last)) = watch.sample(t, excess, offered) {
                         let wait = |from: f64, to: f64| median(waits.iter().filter(|w| w.0 >= from && w.0 < to).map(|w| w.1));
                         let start = t - SAMPLE.as_secs_f64() * WINDOW_SAMPLES as f64;
                         saturated = Some(Saturation {
@@ -265,7 +311,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
                     dispatched.load(Ordering::Relaxed),
                     acc.completed(),
                     pending as u64,
-                    if due < n { plan.shape.rate_at(t) } else { 0.0 },
+                    if due < n { offered } else { 0.0 },
                 ));
                 let _ = events.try_send(EngineEvent::Progress(snapshot));
             }
@@ -301,8 +347,8 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
     {
         let _ = events
             .send(EngineEvent::Warning(format!(
-                "level {}: stopped at {:.1} s: requests waiting grew from {:.0} to {:.0} \
-                 ({:.1}/s): the server cannot keep up with this rate",
+                "level {}: stopped at {:.1} s: requests waiting past what the rate keeps in flight \
+                 grew from {:.0} to {:.0} ({:.1}/s): the server cannot keep up with this rate",
                 plan.index + 1,
                 s.at_s,
                 s.pending_first,
@@ -353,6 +399,7 @@ const STOP_CHECK: Duration = Duration::from_millis(20);
 /// at once. The request's send is still stamped where the bytes go out, so any delay past
 /// this point shows in the schedule lag.
 fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
+    crate::sched::short_slice();
     let d = Arc::new(d);
     for (i, at) in d.intended.iter().enumerate() {
         let due = d.level_start + *at;
@@ -411,6 +458,58 @@ fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_rates_span_at_least_a_second_and_a_trace_offers_what_it_holds() {
+        let mut r = Recent::default();
+        r.counts.push_back((0.0, 0, 0));
+        // 3 sent, 1 finished a quarter second in: 3/s, not 12/s
+        let p = r.snapshot(0.25, 3, 1, 2, 10.0);
+        assert_eq!((p.sent_rps, p.done_rps), (3.0, 1.0));
+        // 20 sent by 2 s: 10/s
+        let p = r.snapshot(2.0, 20, 18, 2, 10.0);
+        assert_eq!(p.sent_rps, 10.0);
+        // a trace with 10 sends in its first second and 2 in the next four
+        let ms = 1_000_000u64;
+        let times: Vec<u64> = (0..10)
+            .map(|i| i * 100 * ms)
+            .chain([2_000 * ms, 4_000 * ms])
+            .collect();
+        let shape = LoadShape::Replay {
+            records: 12,
+            span_s: 4.0,
+            speedup: 1.0,
+        };
+        assert_eq!(offered_at(&shape, &times, 1_000 * ms), 10.0);
+        assert_eq!(offered_at(&shape, &times, 5_000 * ms), 12.0 / 5.0);
+        let rate = LoadShape::Rate { rps: 7.0 };
+        assert_eq!(offered_at(&rate, &times, 3_000 * ms), 7.0);
+    }
+
+    #[test]
+    fn a_ramp_keeps_no_excess_pending_once_its_latency_is_known() {
+        let mut e = Expected::default();
+        assert_eq!(e.pending(50.0), 0.0);
+        for i in 0..UNLOADED_SAMPLES {
+            e.success(0.4 + i as f64 * 0.01);
+        }
+        // median of 400..590 ms (nearest rank above the middle): 500 ms
+        assert_eq!(e.latency_s, Some(0.5));
+        e.success(5.0);
+        assert_eq!(e.latency_s, Some(0.5));
+        // a ramp from 10 to 90 req/s at 0.5 s keeps 5 to 45 pending: no growth of the excess
+        let mut w = SaturationWatch::default();
+        for i in 0..40 {
+            let t = i as f64 * 0.25;
+            let rate = 10.0 + 8.0 * t;
+            let pending = rate * 0.5 + (i % 2) as f64;
+            assert_eq!(
+                w.sample(t, pending - e.pending(rate), rate),
+                None,
+                "at {t} s"
+            );
+        }
+    }
 
     #[test]
     fn saturation_needs_sustained_growth() {

@@ -19,9 +19,10 @@ pub const RATE_HELD_SHARE: f64 = 0.05;
 pub struct Saturation {
     /// When the level was stopped (s since its start).
     pub at_s: f64,
-    /// Growth of pending requests over the last window (requests/s).
+    /// Growth of excess pending requests over the last window (requests/s).
     pub pending_slope_per_s: f64,
-    /// Pending requests at the window's start and end.
+    /// Excess pending requests at the window's start and end: pending less what the offered
+    /// rate keeps pending at the level's unloaded latency.
     pub pending_first: f64,
     pub pending_last: f64,
     /// Median schedule lag plus TTFT of the requests started in the window's first and last

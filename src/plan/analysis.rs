@@ -321,6 +321,11 @@ pub fn on_axis(levels: &[LevelSummary]) -> (bool, Vec<LevelSummary>) {
 pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
     let limits = a.limits();
     let (by_rate, levels) = on_axis(all);
+    let axis = if by_rate {
+        Axis::Rate
+    } else {
+        Axis::Concurrency
+    };
     let levels = &levels[..];
     let pts = points(&limits, levels);
     let whys = a.search.map(|cfg| search::history(&cfg, &pts));
@@ -379,7 +384,7 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
     // with no SLA and no search nothing waits on a verdict: the default error limit's
     // uncertainty on a short sweep is not worth a warning
     let mut warnings = if has_slas || a.search.is_some() {
-        too_few_samples(&limits, levels)
+        too_few_samples(&limits, levels, axis)
     } else {
         Vec::new()
     };
@@ -415,11 +420,7 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         })
         .collect();
     RunAnalysis {
-        axis: if by_rate {
-            Axis::Rate
-        } else {
-            Axis::Concurrency
-        },
+        axis,
         answer,
         slas: a.slas.clone(),
         max_error_rate: a.max_error_rate,
@@ -448,7 +449,7 @@ fn breaking_point(pts: &[Point]) -> Option<u32> {
 
 /// A warning per threshold that some levels could not decide for want of samples: their
 /// verdict is uncertain and they had fewer values than the threshold needs to pass at all.
-fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<String> {
+fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary], axis: Axis) -> Vec<String> {
     limits
         .0
         .iter()
@@ -464,7 +465,7 @@ fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<String> {
                         .iter()
                         .any(|c| c.threshold == *t && c.verdict == Verdict::Uncertain)
                 })
-                .map(|l| format!("{} ({})", l.load(), sample_count(t, l)))
+                .map(|l| format!("{} ({})", axis.load(l.load()), sample_count(t, l)))
                 .collect();
             (!short.is_empty()).then(|| {
                 format!(

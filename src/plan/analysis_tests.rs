@@ -146,3 +146,25 @@ fn too_few_requests_to_decide_say_so() {
     let a = analyse(&Analysis::default(), &levels);
     assert_eq!(a.planning.ideal.map(|i| i.concurrency), Some(16));
 }
+
+#[test]
+fn too_few_requests_on_a_rate_level_name_its_rate() {
+    use crate::metrics::open_loop::RateSummary;
+    use crate::workload::arrivals::{Arrival, LoadShape};
+    let mut l = level(0, 16, 64, 220, 3400, 256, None);
+    l.open_loop.rate = Some(RateSummary {
+        shape: LoadShape::Rate { rps: 2.5 },
+        arrival: Arrival::Poisson,
+        offered_rps: 2.5,
+        achieved_rps: 2.5,
+        max_in_flight: None,
+        saturated: None,
+    });
+    let a = analyse(&e2e("20s"), &[l]);
+    assert_eq!(a.axis, Axis::Rate);
+    assert!(
+        a.planning.warnings[0].ends_with("stay uncertain: 2.5 req/s (64) (raise --requests)"),
+        "{:?}",
+        a.planning.warnings
+    );
+}

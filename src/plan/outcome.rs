@@ -3,7 +3,7 @@
 
 use super::search::{
     aggregate, bracket, contradictions, passes, Contradiction, Outcome, Point, SearchConfig,
-    StopReason,
+    StopReason, Vote,
 };
 use super::sla::Verdict;
 use std::collections::BTreeMap;
@@ -17,10 +17,14 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
     let (lo, hi) = bracket(points);
     let contradictions = contradictions(points);
     let agg = aggregate(points);
-    let remeasured: BTreeMap<u32, Vec<bool>> = agg
+    let votes: BTreeMap<u32, Vec<Vote>> = agg
         .iter()
         .filter(|(_, (v, _))| v.len() > 1)
         .map(|(c, (v, _))| (*c, v.clone()))
+        .collect();
+    let remeasured: BTreeMap<u32, Vec<bool>> = votes
+        .iter()
+        .map(|(c, v)| (*c, v.iter().map(|x| *x == Some(true)).collect()))
         .collect();
     let mut uncertain: Vec<u32> = points
         .iter()
@@ -36,7 +40,7 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
         .collect();
     not_held.sort_unstable();
     not_held.dedup();
-    let mut confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &remeasured);
+    let mut confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &votes);
     if let Some(h) = hi.filter(|h| uncertain.contains(h)) {
         confidence += &format!(
             "; {h} stayed uncertain at its request cap: the limit may reach up to {h} (more \
@@ -66,9 +70,13 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
     }
 }
 
-fn verdicts_text(v: &[bool]) -> String {
+fn verdicts_text(v: &[Vote]) -> String {
     v.iter()
-        .map(|p| if *p { "pass" } else { "fail" })
+        .map(|p| match p {
+            Some(true) => "pass",
+            Some(false) => "fail",
+            None => "undecided",
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -79,7 +87,7 @@ fn confidence_note(
     lo: Option<u32>,
     hi: Option<u32>,
     contradictions: &[Contradiction],
-    remeasured: &BTreeMap<u32, Vec<bool>>,
+    remeasured: &BTreeMap<u32, Vec<Vote>>,
 ) -> String {
     let tol = cfg.tolerance * 100.0;
     let first = match (reason, lo, hi) {

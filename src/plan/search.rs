@@ -8,7 +8,8 @@
 //! fallback when the model has nothing to go on, keeps passing just under its own guesses,
 //! or overshot (its last level failed and cut less than half the bracket).
 //! Contradictions (a pass above a fail) are re-measured once per level; a level measured twice
-//! passes only if most of its measurements passed (a tie fails: the cautious side).
+//! passes only if most of its decided measurements passed (a tie fails: the cautious side;
+//! an uncertain measurement does not vote).
 //!
 //! A level passes only when it held its concurrency and every SLA's 95 % interval is within
 //! its limit. A level still uncertain at its request cap, or not held, is not a pass: it ends
@@ -157,12 +158,28 @@ pub enum Step {
     Done(Outcome),
 }
 
-/// Per concurrency: its measurements' verdicts, in order, and mean ratios.
-pub(crate) fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<bool>, Vec<f64>)> {
-    let mut m: BTreeMap<u32, (Vec<bool>, Vec<Vec<f64>>)> = BTreeMap::new();
+/// One measurement's vote on its level: `Some(true)` passed, `Some(false)` failed, `None`
+/// decided nothing (uncertain at its request cap, or not held without a failure).
+pub(crate) type Vote = Option<bool>;
+
+impl Point {
+    fn vote(&self) -> Vote {
+        if self.pass {
+            Some(true)
+        } else if self.failed() {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// Per concurrency: its measurements' votes, in order, and mean ratios.
+pub(crate) fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<Vote>, Vec<f64>)> {
+    let mut m: BTreeMap<u32, (Vec<Vote>, Vec<Vec<f64>>)> = BTreeMap::new();
     for p in points {
         let e = m.entry(p.concurrency).or_default();
-        e.0.push(p.pass);
+        e.0.push(p.vote());
         e.1.push(p.ratios.clone());
     }
     m.into_iter()
@@ -176,10 +193,13 @@ pub(crate) fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<bool>, Vec<f64>)
         .collect()
 }
 
-/// A level passes when most of its measurements passed (a tie fails).
-pub(crate) fn passes(verdicts: &[bool]) -> bool {
-    let p = verdicts.iter().filter(|v| **v).count();
-    p * 2 > verdicts.len()
+/// A level passes when most of its decided measurements passed (a tie fails). A measurement
+/// that decided nothing does not vote: a level uncertain once and passed when re-measured
+/// passes; a level that never decided does not.
+pub(crate) fn passes(votes: &[Vote]) -> bool {
+    let p = votes.iter().filter(|v| **v == Some(true)).count();
+    let f = votes.iter().filter(|v| **v == Some(false)).count();
+    p > f
 }
 
 /// Every (pass, fail) pair of single measurements with the pass at the higher (or the same)

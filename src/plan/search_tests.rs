@@ -314,3 +314,32 @@ fn a_bracket_end_that_fails_its_confirmation_is_a_contradiction() {
         o.confidence
     );
 }
+
+#[test]
+fn a_level_uncertain_once_and_passed_when_remeasured_passes() {
+    // the noisy run that answered 7: 8 stayed uncertain at its cap during a slow moment, then
+    // passed on confirmation; an undecided measurement does not vote against it
+    let cfg = SearchConfig {
+        min: 1,
+        max: 64,
+        ..SearchConfig::default()
+    };
+    let uncertain = |c: u32| Point {
+        concurrency: c,
+        pass: false,
+        verdict: Verdict::Uncertain,
+        held: true,
+        ratios: vec![],
+    };
+    let mut pts: Vec<Point> = [1, 2, 4].iter().map(|c| pt(*c, true)).collect();
+    pts.push(uncertain(8));
+    assert_eq!(bracket(&pts), (Some(4), Some(8)));
+    pts.extend([pt(6, true), pt(7, true), pt(7, true), pt(8, true)]);
+    assert_eq!(bracket(&pts), (Some(8), None));
+    assert_eq!(next(&cfg, &pts), (16, Why::Exponential));
+    // a decided failure still outvotes nothing, and a tie of decided votes fails
+    assert!(!passes(&[None, Some(false)]));
+    assert!(!passes(&[Some(true), Some(false)]));
+    assert!(!passes(&[None]));
+    assert!(passes(&[None, Some(true)]));
+}

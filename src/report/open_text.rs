@@ -44,7 +44,7 @@ pub fn render_open(levels: &[LevelSummary]) -> String {
             ""
         };
         out += &format!(
-            "{}: stopped at {:.1} s: requests waiting grew from {:.0} to {:.0} ({:.1}/s){wait}{cap}\n",
+            "{}: stopped at {:.1} s: excess requests waiting grew from {:.0} to {:.0} ({:.1}/s){wait}{cap}\n",
             load_label(l),
             s.at_s,
             s.pending_first,
