@@ -168,3 +168,23 @@ fn too_few_requests_on_a_rate_level_name_its_rate() {
         a.planning.warnings
     );
 }
+
+#[test]
+fn a_knee_without_any_doubling_measured_says_so() {
+    // 48 and 64: no level at twice another, so no level could be the knee
+    let levels = vec![
+        level(0, 48, 400, 220, 3400, 256, None),
+        level(1, 64, 400, 220, 3600, 256, None),
+    ];
+    let text = crate::plan::text::render_analysis(&analyse(&Analysis::default(), &levels));
+    assert!(
+        text.contains(
+            "knee: not measured (no level at twice another: the knee needs a level's double, \
+             and the highest was 64)"
+        ),
+        "{text}"
+    );
+    // 16..1024 of the table's sweep has doublings: the knee is found there
+    let text = crate::plan::text::render_analysis(&analyse(&Analysis::default(), &sweep()));
+    assert!(text.contains("knee: 256"), "{text}");
+}

@@ -59,7 +59,20 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             }
             t += "\n";
         }
-        None => t += "knee: not reached (throughput still rising at the highest level)\n",
+        None => {
+            let loads: Vec<u32> = a.iterations.iter().map(|r| r.concurrency).collect();
+            let top = loads.iter().copied().max().unwrap_or(0);
+            let doubled = loads.iter().any(|&c| c > 0 && c <= top / 2);
+            t += &if doubled || loads.is_empty() {
+                "knee: not reached (throughput still rising at the highest level)\n".to_string()
+            } else {
+                format!(
+                    "knee: not measured (no level at twice another: the knee needs a level's \
+                     double, and the highest was {})\n",
+                    ax.load(top)
+                )
+            };
+        }
     }
     let p = &a.planning;
     if let Some(i) = &p.ideal {
