@@ -192,6 +192,7 @@ impl ConfigFile {
         self.defaults.search = d.search.or(self.defaults.search);
         self.defaults.timeout = d.timeout.or(self.defaults.timeout);
         self.defaults.results_dir = d.results_dir.or(self.defaults.results_dir);
+        self.defaults.max_error_rate = d.max_error_rate.or(self.defaults.max_error_rate);
         self.endpoints.extend(over.endpoints);
         self.profiles.extend(over.profiles);
         self.sweeps.extend(over.sweeps);
@@ -244,6 +245,23 @@ mod tests {
         assert_eq!(s.concurrency_max, Some(Positive(4096)));
         assert_eq!(s.search_max_iterations, Some(Positive(10)));
         assert_eq!(s.request_count, Some(Positive(1024)));
+    }
+
+    #[test]
+    fn a_users_defaults_lay_over_the_shipped_ones_field_by_field() {
+        let shipped = ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap();
+        let user = ConfigFile::parse(
+            "[defaults]\nmax_error_rate = 0.05\nresults_dir = \"/r\"\n",
+            "my.toml",
+        )
+        .unwrap();
+        let c = shipped.merge(user);
+        // every field of [defaults]; max_error_rate was dropped once, and the dashboard's
+        // and the command line's runs judged errors at 1 % whatever the file said
+        assert_eq!(c.defaults.max_error_rate.map(|f| f.0), Some(0.05));
+        assert_eq!(c.defaults.results_dir, Some(PathBuf::from("/r")));
+        assert_eq!(c.defaults.endpoint.as_deref(), Some("sim"));
+        assert_eq!(c.defaults.profile.as_deref(), Some("rag"));
     }
 
     #[test]
