@@ -533,3 +533,25 @@ async fn concurrent_requests_each_get_a_connection_and_run_in_parallel() {
     conns.dedup();
     assert_eq!(conns.len(), N);
 }
+
+#[tokio::test]
+async fn a_20_mib_line_is_a_bad_payload_not_a_memory_leak() {
+    // a server that streams 20 MiB without ending a line, in 1 MiB chunks, then waits
+    let mut steps = vec![sse_head(), content("Hello")];
+    let mib = "x".repeat(1 << 20);
+    steps.push(chunk("data: "));
+    for _ in 0..20 {
+        steps.push(chunk(&mib));
+    }
+    steps.push(Step::Sleep(10_000));
+    let server = serve_one(steps).await;
+    let started = std::time::Instant::now();
+    let o = endpoint(&spec(&server.base())).send("hi there", 16).await;
+    // it ends as soon as the line passes the 16 MiB cap, not at the timeout
+    assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
+    assert_eq!(kind(&o), Some(ErrorKind::BadPayload), "{:?}", o.error);
+    let msg = &o.error.as_ref().unwrap().message;
+    assert!(msg.contains("longer than 16 MiB"), "{msg}");
+    // the first token came before it, and stays recorded
+    assert!(o.first_token_ns.is_some());
+}

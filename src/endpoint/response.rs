@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::h1::{BodyReader, Conn};
 use super::openai::{self, ChunkError, Usage};
-use super::sse::{Event, Framing, StreamParser};
+use super::sse::{Event, Framing, StreamParser, MAX_LINE_BYTES};
 use super::transport::{error_chain, Transport};
 use crate::clock::now_ns;
 use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
@@ -265,6 +265,16 @@ impl StreamReader {
                 Ok(Some((bytes, t))) => {
                     keep_head(&mut probe, bytes);
                     parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
+                    if parser.overflowed() && out.error.is_none() {
+                        out.error = Some(RequestError {
+                            kind: ErrorKind::BadPayload,
+                            status: None,
+                            message: format!(
+                                "the stream sent a line (or an event) longer than {} MiB",
+                                MAX_LINE_BYTES >> 20
+                            ),
+                        });
+                    }
                     if out.error.is_some() {
                         return true;
                     }

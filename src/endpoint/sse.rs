@@ -37,6 +37,11 @@ pub enum Framing {
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The longest line (and the longest event's joined data) a stream may send: past it the
+/// parser stops buffering and the request fails as `bad_payload`, so one server that never
+/// ends a line cannot take the client's memory (a 300 MB line once took it to 1.2 GB).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
 /// Incremental SSE / JSON-lines parser. Feed bytes with [`StreamParser::feed`], then call
 /// [`StreamParser::finish`] at the end of the body.
 #[derive(Debug)]
@@ -54,6 +59,8 @@ pub struct StreamParser {
     first_line: bool,
     done: bool,
     data_events: u64,
+    /// A line or an event's data passed [`MAX_LINE_BYTES`]: nothing more is parsed.
+    overflowed: bool,
 }
 
 impl Default for StreamParser {
@@ -74,6 +81,7 @@ impl StreamParser {
             first_line: true,
             done: false,
             data_events: 0,
+            overflowed: false,
         }
     }
 
@@ -86,11 +94,19 @@ impl StreamParser {
                 input = &input[1..];
             }
         }
-        while !input.is_empty() {
+        while !input.is_empty() && !self.overflowed {
             let Some(i) = input.iter().position(|&b| b == b'\n' || b == b'\r') else {
-                self.line.extend_from_slice(input);
+                if self.line.len() + input.len() > MAX_LINE_BYTES {
+                    self.overflow();
+                } else {
+                    self.line.extend_from_slice(input);
+                }
                 return;
             };
+            if self.line.len() + i > MAX_LINE_BYTES {
+                self.overflow();
+                return;
+            }
             if self.line.is_empty() {
                 self.process_line(&input[..i], on_event);
             } else {
@@ -118,6 +134,9 @@ impl StreamParser {
     /// delivered even without a newline (it may be truncated; the JSON parser will tell).
     /// Check [`StreamParser::saw_done`] afterwards to tell a complete stream from a broken one.
     pub fn finish(&mut self, on_event: &mut impl FnMut(Event<'_>)) {
+        if self.overflowed {
+            return;
+        }
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
             self.process_line(&line, on_event);
@@ -127,6 +146,18 @@ impl StreamParser {
         }
         self.has_data = false;
         self.data.clear();
+    }
+
+    /// True once a line or an event's data passed [`MAX_LINE_BYTES`]; the parser then
+    /// ignores the rest of the body.
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    fn overflow(&mut self) {
+        self.overflowed = true;
+        self.line = Vec::new();
+        self.data = Vec::new();
     }
 
     /// True once `[DONE]` was received.
@@ -188,6 +219,10 @@ impl StreamParser {
             None => (line, &b""[..]),
         };
         if field == b"data" {
+            if self.data.len() + value.len() + 1 > MAX_LINE_BYTES {
+                self.overflow();
+                return;
+            }
             if self.has_data {
                 self.data.push(b'\n');
             }
@@ -251,6 +286,42 @@ mod tests {
         }
         p.finish(&mut on);
         (out, p.saw_done(), p.framing())
+    }
+
+    #[test]
+    fn a_line_past_the_cap_stops_the_parser_and_holds_no_more_than_the_cap() {
+        // up to the cap, in 1 MiB reads, a line is kept; one more byte and it is dropped
+        let mib = vec![b'x'; 1 << 20];
+        let mut p = StreamParser::new();
+        let mut events = 0;
+        p.feed(b"data: {\"a\":1}\n\n", &mut |_| events += 1);
+        for _ in 0..16 {
+            p.feed(&mib, &mut |_| events += 1);
+            assert!(p.line.len() <= MAX_LINE_BYTES);
+        }
+        assert!(!p.overflowed());
+        p.feed(b"x", &mut |_| events += 1);
+        assert!(p.overflowed());
+        assert!(p.line.capacity() == 0 && p.data.capacity() == 0);
+        // nothing after it is parsed, not even a well-formed event or the end
+        p.feed(b"\n\ndata: [DONE]\n\n", &mut |_| events += 1);
+        p.finish(&mut |_| events += 1);
+        assert_eq!(events, 1);
+        assert!(!p.saw_done());
+        // an event whose data lines add up past the cap, each line short
+        let mut p = StreamParser::new();
+        let line = [b"data: ".as_slice(), &mib, b"\n"].concat();
+        for _ in 0..16 {
+            p.feed(&line, &mut |_| {});
+        }
+        assert!(p.overflowed());
+        // a JSON-lines record the same
+        let mut p = StreamParser::new();
+        p.feed(b"{", &mut |_| {});
+        for _ in 0..16 {
+            p.feed(&mib, &mut |_| {});
+        }
+        assert!(p.overflowed());
     }
 
     /// Every way of splitting `input` into two or three reads gives the same events.
