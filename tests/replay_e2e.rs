@@ -2,16 +2,20 @@
 //! each request close to its scheduled time (read from the requests file) and reports metrics
 //! per time window. It runs the real binary against the built-in simulator.
 //!
-//! The goal is 2 ms at p99; this test holds the debug build to 5 ms. On this machine (two
-//! virtual CPUs) a thread waking from a sleep, the dispatcher's or a runtime worker's, is
-//! late by up to 1-4 ms at p99 whenever another process runs (a Python thread sleeping 20 ms
-//! alone: 3.8 ms p99 late beside a compile), and the debug build spends ~0.2 ms more per hand-over;
-//! quiet, the debug build's p99 ranged 1.6-3.5 ms over four runs. The release build's figure
-//! is in the README (`cargo bench --bench open_loop`).
+//! The goal is 2 ms at p99. A send waits on two wake-ups the kernel grants, the dispatcher
+//! thread's and then a runtime worker's, and on this machine (two virtual CPUs) a woken thread
+//! is now and then late by 1-4 ms at p99 whenever anything else runs (a thread sleeping 20 ms
+//! alone: 3.8 ms p99 late beside a compile). So the test measures that lateness on the same
+//! machine at the same time, with a thread of its own sleeping 20 ms at a time while the replay
+//! runs, and holds the client to 2 ms past two of those wake-ups at p99: what the client adds,
+//! not what the kernel takes. Quiet, the replay's p99 was 1.1-3.7 ms over six runs.
 
 #[path = "common/mod.rs"]
 mod common;
 use common::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// 300 Mooncake records over about 60 s: exponential gaps of 200 ms mean from a fixed
 /// generator, 64 tokens in, 8 out.
@@ -39,6 +43,20 @@ fn a_replay_at_10x_sends_on_time_and_reports_windows() {
     let file = dir.join("trace.jsonl");
     std::fs::write(&file, trace()).unwrap();
     let out_root = dir.join("runs");
+    // the machine's own wake-up lateness while the replay runs
+    let stop = Arc::new(AtomicBool::new(false));
+    let probe = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut late = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                std::thread::sleep(Duration::from_millis(20));
+                late.push((t.elapsed().as_secs_f64() - 0.020) * 1e3);
+            }
+            late
+        })
+    };
     let o = bin()
         .args(["replay"])
         .arg(&file)
@@ -46,6 +64,10 @@ fn a_replay_at_10x_sends_on_time_and_reports_windows() {
         .arg(&out_root)
         .output()
         .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let mut wake = probe.join().unwrap();
+    wake.sort_by(f64::total_cmp);
+    let wake_p99 = wake[(0.99 * wake.len() as f64).ceil() as usize - 1];
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
     let level = &v["levels"][0];
@@ -67,12 +89,19 @@ fn a_replay_at_10x_sends_on_time_and_reports_windows() {
     assert_eq!(late.len(), 300);
     late.sort_by(f64::total_cmp);
     let p99 = late[(0.99 * 300.0f64).ceil() as usize - 1];
+    let bound = 2.0 + 2.0 * wake_p99;
     println!(
-        "send error p50 {:.3} ms, p99 {p99:.3} ms, max {:.3} ms",
-        late[149], late[299]
+        "send error p50 {:.3} ms, p99 {p99:.3} ms, max {:.3} ms; a sleeping thread woke late by \
+         {wake_p99:.3} ms at p99 ({} sleeps): bound {bound:.3} ms",
+        late[149],
+        late[299],
+        wake.len()
     );
     assert!(late[0] >= 0.0, "never early: {:.3} ms", late[0]);
-    assert!(p99 <= 5.0, "send error p99 {p99:.3} ms");
+    assert!(
+        p99 <= bound,
+        "send error p99 {p99:.3} ms, over 2 ms past two wake-ups ({wake_p99:.3} ms each)"
+    );
 
     // per-window metrics: 1 s windows over the 6 s the replay lasts
     let windows = level["windows"].as_array().expect("windows");
