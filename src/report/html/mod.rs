@@ -6,6 +6,11 @@
 //! errors by kind, server telemetry, warnings, and the command that reproduces the run. With
 //! several runs (`--compare`) the curves overlay, the answer boxes and identities stand side
 //! by side, and a side-by-side table precedes each run's own levels table.
+//!
+//! The markup is written here, not by a template engine: the page is a fixed handful of
+//! elements filled from the run, and the only protocol detail, escaping text, is five
+//! characters ([`esc`]); the SVG inside comes from plotters. A headless-browser test
+//! (`tests/report_html.rs`) checks the result is well-formed and renders.
 
 mod answer;
 mod command;
