@@ -352,3 +352,51 @@ async fn redirect_is_shown_not_followed() {
         )
     );
 }
+
+/// A server whose first `fails` generation requests answer `status`, the rest a good stream.
+async fn failing_first(fails: usize, status: &'static str) -> Server {
+    let n = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    serve(move |_, _, req| {
+        if req.path.ends_with("/models") {
+            return vec![response("200 OK", "application/json", MODELS)];
+        }
+        if n.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < fails {
+            vec![response(
+                status,
+                "application/json",
+                r#"{"error":{"message":"try later"}}"#,
+            )]
+        } else {
+            good_stream()
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_passing_5xx_or_429_is_asked_again_and_a_lasting_one_fails() {
+    // two 500s, then a good answer: pre-flight passes on its third request
+    let s = failing_first(2, "500 Internal Server Error").await;
+    let ep = endpoint(&spec(&s.base()));
+    preflight(&ep).await.expect("the third request answers");
+    let generated = |s: &Server| {
+        s.requests()
+            .iter()
+            .filter(|r| !r.path.ends_with("/models"))
+            .count()
+    };
+    assert_eq!(generated(&s), 3);
+    // one 429: the second request answers
+    let s = failing_first(1, "429 Too Many Requests").await;
+    preflight(&endpoint(&spec(&s.base()))).await.unwrap();
+    assert_eq!(generated(&s), 2);
+    // three 503s: it fails, saying what the server said
+    let s = failing_first(3, "503 Service Unavailable").await;
+    let e = preflight(&endpoint(&spec(&s.base()))).await.unwrap_err();
+    assert!(e.to_string().contains("answered HTTP 503"), "{e}");
+    assert_eq!(generated(&s), 3);
+    // a 400 is not asked again
+    let s = failing_first(1, "400 Bad Request").await;
+    preflight(&endpoint(&spec(&s.base()))).await.unwrap_err();
+    assert_eq!(generated(&s), 1);
+}

@@ -16,6 +16,9 @@ use crate::engine::record::ErrorKind;
 const PREFLIGHT_PROMPT: &str = "Say hello.";
 /// Output tokens asked for by the pre-flight request.
 const PREFLIGHT_MAX_TOKENS: u32 = 4;
+/// Generation requests pre-flight sends while the server answers 5xx or 429.
+const PREFLIGHT_ATTEMPTS: u32 = 3;
+const PREFLIGHT_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 /// Characters of an unexpected body shown in a diagnosis.
 const SHOWN_BODY_CHARS: usize = 200;
 
@@ -213,7 +216,8 @@ pub async fn only_model(ep: &Endpoint) -> Result<String, PreflightError> {
 }
 
 /// Checks that the endpoint is reachable, accepts the key, serves the model and answers (and
-/// streams, if asked) like an OpenAI-compatible API. Sends exactly one small generation request.
+/// streams, if asked) like an OpenAI-compatible API. Sends one small generation request (up to
+/// three while the server answers 5xx or 429).
 pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> {
     let timeout = ep.request_timeout();
     let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
@@ -269,16 +273,32 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
         }
     }
 
-    // 2. One small generation request, exactly as the run sends them.
-    let mut probe = Probe::default();
-    let out = ep
-        .exchange(
-            PREFLIGHT_PROMPT,
-            PREFLIGHT_MAX_TOKENS,
-            Some(&mut probe),
-            None,
-        )
-        .await;
+    // 2. One small generation request, exactly as the run sends them; asked again (twice at
+    // most, half a second apart) while the server answers 5xx or 429: a server that fails a
+    // share of its requests, or is busy a moment, is for the run to measure, and one that
+    // fails them all still fails here.
+    let mut attempt = 1;
+    let (out, probe) = loop {
+        let mut probe = Probe::default();
+        let out = ep
+            .exchange(
+                PREFLIGHT_PROMPT,
+                PREFLIGHT_MAX_TOKENS,
+                Some(&mut probe),
+                None,
+            )
+            .await;
+        let transient = out.error.as_ref().is_some_and(|e| {
+            e.kind == ErrorKind::HttpStatus
+                && e.status
+                    .is_some_and(|s| s == 429 || (500..600).contains(&s))
+        });
+        if !transient || attempt == PREFLIGHT_ATTEMPTS {
+            break (out, probe);
+        }
+        attempt += 1;
+        tokio::time::sleep(PREFLIGHT_RETRY_PAUSE).await;
+    };
     if probe.server_header.is_some() {
         id.server_header = probe.server_header.clone();
     }
