@@ -9,7 +9,7 @@ mod report_support;
 
 use common::{bin, stderr, stdout, tmpdir, SimProcess};
 use export_support::{id, rs, runs_in};
-use report_support::{decode_png, runs, summary, text_of};
+use report_support::{decode_png, runs, single_and_compare, summary, text_of};
 use std::path::{Path, PathBuf};
 
 /// `export RUN_ARGS --svg DIR/` (and `--png`); the files written.
@@ -185,16 +185,8 @@ fn assert_point_labels_apart(svg: &Path) {
 #[test]
 fn no_two_point_labels_overlap_in_the_test_runs_charts() {
     let (root, search, sweep) = runs();
-    for args in [
-        vec!["export".to_string(), id(search)],
-        vec!["export".to_string(), id(sweep)],
-        vec![
-            "export".to_string(),
-            id(search),
-            "--compare".into(),
-            id(sweep),
-        ],
-    ] {
+    let [(_, single), (_, compare)] = single_and_compare(search, sweep);
+    for args in [single, vec!["export".to_string(), id(sweep)], compare] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let files = export(root, &args);
         assert_point_labels_apart(&files[1]);

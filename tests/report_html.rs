@@ -10,7 +10,9 @@ mod report_support;
 
 use common::{stderr, stdout, tmpdir};
 use export_support::{id, rs};
-use report_support::{chromium, decode_png, runs, screenshot, summary, text_of, with_attr};
+use report_support::{
+    chromium, decode_png, runs, screenshot, single_and_compare, summary, text_of, with_attr,
+};
 use std::path::{Path, PathBuf};
 
 /// `export ARGS --html DIR/`; the HTML file written.
@@ -208,18 +210,7 @@ fn chromium_draws_the_reports_and_logs_no_console_error() {
         return;
     };
     let (_, search, sweep) = runs();
-    for (name, args) in [
-        ("single", vec!["export".to_string(), id(search)]),
-        (
-            "compare",
-            vec![
-                "export".to_string(),
-                id(search),
-                "--compare".into(),
-                id(sweep),
-            ],
-        ),
-    ] {
+    for (name, args) in single_and_compare(search, sweep) {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let page = export_html(&args);
         let shot = page.with_file_name(format!("{name}.png"));

@@ -128,7 +128,7 @@ pub struct SweepEntry {
     pub max_error_rate: Option<Fraction>,
 }
 
-/// `[searches.NAME]`: an SLA search plan, with SPEC's keys. Latency SLAs are milliseconds
+/// `[searches.NAME]`: an SLA search plan (keys in docs/search.md). Latency SLAs are milliseconds
 /// (`e2e_sla_ms = 50000`) or a string with a statistic (`ttft_sla_ms = "p99:800ms"`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-//! Capacity planning (SPEC workflow step 4): the ideal balance, the breaking point, and the
+//! Capacity planning (docs/search.md, "Planning numbers"): the ideal balance, the breaking point, and the
 //! right-size factor with its costs, from a run's levels.
 
 use serde::Serialize;

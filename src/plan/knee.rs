@@ -1,4 +1,4 @@
-//! Knee detection (SPEC "Knee"): the smallest concurrency past which a further doubling adds
+//! Knee detection (docs/search.md, "Knee"): the smallest concurrency past which a further doubling adds
 //! little throughput (under 10 % by default) while p99 latency keeps rising; and the levels a
 //! sweep adds to bracket it within 1.25x.
 //!

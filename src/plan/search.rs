@@ -1,4 +1,4 @@
-//! The SLA search planner (SPEC "Search planner"), as a pure function of the levels measured
+//! The SLA search planner (docs/search.md, "How it searches"), as a pure function of the levels measured
 //! so far: [`decide`] returns the next concurrency (and why) or "done" with the outcome.
 //!
 //! Exponential phase: double from `min` until a level fails or `max` passes. Refinement: the

@@ -1,4 +1,4 @@
-//! Table tests of the search planner: SPEC's reference table, synthetic monotonic, step and
+//! Table tests of the search planner: the reference table of docs/search.md, synthetic monotonic, step and
 //! noisy curves.
 
 use super::*;

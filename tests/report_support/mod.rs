@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::common::{on_sim_at, stderr, tmpdir};
-use crate::export_support::{runs_in, sim_run};
+use crate::export_support::{id, runs_in, sim_run};
 
 /// (results root, a search run, a sweep run), made once.
 pub fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
@@ -110,4 +110,17 @@ pub fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize) {
     buf.truncate(info.buffer_size());
     let bpp = info.color_type.samples();
     (info.width, info.height, buf, bpp)
+}
+
+/// `export` arguments for the search run alone and for it compared with the sweep, named.
+pub fn single_and_compare(search: &Path, sweep: &Path) -> [(&'static str, Vec<String>); 2] {
+    let export = |more: &[String]| {
+        let mut v = vec!["export".to_string(), id(search)];
+        v.extend_from_slice(more);
+        v
+    };
+    [
+        ("single", export(&[])),
+        ("compare", export(&["--compare".into(), id(sweep)])),
+    ]
 }

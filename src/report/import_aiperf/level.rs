@@ -1,5 +1,5 @@
 //! One AIPerf `profile_export_aiperf.json` object read into a [`LevelSummary`], field by
-//! field as SPEC names them. Anything may be absent: a missing percentile is interpolated
+//! field as docs/export.md names them. Anything may be absent: a missing percentile is interpolated
 //! from its neighbours (and said so in the notes), a missing scalar is derived from what is
 //! there (throughput from totals and duration, errors from `error_summary`).
 
