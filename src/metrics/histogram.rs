@@ -7,7 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::batch;
 use super::ci::{mean_interval, order_statistic_ranks, Interval};
+
+/// The percentiles (as quantiles) whose intervals [`Stats`] carries: p50, p90, p95, p99.
+const QUANTILES: [f64; 4] = [0.50, 0.90, 0.95, 0.99];
 
 /// 95 % confidence intervals of a metric's mean and of the percentiles an SLA may name
 /// (see [`super::ci`]). Absent in files written before intervals existed, and in imports.
@@ -273,8 +277,39 @@ impl Histogram {
         Interval(v[0], v[1])
     }
 
-    /// Summary statistics in the histogram's unit; `None` when empty.
+    /// Summary statistics in the histogram's unit; `None` when empty. The intervals assume
+    /// independent values.
     pub fn stats(&self) -> Option<Stats> {
+        self.stats_with_effects(&[1.0; 5])
+    }
+
+    /// Summary statistics whose intervals allow for values correlated in time: `in_order`
+    /// holds the same values as the histogram, in the order the requests started (see
+    /// [`super::batch`]).
+    pub fn stats_in_time(&self, in_order: &[f64]) -> Option<Stats> {
+        if self.count == 0 {
+            return None;
+        }
+        if in_order.len() as u64 != self.count {
+            debug_assert!(
+                false,
+                "series of {} for {} values",
+                in_order.len(),
+                self.count
+            );
+            return self.stats();
+        }
+        let mut effects = [batch::mean_effect(in_order), 1.0, 1.0, 1.0, 1.0];
+        for (e, q) in effects[1..].iter_mut().zip(QUANTILES) {
+            let estimate = self.hist.value_at_quantile(q) as f64 / self.ticks_per_unit;
+            *e = batch::quantile_effect(in_order, q, estimate.clamp(self.min, self.max));
+        }
+        self.stats_with_effects(&effects)
+    }
+
+    /// Summary statistics with the mean's and each of [`QUANTILES`]' intervals widened by
+    /// their design effects (1 for independent values).
+    fn stats_with_effects(&self, effects: &[f64; 5]) -> Option<Stats> {
         if self.count == 0 {
             return None;
         }
@@ -283,16 +318,17 @@ impl Histogram {
             v.clamp(self.min, self.max)
         };
         let std = (self.m2 / self.count as f64).max(0.0).sqrt();
-        let ranks: Vec<Option<u64>> = [0.50, 0.90, 0.95, 0.99]
+        let ranks: Vec<Option<u64>> = QUANTILES
             .iter()
-            .flat_map(|q| {
-                let (lo, hi) = order_statistic_ranks(self.count, *q);
+            .zip(&effects[1..])
+            .flat_map(|(q, effect)| {
+                let (lo, hi) = batch::widened_ranks(self.count, *q, *effect);
                 [lo, hi]
             })
             .collect();
         let v = self.values_at_ranks(&ranks);
         let ci95 = StatIntervals {
-            avg: mean_interval(self.mean, std, self.count),
+            avg: mean_interval(self.mean, std * effects[0].max(1.0).sqrt(), self.count),
             p50: Interval(v[0], v[1]),
             p90: Interval(v[2], v[3]),
             p95: Interval(v[4], v[5]),

@@ -82,6 +82,9 @@ pub struct LevelAccumulator {
     isl: Histogram,
     per_user: Histogram,
     slot_to_send: Histogram,
+    /// The SLA metrics' values with their request's start, for intervals that allow for
+    /// correlation in time (`batch.rs`).
+    in_time: InTime,
     spans: Vec<Span>,
     /// Per worker: (start, end) of its latest-started request, in ns.
     last_by_worker: HashMap<u32, (u64, u64)>,
@@ -105,6 +108,24 @@ pub struct LevelAccumulator {
     open: OpenLoopTally,
 }
 
+/// Per SLA metric, `(start ns, value ms)` of every successful request that has it.
+#[derive(Debug, Clone, Default)]
+struct InTime {
+    ttft: Vec<(u64, f64)>,
+    itl: Vec<(u64, f64)>,
+    e2e: Vec<(u64, f64)>,
+}
+
+impl InTime {
+    /// `h`'s statistics with intervals from `series` put in start order.
+    fn stats(h: &Histogram, series: &[(u64, f64)]) -> Option<Stats> {
+        let mut sorted = series.to_vec();
+        sorted.sort_by_key(|(at, _)| *at);
+        let values: Vec<f64> = sorted.into_iter().map(|(_, v)| v).collect();
+        h.stats_in_time(&values)
+    }
+}
+
 fn overlap(a: u64, b: u64, lo: u64, hi: u64) -> u64 {
     b.min(hi).saturating_sub(a.max(lo))
 }
@@ -124,6 +145,7 @@ impl LevelAccumulator {
             isl: Histogram::tokens(),
             per_user: Histogram::values(UNIT_TOKENS_PER_SEC_PER_USER, 1000.0),
             slot_to_send: Histogram::latency(),
+            in_time: InTime::default(),
             spans: Vec::with_capacity(request_count.min(1 << 20) as usize),
             last_by_worker: HashMap::new(),
             first_start_ns: u64::MAX,
@@ -222,13 +244,17 @@ impl LevelAccumulator {
         let e2e = rec
             .e2e_ns()
             .unwrap_or(rec.end_ns.saturating_sub(rec.start_ns));
+        let at = rec.start_ns;
         if let Some(t) = ttft {
             self.ttft.record_ns(t);
+            self.in_time.ttft.push((at, t as f64 / 1e6));
         }
         self.e2e.record_ns(e2e);
+        self.in_time.e2e.push((at, e2e as f64 / 1e6));
         let itl_ms = rec.itl_ns().map(|itl| itl / 1e6);
-        if let Some(itl) = itl_ms {
+        if let Some(itl) = itl_ms.filter(|v| v.is_finite()) {
             self.itl.record_value(itl);
+            self.in_time.itl.push((at, itl.max(0.0)));
         }
         if self
             .limits
@@ -380,10 +406,10 @@ impl LevelAccumulator {
             start_time: meta.started_at,
             end_time: meta.ended_at,
             partial: meta.partial,
-            time_to_first_token: stats(&self.ttft),
-            inter_token_latency: stats(&self.itl),
+            time_to_first_token: InTime::stats(&self.ttft, &self.in_time.ttft),
+            inter_token_latency: InTime::stats(&self.itl, &self.in_time.itl),
             inter_chunk_latency: stats(&self.icl),
-            request_latency: stats(&self.e2e),
+            request_latency: InTime::stats(&self.e2e, &self.in_time.e2e),
             output_sequence_length: stats(&self.osl),
             input_sequence_length: stats(&self.isl),
             output_token_throughput_per_user: stats(&self.per_user),

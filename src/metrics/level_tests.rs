@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::record::RequestError;
+use crate::metrics::ci::Interval;
 
 const MS: u64 = 1_000_000;
 
@@ -347,4 +348,79 @@ fn sustained_throughput_is_littles_law_over_the_requests_after_the_first_round()
     let s = summarize(2, &recs[..3]);
     assert!(s.output_token_throughput_sustained.is_none());
     assert!(close(s.sustained_tps(), s.output_tps()));
+}
+
+/// 400 one-worker requests of `e2e(i)` ms each, back to back, in index order.
+fn serial(e2e: impl Fn(u64) -> u64) -> Vec<RequestRecord> {
+    let mut at = 0;
+    (0..400)
+        .map(|i| {
+            let d = e2e(i);
+            let r = ok(i, 0, at, at + 1, at + d, 2);
+            at += d;
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn latencies_that_move_together_in_time_widen_their_intervals() {
+    // the same 400 latencies (150 of 30 ms, 250 of 10 ms) in two orders: evenly mixed (3 slow
+    // in every 8), and the slow ones first (the server slowed down for a while). Mixed, every
+    // block of 40 holds 15 slow ones: the independent interval stands, and the median is 10 ms
+    // with confidence (ranks 181 and 220 both fall among the 250 fast values). Slow first, the
+    // blocks' shares above the median are 1, 1, 1, 0.75, 0 x 6, far beyond chance: the
+    // interval takes the batch-means width and spans both speeds.
+    let mixed = summarize(
+        1,
+        &serial(|i| if [0, 3, 6].contains(&(i % 8)) { 30 } else { 10 }),
+    );
+    let slow_first = summarize(1, &serial(|i| if i < 150 { 30 } else { 10 }));
+    let (a, b) = (
+        mixed.request_latency.unwrap(),
+        slow_first.request_latency.unwrap(),
+    );
+    assert_eq!((a.p50, a.count), (b.p50, b.count));
+    assert!(close(a.avg, 17.5) && close(b.avg, 17.5));
+    let (ia, ib) = (a.ci95.unwrap(), b.ci95.unwrap());
+    let mut h = Histogram::latency();
+    for v in std::iter::repeat_n(10.0, 250).chain(std::iter::repeat_n(30.0, 150)) {
+        h.record_value(v);
+    }
+    let independent = h.stats().unwrap().ci95.unwrap();
+    assert_eq!(
+        [ia.p50, ia.p90, ia.p95, ia.p99],
+        [
+            independent.p50,
+            independent.p90,
+            independent.p95,
+            independent.p99
+        ]
+    );
+    assert!(close(ia.avg.hi().unwrap(), independent.avg.hi().unwrap()));
+    assert!(
+        near(ia.p50.lo().unwrap(), 10.0) && near(ia.p50.hi().unwrap(), 10.0),
+        "{ia:?}"
+    );
+    // shares 1, 1, 1, 0.75, 0 x 6: mean 0.375, variance 0.2396 against 0.25 / 40
+    let shares = [1.0, 1.0, 1.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    let var = shares
+        .iter()
+        .map(|s: &f64| (s - 0.375).powi(2))
+        .sum::<f64>()
+        / 9.0;
+    let effect = crate::metrics::ci::t_975(9).powi(2) * var
+        / (crate::metrics::ci::Z_975.powi(2) * 0.25 / 40.0);
+    let (lo, hi) = crate::metrics::batch::widened_ranks(400, 0.5, effect);
+    assert_eq!(
+        ib.p50,
+        Interval(h.value_at_rank(lo.unwrap()), h.value_at_rank(hi.unwrap()))
+    );
+    assert!(
+        near(ib.p50.lo().unwrap(), 10.0) && near(ib.p50.hi().unwrap(), 30.0),
+        "{ib:?}"
+    );
+    // the mean's half-width grows by the square root of its effect
+    let half = |i: Interval| (i.hi().unwrap() - i.lo().unwrap()) / 2.0;
+    assert!(half(ib.avg) > 4.0 * half(ia.avg), "{ia:?} {ib:?}");
 }

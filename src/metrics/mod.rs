@@ -1,6 +1,7 @@
 //! Measurement: histograms with units, the per-level reducer and summary (AIPerf names), and
 //! rolling windows for live rates.
 
+pub mod batch;
 pub mod ci;
 #[cfg(test)]
 pub mod fixtures;
