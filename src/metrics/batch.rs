@@ -60,20 +60,24 @@ pub fn mean_effect(values: &[f64]) -> f64 {
     effect(&means, var * BATCHES as f64 / n as f64)
 }
 
-/// The design effect of the `q`-quantile (0-1) of `values` (in start order) whose estimate
-/// is `estimate`: how the share of values above it scatters between blocks.
-pub fn quantile_effect(values: &[f64], q: f64, estimate: f64) -> f64 {
+/// The design effect of the share of `values` (in start order) above `threshold`: how that
+/// share scatters between blocks, against `p (1 - p) / m` for independent values (`p` the
+/// share over all of them). For a percentile's interval the threshold is the SLA's limit
+/// when the run has one (what the verdict turns on: whether the values above the limit come
+/// in bursts), else the percentile's estimate. No value above it (or all): no scatter, 1.
+pub fn share_effect(values: &[f64], threshold: f64) -> f64 {
     let n = values.len();
-    if n < MIN_VALUES || !(q > 0.0 && q < 1.0) {
+    if n < MIN_VALUES {
         return 1.0;
     }
     let shares: Vec<f64> = bounds(n)
         .map(|(a, b)| {
-            let above = values[a..b].iter().filter(|v| **v > estimate).count();
+            let above = values[a..b].iter().filter(|v| **v > threshold).count();
             above as f64 / (b - a) as f64
         })
         .collect();
-    effect(&shares, q * (1.0 - q) * BATCHES as f64 / n as f64)
+    let p = values.iter().filter(|v| **v > threshold).count() as f64 / n as f64;
+    effect(&shares, p * (1.0 - p) * BATCHES as f64 / n as f64)
 }
 
 /// The 1-based ranks bounding the `q`-quantile of `n` values with 95 % confidence when their
@@ -120,10 +124,14 @@ mod tests {
         // 1..=200 interleaved so every block holds the same spread: no scatter between blocks
         let v: Vec<f64> = (0..200).map(|i| ((i * 37) % 200 + 1) as f64).collect();
         assert_eq!(mean_effect(&v), 1.0);
-        assert_eq!(quantile_effect(&v, 0.9, 180.0), 1.0);
+        assert_eq!(share_effect(&v, 180.0), 1.0);
+        // nothing above the threshold, or everything: no scatter
+        let slow = two_periods(10.0, 20.0);
+        assert_eq!(share_effect(&slow, 25.0), 1.0);
+        assert_eq!(share_effect(&slow, 5.0), 1.0);
         // too few values to cut into blocks of ten
         assert_eq!(mean_effect(&two_periods(1.0, 2.0)[..99]), 1.0);
-        assert_eq!(quantile_effect(&two_periods(1.0, 2.0)[..99], 0.5, 1.0), 1.0);
+        assert_eq!(share_effect(&two_periods(1.0, 2.0)[..99], 1.0), 1.0);
     }
 
     #[test]
@@ -132,7 +140,7 @@ mod tests {
         // variance 0.5 * 10/9 = 0.2778 against 0.25 * 10 / 200 = 0.0125 independent
         let v = two_periods(10.0, 20.0);
         let want = t_975(9).powi(2) * (0.25 * 10.0 / 9.0) / (Z_975 * Z_975 * 0.0125);
-        let got = quantile_effect(&v, 0.5, 10.0);
+        let got = share_effect(&v, 10.0);
         assert!((got - want).abs() < 1e-9, "{got} vs {want}");
         assert!((got - 29.61).abs() < 0.01, "{got}");
         // the mean: block means 20 x 5, 10 x 5 (variance 27.78) against s^2 / 20 = 1.256

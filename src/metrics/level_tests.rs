@@ -402,7 +402,7 @@ fn latencies_that_move_together_in_time_widen_their_intervals() {
         near(ia.p50.lo().unwrap(), 10.0) && near(ia.p50.hi().unwrap(), 10.0),
         "{ia:?}"
     );
-    // shares 1, 1, 1, 0.75, 0 x 6: mean 0.375, variance 0.2396 against 0.25 / 40
+    // shares 1, 1, 1, 0.75, 0 x 6: mean 0.375, variance 0.2396 against 0.375 x 0.625 / 40
     let shares = [1.0, 1.0, 1.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
     let var = shares
         .iter()
@@ -410,7 +410,8 @@ fn latencies_that_move_together_in_time_widen_their_intervals() {
         .sum::<f64>()
         / 9.0;
     let effect = crate::metrics::ci::t_975(9).powi(2) * var
-        / (crate::metrics::ci::Z_975.powi(2) * 0.25 / 40.0);
+        / (crate::metrics::ci::Z_975.powi(2) * 0.375 * 0.625 / 40.0);
+    assert!((effect - 54.47).abs() < 0.01, "{effect}");
     let (lo, hi) = crate::metrics::batch::widened_ranks(400, 0.5, effect);
     assert_eq!(
         ib.p50,
@@ -420,6 +421,32 @@ fn latencies_that_move_together_in_time_widen_their_intervals() {
         near(ib.p50.lo().unwrap(), 10.0) && near(ib.p50.hi().unwrap(), 30.0),
         "{ib:?}"
     );
+    // with an SLA limit on e2e the bursts that matter are those above the limit: none above
+    // 40 ms, so the percentiles keep their independent intervals (the mean does not look at
+    // the limit); above 20 ms, the slow stretch is exactly the burst, and the median's
+    // interval is as wide as above
+    let judged = |limit: f64| {
+        let mut acc = LevelAccumulator::new(1, 400).with_goodput(RequestLimits {
+            e2e_ms: Some(limit),
+            ..RequestLimits::default()
+        });
+        for r in &serial(|i| if i < 150 { 30 } else { 10 }) {
+            acc.add(r);
+        }
+        let s = acc.finish(LevelMeta::default()).request_latency.unwrap();
+        s.ci95.unwrap()
+    };
+    let loose = judged(40.0);
+    assert_eq!(
+        [loose.p50, loose.p90, loose.p95, loose.p99],
+        [
+            independent.p50,
+            independent.p90,
+            independent.p95,
+            independent.p99
+        ]
+    );
+    assert_eq!(judged(20.0).p50, ib.p50);
     // the mean's half-width grows by the square root of its effect
     let half = |i: Interval| (i.hi().unwrap() - i.lo().unwrap()) / 2.0;
     assert!(half(ib.avg) > 4.0 * half(ia.avg), "{ia:?} {ib:?}");
