@@ -240,7 +240,7 @@ impl Sent<'_> {
             biased;
             _ = self.cancel.cancelled() => Some(cancelled_outcome(slot_free)),
             _ = self.drop_on.cancelled() => None,
-            o = self.endpoint.send_counting(&prompt.text, prompt.max_tokens, self.live.clone()) => Some(o),
+            o = self.endpoint.send_counting(prompt.input(), prompt.max_tokens, self.live.clone()) => Some(o),
         };
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         Some(RequestRecord::from_outcome(

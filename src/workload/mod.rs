@@ -7,6 +7,7 @@ pub mod dataset;
 #[cfg(feature = "exact-tokenizers")]
 pub mod encodings;
 pub mod exact;
+pub mod messages;
 pub mod prompt;
 mod runtime;
 #[cfg(all(test, feature = "exact-tokenizers"))]
@@ -15,6 +16,7 @@ pub mod tokenizer;
 pub mod trace;
 
 pub use calibration::{Calibration, CalibrationPoint, LengthFit};
+pub use messages::{ChatMessage, RequestInput};
 pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
 pub use prompt::{Prompt, WorkloadSpec};
 pub use runtime::{Loaded, Runtime, WorkloadError};

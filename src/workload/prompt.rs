@@ -5,6 +5,7 @@
 use super::calibration::Calibration;
 use super::dataset::{Dataset, DatasetSpec, Record, Source};
 use super::exact::TextBuilder;
+use super::messages::{ChatMessage, RequestInput};
 use super::runtime::{Loaded, Runtime};
 use super::tokenizer::APPROX_NAME;
 use crate::rng::{mix64, SplitMix64};
@@ -63,12 +64,26 @@ pub struct WorkloadSpec {
 /// One request's input.
 #[derive(Debug, Clone)]
 pub struct Prompt {
+    /// The prompt text (empty when `messages` is not).
     pub text: String,
+    /// A message list sent instead of `text` (a JSONL `messages` record), roles preserved.
+    pub messages: Vec<ChatMessage>,
     /// Input tokens by the client's tokenizer (exact for the target unless the tokenizer
     /// merges across words in a way no adjustment fixed).
     pub input_tokens: u32,
     /// `max_tokens` to ask for.
     pub max_tokens: u32,
+}
+
+impl Prompt {
+    /// What the request sends: the message list when there is one, else the text.
+    pub fn input(&self) -> RequestInput<'_> {
+        if self.messages.is_empty() {
+            RequestInput::Text(&self.text)
+        } else {
+            RequestInput::Messages(&self.messages)
+        }
+    }
 }
 
 /// Draws a token count from a normal distribution around `mean`, clamped to three standard
@@ -181,6 +196,7 @@ impl WorkloadSpec {
         let (text, input_tokens) = b.finish(target, &mut rng);
         Prompt {
             text,
+            messages: Vec::new(),
             input_tokens,
             max_tokens: output,
         }
@@ -191,6 +207,13 @@ impl WorkloadSpec {
         match &r.source {
             Source::Text(t) => Prompt {
                 text: t.clone(),
+                messages: Vec::new(),
+                input_tokens: r.input_tokens,
+                max_tokens,
+            },
+            Source::Messages(list) => Prompt {
+                text: String::new(),
+                messages: list.clone(),
                 input_tokens: r.input_tokens,
                 max_tokens,
             },
@@ -209,6 +232,7 @@ impl WorkloadSpec {
                 let (text, input_tokens) = b.finish(n, &mut own);
                 Prompt {
                     text,
+                    messages: Vec::new(),
                     input_tokens,
                     max_tokens,
                 }
@@ -225,6 +249,7 @@ impl WorkloadSpec {
         let (text, input_tokens) = b.finish(tokens, &mut rng);
         Prompt {
             text,
+            messages: Vec::new(),
             input_tokens,
             max_tokens: 1,
         }
