@@ -149,7 +149,10 @@ mod tests {
              User: And sunsets?\n\nAssistant:"
         );
         // one user message is a text prompt
-        assert_eq!(flatten_for_completions(&[m("user", "hi there")]), "hi there");
+        assert_eq!(
+            flatten_for_completions(&[m("user", "hi there")]),
+            "hi there"
+        );
         assert_eq!(
             flatten_for_completions(&[m("system", "be kind")]),
             "System: be kind\n\nAssistant:"

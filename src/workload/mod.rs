@@ -10,13 +10,15 @@ pub mod exact;
 pub mod messages;
 pub mod prompt;
 mod runtime;
+pub mod session;
 #[cfg(all(test, feature = "exact-tokenizers"))]
 pub(crate) mod test_tokenizers;
 pub mod tokenizer;
 pub mod trace;
 
 pub use calibration::{Calibration, CalibrationPoint, LengthFit};
-pub use messages::{ChatMessage, RequestInput};
 pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
+pub use messages::{ChatMessage, RequestInput};
 pub use prompt::{Prompt, WorkloadSpec};
 pub use runtime::{Loaded, Runtime, WorkloadError};
+pub use session::{Session, SessionSpec};

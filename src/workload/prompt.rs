@@ -7,6 +7,7 @@ use super::dataset::{Dataset, DatasetSpec, Record, Source};
 use super::exact::TextBuilder;
 use super::messages::{ChatMessage, RequestInput};
 use super::runtime::{Loaded, Runtime};
+use super::session::SessionSpec;
 use super::tokenizer::APPROX_NAME;
 use crate::rng::{mix64, SplitMix64};
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,9 @@ pub struct WorkloadSpec {
     /// What calibration found (filled in pre-flight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// Multi-turn sessions (`--turns`); `None`: every request is a conversation of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionSpec>,
     /// The loaded tokenizer and dataset (see [`WorkloadSpec::load`]).
     #[serde(skip)]
     pub runtime: Runtime,
@@ -76,6 +80,17 @@ pub struct Prompt {
 }
 
 impl Prompt {
+    /// A prompt with nothing in it: an index of a multi-turn level's book, whose turns the
+    /// workers build from their sessions.
+    pub fn turn_placeholder() -> Prompt {
+        Prompt {
+            text: String::new(),
+            messages: Vec::new(),
+            input_tokens: 0,
+            max_tokens: 0,
+        }
+    }
+
     /// What the request sends: the message list when there is one, else the text.
     pub fn input(&self) -> RequestInput<'_> {
         if self.messages.is_empty() {
@@ -115,6 +130,7 @@ impl WorkloadSpec {
             dataset: None,
             calibrate: false,
             calibration: None,
+            sessions: None,
             runtime: Runtime::default(),
         }
     }
@@ -152,8 +168,13 @@ impl WorkloadSpec {
 
     /// The input length request `index` of level `level` aims at, in the server's tokens
     /// when calibrated: the drawn length (synthetic) or the trace's `input_length`
-    /// (Mooncake); `None` for text datasets, whose text is what it is.
+    /// (Mooncake); `None` for text datasets, whose text is what it is, and for multi-turn
+    /// sessions.
     pub fn target_input(&self, level: u32, index: u64) -> Option<u32> {
+        if self.sessions.is_some() {
+            // a turn's input is its session's history: no drawn length to aim at
+            return None;
+        }
         match &self.loaded().dataset {
             None => Some(self.draws(level, index).1),
             Some(ds) => {
@@ -199,6 +220,21 @@ impl WorkloadSpec {
             messages: Vec::new(),
             input_tokens,
             max_tokens: output,
+        }
+    }
+
+    /// The `max_tokens` request `index` of level `level` draws from the output length flags.
+    pub(crate) fn drawn_output(&self, level: u32, index: u64) -> u32 {
+        self.draws(level, index).2
+    }
+
+    /// The single-turn prompt of dataset record `r`, drawn as request `index` of `level`.
+    pub(crate) fn record_prompt(&self, level: u32, index: u64, r: &Record) -> Prompt {
+        let rt = self.loaded();
+        let drawn = self.drawn_output(level, index);
+        match &rt.dataset {
+            Some(ds) => self.dataset_prompt(rt, r, drawn, ds),
+            None => self.prompt(level, index),
         }
     }
 
