@@ -84,13 +84,15 @@ pub(crate) fn session_spec(
                 "turn_input_tokens",
             );
             return Err(InputError(format!(
-                "{from} sizes the new message of turns 2 and later: give --turns N (N of 2 or                  more) too, or leave it out"
+                "{from} sizes the new message of turns 2 and later: give --turns N (N of 2 or \
+                 more) too, or leave it out"
             )));
         }
         if think_time.is_some_and(|d| !d.is_zero()) {
             let from = source(o.think_time.is_some(), "--think-time", "think_time");
             return Err(InputError(format!(
-                "{from} is the pause between the turns of a session: give --turns N (N of 2                  or more) too, or leave it out"
+                "{from} is the pause between the turns of a session: give --turns N (N of 2 \
+                 or more) too, or leave it out"
             )));
         }
         return Ok(None);
@@ -103,7 +105,8 @@ pub(crate) fn session_spec(
             "turn_input_tokens",
         );
         return Err(InputError(format!(
-            "{from} does not apply with a dataset: its conversations decide each turn's              message (leave it out)"
+            "{from} does not apply with a dataset: its conversations decide each turn's \
+             message (leave it out)"
         )));
     }
     Ok(Some(SessionSpec {
