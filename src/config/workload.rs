@@ -213,4 +213,70 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_profile_runs_sessions_and_flags_win() {
+        use crate::workload::SessionSpec;
+        use std::time::Duration;
+        let cfg = with_profile("turns = 5
+turn_input_tokens = 64
+think_time = \"500ms\"\n");
+        let (_, w) = resolve_target(&cfg, &Default::default(), &profile()).unwrap();
+        assert_eq!(
+            w.sessions,
+            Some(SessionSpec {
+                turns: 5,
+                turn_input_tokens: Some(64),
+                think_time_ms: 500,
+            })
+        );
+        let flags = WorkloadOverrides {
+            turns: Some(3),
+            think_time: Some(Duration::from_secs(2)),
+            ..profile()
+        };
+        let (_, w) = resolve_target(&cfg, &Default::default(), &flags).unwrap();
+        assert_eq!(
+            w.sessions,
+            Some(SessionSpec {
+                turns: 3,
+                turn_input_tokens: Some(64),
+                think_time_ms: 2000,
+            })
+        );
+        // --turns 1 on the command line turns the profile's sessions off, and its turn
+        // length is then an error naming the profile's key
+        let single = WorkloadOverrides {
+            turns: Some(1),
+            ..profile()
+        };
+        let e = resolve_target(&cfg, &Default::default(), &single).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the profile `traffic`'s turn_input_tokens sizes the new message of turns 2 and \
+             later: give --turns N (N of 2 or more) too, or leave it out"
+        );
+        let (_, w) = resolve_target(&with_profile(""), &Default::default(), &profile()).unwrap();
+        assert_eq!(w.sessions, None);
+    }
+
+    #[test]
+    fn bad_session_keys_name_the_profile_and_key() {
+        for (text, want) in [
+            (
+                "turns = 0\n",
+                "profile `traffic`: turns: a session has at least 1 turn (`0`); --turns 1 \
+                 sends single requests",
+            ),
+            (
+                "turns = 2\nthink_time = \"soon\"\n",
+                "profile `traffic`: think_time: `soon` is not a duration (use e.g. 800ms, 1.5s, \
+                 2m)",
+            ),
+        ] {
+            let e = resolve_target(&with_profile(text), &Default::default(), &profile())
+                .unwrap_err();
+            assert_eq!(e.to_string(), want, "{text}");
+        }
+    }
 }
