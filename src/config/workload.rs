@@ -218,9 +218,11 @@ mod tests {
     fn a_profile_runs_sessions_and_flags_win() {
         use crate::workload::SessionSpec;
         use std::time::Duration;
-        let cfg = with_profile("turns = 5
+        let cfg = with_profile(
+            "turns = 5
 turn_input_tokens = 64
-think_time = \"500ms\"\n");
+think_time = \"500ms\"\n",
+        );
         let (_, w) = resolve_target(&cfg, &Default::default(), &profile()).unwrap();
         assert_eq!(
             w.sessions,
@@ -274,8 +276,8 @@ think_time = \"500ms\"\n");
                  2m)",
             ),
         ] {
-            let e = resolve_target(&with_profile(text), &Default::default(), &profile())
-                .unwrap_err();
+            let e =
+                resolve_target(&with_profile(text), &Default::default(), &profile()).unwrap_err();
             assert_eq!(e.to_string(), want, "{text}");
         }
     }
