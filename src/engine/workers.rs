@@ -244,6 +244,9 @@ pub fn spawn(
                     let Some(s) = session.take().or_else(|| src.start()) else {
                         return;
                     };
+                    // a session starts with a turn to send and is kept only while it has one
+                    // more (`WorkloadSpec::session`, below), so `turn` gives this index its
+                    // request
                     let Some(TurnSent {
                         mut rec,
                         answer,
@@ -335,7 +338,6 @@ impl Sent<'_> {
         worker: u32,
         level_start: u64,
     ) -> Option<TurnSent> {
-        // a session is never empty (see `WorkloadSpec::session`); one that is ends here
         let turn = session.next_turn(workload)?;
         let (mut rec, answer) = self
             .exchange(&turn.prompt, index, worker, level_start)

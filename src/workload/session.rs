@@ -68,14 +68,16 @@ pub struct Turn {
 }
 
 impl WorkloadSpec {
-    /// Session `index` of level `level`; `None` when the workload is single-turn.
+    /// Session `index` of level `level`, with at least one turn; `None` when the workload is
+    /// single-turn.
     pub fn session(&self, level: u32, index: u64) -> Option<Session> {
         let spec = self.sessions.as_ref()?;
+        let most = spec.turns.max(1);
         let rt = self.loaded();
         let (plan, record_output) = match &rt.dataset {
             None => (
                 Plan::Synthetic {
-                    turns: spec.turns,
+                    turns: most,
                     later_tokens: spec.turn_input_tokens.unwrap_or(self.input_tokens),
                 },
                 None,
@@ -102,7 +104,7 @@ impl WorkloadSpec {
                         reference_answer_tokens: r.output_tokens,
                     });
                 }
-                turns.truncate(spec.turns as usize);
+                turns.truncate(most as usize);
                 (Plan::Dataset(turns), r.output_tokens)
             }
         };
@@ -194,11 +196,6 @@ impl Session {
         let n = w.loaded().tokenizer.tokenizer.count(&answer);
         self.history_tokens = self.history_tokens.saturating_add(n);
         self.history.push(ChatMessage::new("assistant", answer));
-    }
-
-    /// The history so far (the last turn's messages and the answers received).
-    pub fn history(&self) -> &[ChatMessage] {
-        &self.history
     }
 }
 
