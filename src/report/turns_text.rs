@@ -26,6 +26,30 @@ pub fn sessions_line(echo: &Value) -> String {
     format!("  sessions  {}\n", parts.join(", "))
 }
 
+/// One line of a level's TTFT p50 by turn (and the failed turns, if any), for the progress
+/// printed as a level ends; `None` for a single-turn level.
+pub fn turns_line(s: &LevelSummary) -> Option<String> {
+    if s.workload.turns.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = s
+        .workload
+        .turns
+        .iter()
+        .map(|t| {
+            let ttft = t
+                .time_to_first_token
+                .as_ref()
+                .map_or("-".to_string(), |x| format!("{:.0} ms", x.p50));
+            match t.error_request_count {
+                0 => format!("{}: {ttft}", t.turn),
+                e => format!("{}: {ttft} ({e} failed)", t.turn),
+            }
+        })
+        .collect();
+    Some(format!("TTFT p50 by turn  {}", parts.join(", ")))
+}
+
 /// Per level and turn: successful and failed requests, TTFT p50 and mean, e2e p50, mean
 /// input length. Empty when no level ran sessions.
 pub fn turns_table(levels: &[LevelSummary]) -> String {
@@ -85,6 +109,35 @@ pub fn turns_table(levels: &[LevelSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::turns::TurnMetrics;
+
+    #[test]
+    fn the_progress_line_gives_ttft_by_turn_and_failures() {
+        let stats = |p50: f64| {
+            let mut h = crate::metrics::histogram::Histogram::latency();
+            h.record_value(p50);
+            h.stats()
+        };
+        let turn = |turn, ttft: Option<f64>, errors| TurnMetrics {
+            turn,
+            request_count: 1,
+            error_request_count: errors,
+            time_to_first_token: ttft.and_then(stats),
+            request_latency: None,
+            input_sequence_length_mean: None,
+        };
+        let mut s = crate::metrics::fixtures::level(0, 4, 8, 10, 20, 4, None);
+        assert_eq!(turns_line(&s), None);
+        s.workload.turns = vec![
+            turn(1, Some(215.0), 0),
+            turn(2, Some(12.0), 1),
+            turn(3, None, 2),
+        ];
+        assert_eq!(
+            turns_line(&s).as_deref(),
+            Some("TTFT p50 by turn  1: 215 ms, 2: 12 ms (1 failed), 3: - (2 failed)")
+        );
+    }
 
     #[test]
     fn the_sessions_line_says_turns_length_and_think_time() {
