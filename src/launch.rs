@@ -137,6 +137,9 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
             open,
         } => {
             let spec = resolve_sweep(&cfg, sources, &req.endpoint, &req.workload, overrides)?;
+            if *open != OpenChoice::Closed {
+                sessions_need_closed_loop(&spec.run.workload)?;
+            }
             let slas = SlaSet(slas.clone());
             if let Some(m) = slas.streaming_error(spec.run.workload.stream) {
                 return Err(InputError(m).into());
@@ -178,6 +181,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
             };
             if spec.by_rate {
                 check_rate_peak(&req.capacity)?;
+                sessions_need_closed_loop(&spec.run.workload)?;
             }
             let planner = if spec.by_rate {
                 SearchPlanner::by_rate(spec.config, analysis.clone())
@@ -192,6 +196,20 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 gate: req.gate.clone(),
             })
         }
+    }
+}
+
+/// Multi-turn sessions run on concurrency levels only: a turn waits for the previous answer,
+/// which an arrival schedule of independent requests cannot.
+fn sessions_need_closed_loop(w: &crate::workload::WorkloadSpec) -> Result<(), InputError> {
+    match &w.sessions {
+        Some(s) => Err(InputError(format!(
+            "--turns {}: multi-turn sessions run at concurrency levels (each turn waits for \
+             the previous answer); open-loop rates send independent requests. Use \
+             --concurrency, or leave out --turns",
+            s.turns
+        ))),
+        None => Ok(()),
     }
 }
 

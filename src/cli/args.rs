@@ -80,6 +80,8 @@ pub struct WorkloadArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub source: super::workload_args::WorkloadSourceArgs,
+    #[command(flatten)]
+    pub sessions: super::session_args::SessionArgs,
 }
 
 /// SLA thresholds (`rightsize search`, and `sweep` for pass/fail and the breaking point).
@@ -263,6 +265,7 @@ impl WorkloadArgs {
             ..WorkloadOverrides::default()
         };
         self.source.apply(&mut o);
+        self.sessions.apply(&mut o);
         o
     }
 }

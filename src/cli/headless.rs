@@ -99,9 +99,12 @@ pub async fn print_progress(
                 }
             }
             EngineEvent::LevelFinished(s) => Some(format!(
-                "{}  done: {}",
+                "{}  done: {}{}",
                 if tty { "\r\x1b[2K" } else { "" },
-                level_line(s)
+                level_line(s),
+                crate::report::turns_text::turns_line(s)
+                    .map(|t| format!("\n        {t}"))
+                    .unwrap_or_default()
             )),
             EngineEvent::Telemetry(_) => None,
             EngineEvent::Warning(w) => Some(format!(

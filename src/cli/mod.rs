@@ -10,6 +10,7 @@ pub mod import;
 pub mod open_args;
 pub mod replay;
 pub mod search;
+pub mod session_args;
 pub mod signals;
 pub mod sweep;
 pub mod workload_args;

@@ -84,6 +84,7 @@ impl SweepArgs {
                 prefix_share: None,
                 seed: None,
                 source: Default::default(),
+                sessions: Default::default(),
             },
             plan: Some("demo".into()),
             concurrency: None,

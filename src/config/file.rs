@@ -116,6 +116,12 @@ pub struct ProfileEntry {
     pub dataset_max_input: Option<u32>,
     pub dataset_min_output: Option<u32>,
     pub dataset_max_output: Option<u32>,
+    /// Multi-turn sessions: user turns per session (see docs/workloads.md).
+    pub turns: Option<u32>,
+    /// Tokens of the new user message of turns 2 and later.
+    pub turn_input_tokens: Option<Positive>,
+    /// Pause between an answer and the next turn, e.g. `"500ms"`.
+    pub think_time: Option<String>,
 }
 
 /// `[sweeps.NAME]`: a concurrency sweep plan.

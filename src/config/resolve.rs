@@ -53,6 +53,10 @@ pub struct WorkloadOverrides {
     pub block_tokens: Option<u32>,
     pub filter: LengthFilter,
     pub calibrate: Option<bool>,
+    /// `--turns`, `--turn-input-tokens`, `--think-time`: multi-turn sessions.
+    pub turns: Option<u32>,
+    pub turn_input_tokens: Option<u32>,
+    pub think_time: Option<Duration>,
 }
 
 /// Sweep plan choices given on the command line.
@@ -261,6 +265,7 @@ pub fn resolve_workload(
         .get(&name)
         .ok_or_else(|| unknown("profile", &name, cfg.profiles.keys().cloned()))?;
     let dataset = super::workload::dataset_spec(&name, p, o)?;
+    let sessions = super::workload::session_spec(&name, p, o, dataset.is_some())?;
     let w = WorkloadSpec {
         name,
         input_tokens: o
@@ -285,6 +290,7 @@ pub fn resolve_workload(
             .clone()
             .or_else(|| p.tokenizer.clone())
             .unwrap_or_else(|| "approx".into()),
+        sessions,
         dataset,
         ..WorkloadSpec::fixed(0, 0)
     };

@@ -5,6 +5,7 @@
 use super::file::{EndpointEntry, ProfileEntry};
 use super::resolve::{EndpointTarget, InputError, WorkloadOverrides};
 use crate::workload::dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
+use crate::workload::session::{SessionSpec, MAX_TURNS};
 use crate::workload::WorkloadSpec;
 
 /// The dataset the flags or the profile name, if any.
@@ -42,6 +43,77 @@ pub(crate) fn dataset_spec(
         max_output: o.filter.max_output.or(p.dataset_max_output),
     };
     Ok(Some(spec))
+}
+
+/// Multi-turn sessions from the flags or the profile (flags winning); `None` for single
+/// requests (`turns` 1 or not given). A session setting without `turns` above 1, or a turn
+/// length with a dataset (whose conversations decide each turn), is bad input saying so.
+pub(crate) fn session_spec(
+    profile: &str,
+    p: &ProfileEntry,
+    o: &WorkloadOverrides,
+    with_dataset: bool,
+) -> Result<Option<SessionSpec>, InputError> {
+    let in_profile = |key: &str, e: String| InputError(format!("profile `{profile}`: {key}: {e}"));
+    let turns = match (o.turns, p.turns) {
+        (Some(t), _) => t,
+        (None, Some(t)) => crate::cli::session_args::parse_turns(&t.to_string())
+            .map_err(|e| in_profile("turns", e))?,
+        (None, None) => 1,
+    };
+    let think_time = match (o.think_time, &p.think_time) {
+        (Some(d), _) => Some(d),
+        (None, Some(s)) => {
+            Some(super::values::parse_duration(s).map_err(|e| in_profile("think_time", e))?)
+        }
+        (None, None) => None,
+    };
+    let turn_input_tokens = o.turn_input_tokens.or(p.turn_input_tokens.map(|v| v.0));
+    let source = |flag: bool, flag_name: &str, key: &str| {
+        if flag {
+            flag_name.to_string()
+        } else {
+            format!("the profile `{profile}`'s {key}")
+        }
+    };
+    if turns == 1 {
+        if turn_input_tokens.is_some() {
+            let from = source(
+                o.turn_input_tokens.is_some(),
+                "--turn-input-tokens",
+                "turn_input_tokens",
+            );
+            return Err(InputError(format!(
+                "{from} sizes the new message of turns 2 and later: give --turns N (N of 2 or \
+                 more) too, or leave it out"
+            )));
+        }
+        if think_time.is_some_and(|d| !d.is_zero()) {
+            let from = source(o.think_time.is_some(), "--think-time", "think_time");
+            return Err(InputError(format!(
+                "{from} is the pause between the turns of a session: give --turns N (N of 2 \
+                 or more) too, or leave it out"
+            )));
+        }
+        return Ok(None);
+    }
+    debug_assert!(turns <= MAX_TURNS);
+    if with_dataset && turn_input_tokens.is_some() {
+        let from = source(
+            o.turn_input_tokens.is_some(),
+            "--turn-input-tokens",
+            "turn_input_tokens",
+        );
+        return Err(InputError(format!(
+            "{from} does not apply with a dataset: its conversations decide each turn's \
+             message (leave it out)"
+        )));
+    }
+    Ok(Some(SessionSpec {
+        turns,
+        turn_input_tokens,
+        think_time_ms: think_time.map_or(0, |d| d.as_millis() as u64),
+    }))
 }
 
 /// Loads the workload's tokenizer and dataset.
@@ -139,6 +211,74 @@ mod tests {
                     .starts_with("tokenizer `nope.json`: no such file"),
                 "{e}"
             );
+        }
+    }
+
+    #[test]
+    fn a_profile_runs_sessions_and_flags_win() {
+        use crate::workload::SessionSpec;
+        use std::time::Duration;
+        let cfg = with_profile(
+            "turns = 5
+turn_input_tokens = 64
+think_time = \"500ms\"\n",
+        );
+        let (_, w) = resolve_target(&cfg, &Default::default(), &profile()).unwrap();
+        assert_eq!(
+            w.sessions,
+            Some(SessionSpec {
+                turns: 5,
+                turn_input_tokens: Some(64),
+                think_time_ms: 500,
+            })
+        );
+        let flags = WorkloadOverrides {
+            turns: Some(3),
+            think_time: Some(Duration::from_secs(2)),
+            ..profile()
+        };
+        let (_, w) = resolve_target(&cfg, &Default::default(), &flags).unwrap();
+        assert_eq!(
+            w.sessions,
+            Some(SessionSpec {
+                turns: 3,
+                turn_input_tokens: Some(64),
+                think_time_ms: 2000,
+            })
+        );
+        // --turns 1 on the command line turns the profile's sessions off, and its turn
+        // length is then an error naming the profile's key
+        let single = WorkloadOverrides {
+            turns: Some(1),
+            ..profile()
+        };
+        let e = resolve_target(&cfg, &Default::default(), &single).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the profile `traffic`'s turn_input_tokens sizes the new message of turns 2 and \
+             later: give --turns N (N of 2 or more) too, or leave it out"
+        );
+        let (_, w) = resolve_target(&with_profile(""), &Default::default(), &profile()).unwrap();
+        assert_eq!(w.sessions, None);
+    }
+
+    #[test]
+    fn bad_session_keys_name_the_profile_and_key() {
+        for (text, want) in [
+            (
+                "turns = 0\n",
+                "profile `traffic`: turns: a session has at least 1 turn (`0`); --turns 1 \
+                 sends single requests",
+            ),
+            (
+                "turns = 2\nthink_time = \"soon\"\n",
+                "profile `traffic`: think_time: `soon` is not a duration (use e.g. 800ms, 1.5s, \
+                 2m)",
+            ),
+        ] {
+            let e =
+                resolve_target(&with_profile(text), &Default::default(), &profile()).unwrap_err();
+            assert_eq!(e.to_string(), want, "{text}");
         }
     }
 }

@@ -21,6 +21,7 @@ use super::transport::{classify, error_chain, fail_transport, is_stale_connectio
 use super::EndpointSpec;
 use crate::clock::now_ns;
 use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
+use crate::workload::messages::RequestInput;
 use crate::workload::tokenizer::{ApproxTokenizer, Tokenizer};
 
 /// Why an [`Endpoint`] could not be built.
@@ -275,29 +276,31 @@ impl Endpoint {
     /// Sends one request and reads the whole answer. Never panics; failures are in
     /// [`ExchangeOutcome::error`].
     pub async fn send(&self, prompt: &str, max_tokens: u32) -> ExchangeOutcome {
-        self.exchange(prompt, max_tokens, None, None).await
+        self.exchange(RequestInput::Text(prompt), max_tokens, None, None)
+            .await
     }
 
-    /// [`Endpoint::send`], adding one to `live` per content chunk as it arrives.
+    /// Sends `input` (a text or a message list), adding one to `live` per content chunk as
+    /// it arrives.
     pub async fn send_counting(
         &self,
-        prompt: &str,
+        input: RequestInput<'_>,
         max_tokens: u32,
         live: Arc<std::sync::atomic::AtomicU64>,
     ) -> ExchangeOutcome {
-        self.exchange(prompt, max_tokens, None, Some(live)).await
+        self.exchange(input, max_tokens, None, Some(live)).await
     }
 
     /// [`Endpoint::send`], also filling `probe` when given (pre-flight).
     pub(crate) async fn exchange(
         &self,
-        prompt: &str,
+        input: RequestInput<'_>,
         max_tokens: u32,
         mut probe: Option<&mut Probe>,
         live_chunks: Option<Arc<std::sync::atomic::AtomicU64>>,
     ) -> ExchangeOutcome {
         let inner = &*self.inner;
-        let body = openai::request_body(&inner.spec, prompt, max_tokens);
+        let body = openai::request_body(&inner.spec, input, max_tokens);
         let mut out = ExchangeOutcome {
             live_chunks,
             ..ExchangeOutcome::default()

@@ -9,11 +9,12 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use super::{Api, EndpointSpec};
+use crate::workload::messages::{flatten_for_completions, RequestInput};
 
 /// One chat message.
 #[derive(Debug, Serialize)]
 struct Message<'a> {
-    role: &'static str,
+    role: &'a str,
     content: &'a str,
 }
 
@@ -27,9 +28,9 @@ struct StreamOptions {
 struct RequestBody<'a> {
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    messages: Option<[Message<'a>; 1]>,
+    messages: Option<Vec<Message<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    prompt: Option<&'a str>,
+    prompt: Option<Cow<'a, str>>,
     max_tokens: u32,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -40,17 +41,34 @@ struct RequestBody<'a> {
     min_tokens: Option<u32>,
 }
 
-/// The JSON request body for `prompt` with at most `max_tokens` output tokens.
-pub fn request_body(spec: &EndpointSpec, prompt: &str, max_tokens: u32) -> Vec<u8> {
-    let (messages, prompt) = match spec.api {
-        Api::Chat => (
-            Some([Message {
+/// The JSON request body for `input` with at most `max_tokens` output tokens: a text as one
+/// user message (chat) or the `prompt` (completions); a message list as it is (chat) or
+/// flattened into one labelled text (completions, see
+/// [`crate::workload::messages::flatten_for_completions`]).
+pub fn request_body(spec: &EndpointSpec, input: RequestInput<'_>, max_tokens: u32) -> Vec<u8> {
+    let (messages, prompt) = match (spec.api, input) {
+        (Api::Chat, RequestInput::Text(text)) => (
+            Some(vec![Message {
                 role: "user",
-                content: prompt,
+                content: text,
             }]),
             None,
         ),
-        Api::Completions => (None, Some(prompt)),
+        (Api::Chat, RequestInput::Messages(list)) => (
+            Some(
+                list.iter()
+                    .map(|m| Message {
+                        role: &m.role,
+                        content: &m.content,
+                    })
+                    .collect(),
+            ),
+            None,
+        ),
+        (Api::Completions, RequestInput::Text(text)) => (None, Some(Cow::Borrowed(text))),
+        (Api::Completions, RequestInput::Messages(list)) => {
+            (None, Some(Cow::Owned(flatten_for_completions(list))))
+        }
     };
     let exact = spec.exact_output_length;
     let body = RequestBody {
@@ -312,9 +330,38 @@ mod tests {
             ),
         ];
         for (s, want) in cases {
-            let got = request_body(&s, "hi \"x\"", 7);
+            let got = request_body(&s, RequestInput::Text("hi \"x\""), 7);
             assert_eq!(String::from_utf8(got).unwrap(), want);
         }
+    }
+
+    #[test]
+    fn message_lists_keep_their_roles_on_chat_and_are_flattened_on_completions() {
+        use crate::workload::messages::ChatMessage;
+        let list = [
+            ChatMessage::new("system", "Be brief."),
+            ChatMessage::new("user", "Why?"),
+            ChatMessage::new("assistant", " key slow"),
+            ChatMessage::new("user", "Go on."),
+        ];
+        let chat = request_body(
+            &spec(Api::Chat, false, false),
+            RequestInput::Messages(&list),
+            3,
+        );
+        assert_eq!(
+            String::from_utf8(chat).unwrap(),
+            r#"{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Why?"},{"role":"assistant","content":" key slow"},{"role":"user","content":"Go on."}],"max_tokens":3,"stream":false}"#
+        );
+        let completions = request_body(
+            &spec(Api::Completions, false, false),
+            RequestInput::Messages(&list),
+            3,
+        );
+        assert_eq!(
+            String::from_utf8(completions).unwrap(),
+            r#"{"model":"m","prompt":"System: Be brief.\n\nUser: Why?\n\nAssistant:  key slow\n\nUser: Go on.\n\nAssistant:","max_tokens":3,"stream":false}"#
+        );
     }
 
     fn chunk(

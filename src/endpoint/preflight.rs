@@ -282,7 +282,7 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
         let mut probe = Probe::default();
         let out = ep
             .exchange(
-                PREFLIGHT_PROMPT,
+                crate::workload::messages::RequestInput::Text(PREFLIGHT_PROMPT),
                 PREFLIGHT_MAX_TOKENS,
                 Some(&mut probe),
                 None,

@@ -11,7 +11,7 @@
 use super::events::EngineEvent;
 use super::lag::{lag_warning, LagProbe};
 use super::record::RequestRecord;
-use super::workers::{self, Work};
+use super::workers::{self, SessionSource, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
 use crate::metrics::{
@@ -34,6 +34,8 @@ const STOP_SHARE: f64 = 0.9;
 
 /// Warmup prompts are drawn from their own index range so they never repeat a measured one.
 const WARMUP_INDEX_BASE: u64 = 1 << 40;
+/// Warmup sessions likewise (multi-turn).
+const WARMUP_SESSION_BASE: u64 = 1 << 40;
 
 /// What to run for one level.
 #[derive(Debug, Clone, Copy)]
@@ -63,8 +65,13 @@ pub struct LevelCtx<'a> {
     pub planner: &'a dyn LevelPlanner,
 }
 
-/// The prompts of requests `from..from + count` of level `level`.
+/// The prompts of requests `from..from + count` of level `level`. With multi-turn sessions a
+/// request's messages depend on the answers before it, so workers build each turn as it
+/// comes and the book holds empty prompts, one per index.
 pub(super) fn prompts(workload: &WorkloadSpec, level: u32, from: u64, count: u64) -> Vec<Prompt> {
+    if workload.sessions.is_some() {
+        return (0..count).map(|_| Prompt::turn_placeholder()).collect();
+    }
     (from..from + count)
         .map(|i| workload.prompt(level, i))
         .collect()
@@ -83,12 +90,15 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     // a failing request log must not stop the measurement: the first error becomes a warning
     let mut log_error: Option<std::io::Error> = None;
     if plan.warmup > 0 && !cancel.is_cancelled() {
-        let work = Work::new(prompts(
-            workload,
-            plan.index,
-            WARMUP_INDEX_BASE,
-            u64::from(plan.warmup),
-        ));
+        let work = Work::with_sessions(
+            prompts(
+                workload,
+                plan.index,
+                WARMUP_INDEX_BASE,
+                u64::from(plan.warmup),
+            ),
+            SessionSource::of(workload, plan.index, WARMUP_SESSION_BASE),
+        );
         // a fixed count, with cooldown requests until the last warmup request has finished
         work.done.cancel();
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -105,7 +115,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     }
 
     let base = u64::from(plan.request_count);
-    let work = Work::new(prompts(workload, plan.index, 0, base));
+    let work = Work::with_sessions(
+        prompts(workload, plan.index, 0, base),
+        SessionSource::of(workload, plan.index, 0),
+    );
     let _ = events
         .send(EngineEvent::LevelStarted {
             shape: None,

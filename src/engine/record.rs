@@ -145,6 +145,16 @@ pub struct RequestDetail {
     /// start); `start_ns` minus this is the schedule lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intended_ns: Option<u64>,
+    /// Multi-turn sessions: the session's index in its level and this request's turn
+    /// (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// Multi-turn sessions: the think time the session spent before this turn (ns); its
+    /// slot was busy thinking (see `docs/workloads.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_ns: Option<u64>,
 }
 
 /// One request as recorded in a level: times in nanoseconds relative to the level's start.
@@ -237,6 +247,9 @@ impl RequestRecord {
                 first_output_ns: o.first_output_ns.map(rel),
                 reasoning_tokens: o.reasoning_tokens,
                 intended_ns: None,
+                session: None,
+                turn: None,
+                think_ns: None,
             },
         }
     }

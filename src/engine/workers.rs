@@ -17,13 +17,21 @@
 //!
 //! Workers start together: spawning one task per slot costs microseconds, so 10,000 slots
 //! fill without a serial ramp.
+//!
+//! With multi-turn sessions (`docs/workloads.md`) a worker runs one session at a time: each
+//! index it takes is its session's next turn, sent with the whole history so far (the answers
+//! as this task read them off the stream), after the think time. A failed turn ends its
+//! session (the next index starts a new one): the history would lack the answer the next
+//! turn is meant to carry. A session holds its slot while it thinks, so the level's
+//! concurrency counts sessions.
 
 use super::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
-use crate::workload::Prompt;
+use crate::workload::{Prompt, Session, WorkloadSpec};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -34,6 +42,34 @@ struct Reach {
     limit: u64,
     /// Prompts in the book (at least `limit`): how far workers may run before a decision.
     available: u64,
+}
+
+/// Where a level's sessions come from (multi-turn workloads).
+pub struct SessionSource {
+    workload: WorkloadSpec,
+    level: u32,
+    /// The next session's index.
+    next: AtomicU64,
+    think: Duration,
+}
+
+impl SessionSource {
+    /// Sessions of `workload` for level `level`, numbered from `first`; `None` when the
+    /// workload is single-turn.
+    pub fn of(workload: &WorkloadSpec, level: u32, first: u64) -> Option<SessionSource> {
+        let spec = workload.sessions.as_ref()?;
+        Some(SessionSource {
+            workload: workload.clone(),
+            level,
+            next: AtomicU64::new(first),
+            think: Duration::from_millis(spec.think_time_ms),
+        })
+    }
+
+    fn start(&self) -> Option<Session> {
+        let index = self.next.fetch_add(1, Ordering::Relaxed);
+        self.workload.session(self.level, index)
+    }
 }
 
 /// What the workers of one level share.
@@ -51,11 +87,20 @@ pub struct Work {
     pub in_flight: AtomicU64,
     /// Content chunks received by every request of the level so far.
     pub live_chunks: Arc<AtomicU64>,
+    /// Multi-turn: each index is the next turn of a worker's session, not a prompt of the
+    /// book.
+    sessions: Option<SessionSource>,
 }
 
 impl Work {
     /// Work for the first batch of prompts (indices from 0).
     pub fn new(first: Vec<Prompt>) -> Arc<Work> {
+        Work::with_sessions(first, None)
+    }
+
+    /// Work whose indices are turns of `sessions` when given (the book then only counts the
+    /// indices), else the book's prompts.
+    pub fn with_sessions(first: Vec<Prompt>, sessions: Option<SessionSource>) -> Arc<Work> {
         let batch = first.len() as u64;
         Arc::new(Work {
             book: RwLock::new(vec![Arc::new(first)]),
@@ -69,6 +114,7 @@ impl Work {
             settled: CancellationToken::new(),
             in_flight: AtomicU64::new(0),
             live_chunks: Arc::new(AtomicU64::new(0)),
+            sessions,
         })
     }
 
@@ -173,6 +219,9 @@ pub fn spawn(
         let tx = tx.clone();
         tokio::spawn(async move {
             let mut reach = work.reach.subscribe();
+            // multi-turn: the session in progress and the think time before its next turn
+            let mut session: Option<Session> = None;
+            let mut think_ns: Option<u64> = None;
             loop {
                 if cancel.is_cancelled() {
                     return;
@@ -182,10 +231,6 @@ pub fn spawn(
                 if slot == Slot::Leave {
                     return;
                 }
-                let Some((batch, at)) = work.prompt_batch(index) else {
-                    return;
-                };
-                let prompt = &batch[at];
                 // only a request past the limit is still in flight once the level settles
                 let sent = Sent {
                     endpoint: &endpoint,
@@ -195,8 +240,52 @@ pub fn spawn(
                     drop_on: &work.settled,
                     released_ns: None,
                 };
-                let Some(mut rec) = sent.send(prompt, index, worker, level_start).await else {
-                    return;
+                let mut rec = if let Some(src) = &work.sessions {
+                    let Some(s) = session.take().or_else(|| src.start()) else {
+                        return;
+                    };
+                    // a session starts with a turn to send and is kept only while it has one
+                    // more (`WorkloadSpec::session`, below), so `turn` gives this index its
+                    // request
+                    let Some(TurnSent {
+                        mut rec,
+                        answer,
+                        session: mut s,
+                    }) = sent
+                        .turn(s, &src.workload, index, worker, level_start)
+                        .await
+                    else {
+                        return;
+                    };
+                    rec.detail.think_ns = think_ns.take();
+                    let go_on = rec.ok() && !s.finished();
+                    if go_on {
+                        s.answered(&src.workload, answer);
+                        session = Some(s);
+                    }
+                    rec.cooldown = slot == Slot::Cooldown;
+                    if tx.send(rec).is_err() {
+                        return;
+                    }
+                    if go_on && !src.think.is_zero() {
+                        let started = now_ns();
+                        tokio::select! {
+                            _ = tokio::time::sleep(src.think) => {}
+                            _ = cancel.cancelled() => return,
+                            _ = work.settled.cancelled() => return,
+                        }
+                        think_ns = Some(now_ns().saturating_sub(started));
+                    }
+                    continue;
+                } else {
+                    let Some((batch, at)) = work.prompt_batch(index) else {
+                        return;
+                    };
+                    let prompt = &batch[at];
+                    let Some(rec) = sent.send(prompt, index, worker, level_start).await else {
+                        return;
+                    };
+                    rec
                 };
                 rec.cooldown = slot == Slot::Cooldown;
                 if tx.send(rec).is_err() {
@@ -234,24 +323,70 @@ impl Sent<'_> {
         worker: u32,
         level_start: u64,
     ) -> Option<RequestRecord> {
+        self.exchange(prompt, index, worker, level_start)
+            .await
+            .map(|(rec, _)| rec)
+    }
+
+    /// Sends the next turn of `session` as request `index`: its record (with the session and
+    /// turn), the answer as streamed, and the session; `None` when it was dropped.
+    async fn turn(
+        &self,
+        mut session: Session,
+        workload: &WorkloadSpec,
+        index: u64,
+        worker: u32,
+        level_start: u64,
+    ) -> Option<TurnSent> {
+        let turn = session.next_turn(workload)?;
+        let (mut rec, answer) = self
+            .exchange(&turn.prompt, index, worker, level_start)
+            .await?;
+        rec.detail.session = Some(session.index);
+        rec.detail.turn = Some(turn.number);
+        Some(TurnSent {
+            rec,
+            answer,
+            session,
+        })
+    }
+
+    /// [`Sent::send`], also returning the answer text as received.
+    async fn exchange(
+        &self,
+        prompt: &Prompt,
+        index: u64,
+        worker: u32,
+        level_start: u64,
+    ) -> Option<(RequestRecord, String)> {
         let slot_free = self.released_ns.unwrap_or_else(now_ns);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let outcome = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Some(cancelled_outcome(slot_free)),
             _ = self.drop_on.cancelled() => None,
-            o = self.endpoint.send_counting(&prompt.text, prompt.max_tokens, self.live.clone()) => Some(o),
+            o = self.endpoint.send_counting(prompt.input(), prompt.max_tokens, self.live.clone()) => Some(o),
         };
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
-        Some(RequestRecord::from_outcome(
+        let mut outcome = outcome?;
+        let answer = std::mem::take(&mut outcome.answer_text);
+        let rec = RequestRecord::from_outcome(
             index,
             worker,
             level_start,
             slot_free,
             prompt.input_tokens,
-            outcome?,
-        ))
+            outcome,
+        );
+        Some((rec, answer))
     }
+}
+
+/// A turn sent: its record, the answer as streamed, and the session it belongs to.
+struct TurnSent {
+    rec: RequestRecord,
+    answer: String,
+    session: Session,
 }
 
 fn cancelled_outcome(start_ns: u64) -> ExchangeOutcome {

@@ -55,6 +55,9 @@ pub struct WorkloadMetrics {
     pub output_token_count: Option<Stats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_counts: Option<TokenCounts>,
+    /// Multi-turn sessions: the metrics of each turn index (`turns.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<super::turns::TurnMetrics>,
 }
 
 /// Folds successful requests into the workload block.
@@ -138,6 +141,7 @@ impl LengthTally {
                 output_short_count: self.short,
                 warnings: Vec::new(),
             }),
+            turns: Vec::new(),
         }
     }
 }

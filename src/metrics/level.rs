@@ -35,6 +35,7 @@ use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts, HELD_SHARE,
 };
+use super::turns::TurnTally;
 use crate::engine::record::{ErrorKind, RequestRecord, TokenSource};
 
 /// What a request contributes to the steady-window computation.
@@ -106,6 +107,8 @@ pub struct LevelAccumulator {
     lengths: LengthTally,
     // The open-loop block (rate levels): `open_loop.rs`.
     open: OpenLoopTally,
+    // Multi-turn sessions, per turn index: `turns.rs`.
+    turns: TurnTally,
 }
 
 /// Per SLA metric, `(start ns, value ms)` of every successful request that has it.
@@ -163,6 +166,7 @@ impl LevelAccumulator {
             good: 0,
             lengths: LengthTally::default(),
             open: OpenLoopTally::default(),
+            turns: TurnTally::default(),
         }
     }
 
@@ -199,6 +203,7 @@ impl LevelAccumulator {
             return;
         }
         self.open.add(rec);
+        self.turns.add(rec);
         let end_ns = rec.end_ns.max(rec.start_ns);
         self.first_start_ns = self.first_start_ns.min(rec.start_ns);
         self.last_end_ns = self.last_end_ns.max(end_ns);
@@ -215,8 +220,12 @@ impl LevelAccumulator {
             *last = (rec.start_ns, end_ns);
         }
 
+        // a session thinking before this turn held its slot (docs/workloads.md)
+        let busy_from = rec
+            .start_ns
+            .saturating_sub(rec.detail.think_ns.unwrap_or(0));
         let mut span = Span {
-            start_ns: rec.start_ns,
+            start_ns: busy_from,
             end_ns,
             tokens: None,
         };
@@ -452,7 +461,10 @@ impl LevelAccumulator {
             output_tokens_source: self.sources,
             reconnect_count: self.reconnects,
             client_lag: meta.lag,
-            workload: self.lengths.finish(),
+            workload: super::lengths::WorkloadMetrics {
+                turns: self.turns.finish(),
+                ..self.lengths.finish()
+            },
             open_loop: self.open.finish(),
         }
     }

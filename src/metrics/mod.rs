@@ -11,6 +11,7 @@ pub mod level;
 pub mod open_loop;
 pub mod progress;
 pub mod summary;
+pub mod turns;
 pub mod window;
 
 pub use histogram::{

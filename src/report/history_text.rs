@@ -87,6 +87,7 @@ fn header(run: &RunData, tag: &str) -> String {
     let _ = writeln!(out, "  model     {}", or_dash(&i.model));
     let _ = writeln!(out, "  workload  {}", workload_line(&run.echo));
     out += &super::workload_text::workload_details(&run.echo);
+    out += &super::turns_text::sessions_line(&run.echo);
     let _ = writeln!(out, "  folder    {}", i.path.display());
     if i.interrupted {
         let _ = writeln!(
@@ -122,6 +123,11 @@ pub fn render_show(run: &RunData) -> String {
         if !lengths.is_empty() {
             out.push('\n');
             out += &lengths;
+        }
+        let turns = super::turns_text::turns_table(&run.levels);
+        if !turns.is_empty() {
+            out.push('\n');
+            out += &turns;
         }
     }
     out.push('\n');

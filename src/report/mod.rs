@@ -12,6 +12,7 @@ pub mod import_aiperf;
 pub mod open_text;
 pub mod results;
 pub mod table;
+pub mod turns_text;
 pub mod wallclock;
 pub mod workload_text;
 

@@ -83,6 +83,10 @@ pub struct SimArgs {
     /// Tokens a chat template adds to every chat request (reported in usage.prompt_tokens).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub template_overhead: u32,
+    /// Write every completion request the model takes on (its body as received) and the
+    /// answer generated for it to FILE, one JSON line each
+    #[arg(long, value_name = "FILE")]
+    pub request_log: Option<std::path::PathBuf>,
 }
 
 impl SimArgs {
@@ -115,6 +119,7 @@ impl SimArgs {
             },
             tokenizer: self.tokenizer,
             template_overhead: self.template_overhead,
+            request_log: self.request_log,
         };
         cfg.validate()?;
         Ok(cfg)

@@ -131,6 +131,8 @@ pub struct SimConfig {
     /// Tokens a chat template adds to every chat request's prompt (counted in `usage` and
     /// in the prefix cache, before the messages).
     pub template_overhead: u32,
+    /// Write each completion request taken on, and its answer, to this file (JSON lines).
+    pub request_log: Option<std::path::PathBuf>,
 }
 
 impl Default for SimConfig {
@@ -155,6 +157,7 @@ impl Default for SimConfig {
             faults: FaultConfig::default(),
             tokenizer: "approx".to_string(),
             template_overhead: 0,
+            request_log: None,
         }
     }
 }

@@ -48,6 +48,8 @@ pub struct AppState {
     pub sched_tx: Sender<Command>,
     /// Unix time the server started, in seconds (the `created` of `/v1/models`).
     pub started_unix: u64,
+    /// `--request-log`: every request taken on, and its answer.
+    pub request_log: Option<super::request_log::RequestLog>,
 }
 
 fn unix_now() -> u64 {
@@ -257,6 +259,12 @@ async fn complete(
             params.max_tokens,
         )
     };
+    if let Some(log) = &state.request_log {
+        let answer: String = (0..output_len)
+            .map(|i| format!(" {}", super::text::token_word(seed, i)))
+            .collect();
+        log.record(n, endpoint, &body, params.prompt_tokens, &answer);
+    }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let seq = NewSeq {
         id: n,

@@ -16,6 +16,7 @@ mod faults;
 mod http;
 mod metrics;
 mod prefix_cache;
+mod request_log;
 mod scheduler;
 #[cfg(test)]
 mod scheduler_tests;
@@ -64,6 +65,15 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let counter = tokens::PromptCounter::load(&cfg.tokenizer)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let request_log = match &cfg.request_log {
+        Some(path) => Some(request_log::RequestLog::create(path).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("--request-log {}: cannot create it: {e}", path.display()),
+            )
+        })?),
+        None => None,
+    };
     // every connection holds a descriptor; and a backlog deep enough that thousands of
     // clients connecting at once are not dropped and retried a second later
     let _ = crate::fdlimit::raise_nofile_limit();
@@ -78,6 +88,7 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
     let model = cfg.model.clone();
     let kv_cache_tokens = cfg.kv_cache_tokens;
     let state = Arc::new(http::AppState {
+        request_log,
         model_json: serde_json::Value::String(cfg.model.clone()).to_string(),
         cfg,
         counter,

@@ -7,8 +7,10 @@ pub mod dataset;
 #[cfg(feature = "exact-tokenizers")]
 pub mod encodings;
 pub mod exact;
+pub mod messages;
 pub mod prompt;
 mod runtime;
+pub mod session;
 #[cfg(all(test, feature = "exact-tokenizers"))]
 pub(crate) mod test_tokenizers;
 pub mod tokenizer;
@@ -16,5 +18,7 @@ pub mod trace;
 
 pub use calibration::{Calibration, CalibrationPoint, LengthFit};
 pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
+pub use messages::{ChatMessage, RequestInput};
 pub use prompt::{Prompt, WorkloadSpec};
 pub use runtime::{Loaded, Runtime, WorkloadError};
+pub use session::{Session, SessionSpec};

@@ -5,7 +5,9 @@
 use super::calibration::Calibration;
 use super::dataset::{Dataset, DatasetSpec, Record, Source};
 use super::exact::TextBuilder;
+use super::messages::{ChatMessage, RequestInput};
 use super::runtime::{Loaded, Runtime};
+use super::session::SessionSpec;
 use super::tokenizer::APPROX_NAME;
 use crate::rng::{mix64, SplitMix64};
 use serde::{Deserialize, Serialize};
@@ -55,6 +57,9 @@ pub struct WorkloadSpec {
     /// What calibration found (filled in pre-flight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// Multi-turn sessions (`--turns`); `None`: every request is a conversation of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionSpec>,
     /// The loaded tokenizer and dataset (see [`WorkloadSpec::load`]).
     #[serde(skip)]
     pub runtime: Runtime,
@@ -63,12 +68,37 @@ pub struct WorkloadSpec {
 /// One request's input.
 #[derive(Debug, Clone)]
 pub struct Prompt {
+    /// The prompt text (empty when `messages` is not).
     pub text: String,
+    /// A message list sent instead of `text` (a JSONL `messages` record), roles preserved.
+    pub messages: Vec<ChatMessage>,
     /// Input tokens by the client's tokenizer (exact for the target unless the tokenizer
     /// merges across words in a way no adjustment fixed).
     pub input_tokens: u32,
     /// `max_tokens` to ask for.
     pub max_tokens: u32,
+}
+
+impl Prompt {
+    /// A prompt with nothing in it: an index of a multi-turn level's book, whose turns the
+    /// workers build from their sessions.
+    pub fn turn_placeholder() -> Prompt {
+        Prompt {
+            text: String::new(),
+            messages: Vec::new(),
+            input_tokens: 0,
+            max_tokens: 0,
+        }
+    }
+
+    /// What the request sends: the message list when there is one, else the text.
+    pub fn input(&self) -> RequestInput<'_> {
+        if self.messages.is_empty() {
+            RequestInput::Text(&self.text)
+        } else {
+            RequestInput::Messages(&self.messages)
+        }
+    }
 }
 
 /// Draws a token count from a normal distribution around `mean`, clamped to three standard
@@ -100,6 +130,7 @@ impl WorkloadSpec {
             dataset: None,
             calibrate: false,
             calibration: None,
+            sessions: None,
             runtime: Runtime::default(),
         }
     }
@@ -137,8 +168,13 @@ impl WorkloadSpec {
 
     /// The input length request `index` of level `level` aims at, in the server's tokens
     /// when calibrated: the drawn length (synthetic) or the trace's `input_length`
-    /// (Mooncake); `None` for text datasets, whose text is what it is.
+    /// (Mooncake); `None` for text datasets, whose text is what it is, and for multi-turn
+    /// sessions.
     pub fn target_input(&self, level: u32, index: u64) -> Option<u32> {
+        if self.sessions.is_some() {
+            // a turn's input is its session's history: no drawn length to aim at
+            return None;
+        }
         match &self.loaded().dataset {
             None => Some(self.draws(level, index).1),
             Some(ds) => {
@@ -181,8 +217,24 @@ impl WorkloadSpec {
         let (text, input_tokens) = b.finish(target, &mut rng);
         Prompt {
             text,
+            messages: Vec::new(),
             input_tokens,
             max_tokens: output,
+        }
+    }
+
+    /// The `max_tokens` request `index` of level `level` draws from the output length flags.
+    pub(crate) fn drawn_output(&self, level: u32, index: u64) -> u32 {
+        self.draws(level, index).2
+    }
+
+    /// The single-turn prompt of dataset record `r`, drawn as request `index` of `level`.
+    pub(crate) fn record_prompt(&self, level: u32, index: u64, r: &Record) -> Prompt {
+        let rt = self.loaded();
+        let drawn = self.drawn_output(level, index);
+        match &rt.dataset {
+            Some(ds) => self.dataset_prompt(rt, r, drawn, ds),
+            None => self.prompt(level, index),
         }
     }
 
@@ -191,6 +243,13 @@ impl WorkloadSpec {
         match &r.source {
             Source::Text(t) => Prompt {
                 text: t.clone(),
+                messages: Vec::new(),
+                input_tokens: r.input_tokens,
+                max_tokens,
+            },
+            Source::Messages(list) => Prompt {
+                text: String::new(),
+                messages: list.clone(),
                 input_tokens: r.input_tokens,
                 max_tokens,
             },
@@ -209,6 +268,7 @@ impl WorkloadSpec {
                 let (text, input_tokens) = b.finish(n, &mut own);
                 Prompt {
                     text,
+                    messages: Vec::new(),
                     input_tokens,
                     max_tokens,
                 }
@@ -225,6 +285,7 @@ impl WorkloadSpec {
         let (text, input_tokens) = b.finish(tokens, &mut rng);
         Prompt {
             text,
+            messages: Vec::new(),
             input_tokens,
             max_tokens: 1,
         }

@@ -19,6 +19,13 @@ pub enum WorkloadError {
     Words(String),
     #[error(transparent)]
     Dataset(#[from] DatasetError),
+    /// `--turns` with a dataset none of whose records has more than one user turn.
+    #[error(
+        "--turns {turns}: no record of {file} has more than one user turn; multi-turn \
+         sessions need ShareGPT conversations or JSONL `messages` records with several user \
+         messages (or leave out --turns)"
+    )]
+    NoConversations { turns: u32, file: String },
 }
 
 /// The loaded parts of a workload.
@@ -74,8 +81,22 @@ impl WorkloadSpec {
         } else {
             Words::for_tokenizer(&*tok.tokenizer).map_err(WorkloadError::Words)?
         };
+        let turns = self.sessions.as_ref().map(|s| s.turns);
         let dataset = match &mut self.dataset {
-            Some(spec) => Some(dataset::load(spec, &*tok.tokenizer)?),
+            Some(spec) => {
+                let ds = dataset::load_with(spec, &*tok.tokenizer, turns.is_some())?;
+                if let Some(turns) = turns.filter(|t| *t > 1) {
+                    let several =
+                        |r: &dataset::Record| r.turns(&*tok.tokenizer).is_some_and(|t| t.len() > 1);
+                    if !ds.records.iter().any(several) {
+                        return Err(WorkloadError::NoConversations {
+                            turns,
+                            file: spec.path.clone(),
+                        });
+                    }
+                }
+                Some(ds)
+            }
             None => None,
         };
         self.tokenizer = tok.name.clone();

@@ -1,6 +1,6 @@
 //! JSONL single-turn prompts, one JSON object a line, with AIPerf's `single_turn` field names:
-//! `text` (or `texts`, a list joined by newlines) or `messages` (OpenAI chat messages, their
-//! contents joined by newlines), and optional `output_length` (`output_tokens` is accepted as
+//! `text` (or `texts`, a list joined by newlines) or `messages` (OpenAI chat messages, kept as
+//! a message list with their roles; text parts of a content joined by newlines), and optional `output_length` (`output_tokens` is accepted as
 //! well). AIPerf's other fields (`timestamp`, `delay`, `role`, `extra`, ...) are allowed and
 //! not used. Blank lines are skipped.
 
@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{DatasetError, Parsed, RawRecord, RawText};
+use crate::workload::messages::ChatMessage;
 
 #[derive(Deserialize)]
 struct Line {
@@ -23,6 +24,8 @@ struct Line {
 
 #[derive(Deserialize)]
 struct Message {
+    #[serde(default)]
+    role: Option<String>,
     #[serde(default)]
     content: Value,
 }
@@ -61,15 +64,21 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
                 ))
             }
         }
-        let prompt = if let Some(t) = line.text {
-            t
+        let text = if let Some(t) = line.text {
+            RawText::Text(t)
         } else if let Some(ts) = line.texts {
-            ts.join("\n")
+            RawText::Text(ts.join("\n"))
         } else {
-            let mut parts = Vec::new();
-            for (k, m) in line.messages.unwrap_or_default().iter().enumerate() {
+            let mut list = Vec::new();
+            for (k, m) in line.messages.unwrap_or_default().into_iter().enumerate() {
+                let Some(role) = m.role.filter(|r| !r.trim().is_empty()) else {
+                    return Err(bad(&format!(
+                        "message {} has no `role` (system, user, assistant, ...)",
+                        k + 1
+                    )));
+                };
                 match content_text(&m.content) {
-                    Some(t) => parts.push(t),
+                    Some(t) => list.push(ChatMessage::new(&role, t)),
                     None => {
                         return Err(bad(&format!(
                             "message {} has no text content (a string or text parts)",
@@ -78,9 +87,14 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
                     }
                 }
             }
-            parts.join("\n")
+            RawText::Messages(list)
         };
-        if prompt.trim().is_empty() {
+        let empty = match &text {
+            RawText::Text(t) => t.trim().is_empty(),
+            RawText::Messages(list) => list.iter().all(|m| m.content.trim().is_empty()),
+            RawText::Blocks { .. } => false,
+        };
+        if empty {
             return Err(bad("the prompt is empty"));
         }
         if line.output_length == Some(0) {
@@ -88,9 +102,10 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
         }
         out.push(RawRecord {
             line: n,
-            text: RawText::Text(prompt),
+            text,
             output_tokens: line.output_length,
             answer: None,
+            conversation: None,
         });
     }
     Ok((out, Default::default()))

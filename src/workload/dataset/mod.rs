@@ -15,6 +15,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::messages::{count_messages, split_turns, ChatMessage, ConversationTurn};
 use super::tokenizer::{sha256_hex, Tokenizer};
 use crate::rng::{mix64, SplitMix64};
 
@@ -213,8 +214,10 @@ pub(crate) fn json_lines<'a, T: serde::de::DeserializeOwned>(
 /// What a request's prompt is made of.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
-    /// The text as the file gives it (messages joined by newlines).
+    /// The text as the file gives it.
     Text(String),
+    /// A JSONL `messages` record: sent as this message list, roles preserved.
+    Messages(Vec<ChatMessage>),
     /// Mooncake: one block of deterministic text per hash id, the last cut to fit.
     Blocks(Vec<u64>),
 }
@@ -229,6 +232,28 @@ pub struct Record {
     pub input_tokens: u32,
     /// Output tokens the record asks for (`max_tokens`), when it says.
     pub output_tokens: Option<u32>,
+    /// ShareGPT, for multi-turn sessions: the whole conversation as chat messages.
+    pub conversation: Option<Vec<ChatMessage>>,
+}
+
+impl Record {
+    /// The record as the user turns of a session (see `docs/workloads.md`, multi-turn
+    /// sessions): a conversation's user messages, a message list's, or the text (or trace
+    /// blocks) as one turn; `None` for a Mooncake record, whose text is made from its blocks.
+    pub fn turns(&self, tok: &dyn Tokenizer) -> Option<Vec<ConversationTurn>> {
+        let list = match (&self.conversation, &self.source) {
+            (Some(c), _) => c,
+            (None, Source::Messages(list)) => list,
+            (None, Source::Text(t)) => {
+                return Some(vec![ConversationTurn {
+                    messages: vec![ChatMessage::new("user", t.clone())],
+                    reference_answer_tokens: self.output_tokens,
+                }])
+            }
+            (None, Source::Blocks(_)) => return None,
+        };
+        Some(split_turns(tok, list))
+    }
 }
 
 /// A loaded dataset.
@@ -242,6 +267,7 @@ pub struct Dataset {
 /// What a format parser produces before lengths are known.
 pub(crate) enum RawText {
     Text(String),
+    Messages(Vec<ChatMessage>),
     Blocks {
         hash_ids: Vec<u64>,
         input_length: u32,
@@ -256,6 +282,8 @@ pub(crate) struct RawRecord {
     pub output_tokens: Option<u32>,
     /// ShareGPT: the reference answer, whose token count is the output length.
     pub answer: Option<String>,
+    /// ShareGPT, when conversations are kept: the whole conversation.
+    pub conversation: Option<Vec<ChatMessage>>,
 }
 
 /// What a parser returns: records, and records left out by reason.
@@ -264,6 +292,16 @@ pub(crate) type Parsed = (Vec<RawRecord>, BTreeMap<String, u64>);
 /// Reads, validates and counts a dataset; fills `spec`'s format, sha256, record and skip
 /// counts.
 pub fn load(spec: &mut DatasetSpec, tok: &dyn Tokenizer) -> Result<Dataset, DatasetError> {
+    load_with(spec, tok, false)
+}
+
+/// [`load`]; with `keep_conversations` ShareGPT records keep their whole conversations (for
+/// multi-turn sessions).
+pub fn load_with(
+    spec: &mut DatasetSpec,
+    tok: &dyn Tokenizer,
+    keep_conversations: bool,
+) -> Result<Dataset, DatasetError> {
     let file = spec.path.as_str();
     let bytes = std::fs::read(Path::new(file))
         .map_err(|e| DatasetError::file(file, format!("cannot read the dataset: {e}")))?;
@@ -281,7 +319,7 @@ pub fn load(spec: &mut DatasetSpec, tok: &dyn Tokenizer) -> Result<Dataset, Data
     }
     let (raw, mut skipped) = match format {
         DatasetFormat::Jsonl => jsonl::parse(file, text)?,
-        DatasetFormat::Sharegpt => sharegpt::parse(file, text)?,
+        DatasetFormat::Sharegpt => sharegpt::parse(file, text, keep_conversations)?,
         DatasetFormat::Mooncake => mooncake::parse(file, text, spec.block_tokens)?,
     };
     let mut records = Vec::with_capacity(raw.len());
@@ -299,6 +337,10 @@ pub fn load(spec: &mut DatasetSpec, tok: &dyn Tokenizer) -> Result<Dataset, Data
                 let n = tok.count(&t);
                 (Source::Text(t), n)
             }
+            RawText::Messages(list) => {
+                let n = count_messages(tok, &list);
+                (Source::Messages(list), n)
+            }
             RawText::Blocks {
                 hash_ids,
                 input_length,
@@ -315,6 +357,7 @@ pub fn load(spec: &mut DatasetSpec, tok: &dyn Tokenizer) -> Result<Dataset, Data
             source,
             input_tokens,
             output_tokens,
+            conversation: r.conversation,
         });
     }
     if records.is_empty() {

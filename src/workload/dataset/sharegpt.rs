@@ -2,11 +2,14 @@
 //! the same records one a line). The first human turn (`human` or `user`) is the prompt; the
 //! first answer after it (`gpt`, `chatgpt`, `assistant`, `model`, `bard`, `bing`) is the
 //! reference answer, whose token count becomes `max_tokens`. Records without such a pair are
-//! skipped and counted; `system` and other turns are ignored.
+//! skipped and counted; `system` and other turns are ignored. For multi-turn sessions the
+//! whole conversation is kept as chat messages (`system`, `user`, `assistant`; other turns
+//! left out), each human turn a turn of the session.
 
 use serde::Deserialize;
 
 use super::{DatasetError, Parsed, RawRecord, RawText};
+use crate::workload::messages::ChatMessage;
 
 #[derive(Deserialize)]
 struct Conversation {
@@ -64,9 +67,30 @@ fn element_lines(text: &str) -> Vec<usize> {
     lines
 }
 
+/// The conversation as chat messages: human turns as `user`, answers as `assistant`, `system`
+/// as it is; other turns (tools, functions) left out.
+fn chat_messages(turns: &[Turn]) -> Vec<ChatMessage> {
+    turns
+        .iter()
+        .filter_map(|t| {
+            let role = if is_human(&t.from) {
+                "user"
+            } else if is_answer(&t.from) {
+                "assistant"
+            } else if t.from == "system" {
+                "system"
+            } else {
+                return None;
+            };
+            Some(ChatMessage::new(role, t.value.clone()))
+        })
+        .collect()
+}
+
 fn record(
     line: usize,
     c: Conversation,
+    keep_conversation: bool,
     skipped: &mut super::BTreeMap<String, u64>,
 ) -> Option<RawRecord> {
     let turns = &c.conversations;
@@ -87,10 +111,17 @@ fn record(
         text: RawText::Text(turns[h].value.clone()),
         output_tokens: None,
         answer: Some(answer.value.clone()),
+        conversation: keep_conversation.then(|| chat_messages(turns)),
     })
 }
 
-pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
+/// Reads the conversations of `file`; with `keep_conversations` each record keeps its whole
+/// conversation (multi-turn sessions).
+pub(super) fn parse(
+    file: &str,
+    text: &str,
+    keep_conversations: bool,
+) -> Result<Parsed, DatasetError> {
     let mut out = Vec::new();
     let mut skipped = Default::default();
     if text.trim_start().starts_with('[') {
@@ -99,12 +130,12 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
         let lines = element_lines(text);
         for (i, c) in all.into_iter().enumerate() {
             let line = lines.get(i).copied().unwrap_or(1);
-            out.extend(record(line, c, &mut skipped));
+            out.extend(record(line, c, keep_conversations, &mut skipped));
         }
     } else {
         for parsed in super::json_lines::<Conversation>(file, text) {
             let (n, c) = parsed?;
-            out.extend(record(n, c, &mut skipped));
+            out.extend(record(n, c, keep_conversations, &mut skipped));
         }
     }
     Ok((out, skipped))

@@ -37,7 +37,7 @@ fn assert_errors(name: &str, format: DatasetFormat, cases: &[(&str, &str)]) {
 fn text_of(r: &Record) -> &str {
     match &r.source {
         Source::Text(t) => t,
-        Source::Blocks(_) => panic!("expected text"),
+        Source::Blocks(_) | Source::Messages(_) => panic!("expected text"),
     }
 }
 
@@ -70,7 +70,15 @@ fn jsonl_reads_text_texts_and_messages() {
     );
     assert_eq!((r[1].line, r[1].output_tokens), (3, Some(50)));
     assert_eq!((text_of(&r[2]), r[2].output_tokens), ("one\ntwo", Some(7)));
-    assert_eq!(text_of(&r[3]), "be brief\nhi there");
+    // a message list stays one, roles kept; its input is its contents' count
+    assert_eq!(
+        r[3].source,
+        Source::Messages(vec![
+            ChatMessage::new("system", "be brief"),
+            ChatMessage::new("user", "hi there"),
+        ])
+    );
+    assert_eq!(r[3].input_tokens, (1 + 2) + (1 + 2));
 }
 
 #[test]
@@ -93,6 +101,14 @@ fn jsonl_bad_lines_name_file_line_and_problem() {
             ":1:10: invalid type: integer `5`, expected a string",
         ),
         ("{\"text\": \"  \"}\n", ":1: the prompt is empty"),
+        (
+            "{\"messages\": [{\"role\": \"user\", \"content\": \" \"}]}\n",
+            ":1: the prompt is empty",
+        ),
+        (
+            "{\"text\": \"a\"}\n{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"content\": \"b\"}]}\n",
+            ":2: message 2 has no `role` (system, user, assistant, ...)",
+        ),
         (
             "{\"text\": \"a\", \"output_length\": 0}\n",
             ":1: `output_length` must be at least 1",
@@ -259,6 +275,7 @@ fn sampling_is_in_order_a_permutation_or_seeded_draws() {
                 source: Source::Text(format!("r{i}")),
                 input_tokens: 1,
                 output_tokens: None,
+                conversation: None,
             })
             .collect(),
         block_tokens: 512,

@@ -1,0 +1,202 @@
+//! Chat messages as a request carries them: a role and a text content. A prompt is either one
+//! text (sent as a single user message, or as the completions `prompt`) or a message list
+//! (a JSONL `messages` record, a multi-turn session's history), roles preserved on the chat
+//! API and flattened into one labelled text on the completions API. See `docs/workloads.md`.
+
+use serde::{Deserialize, Serialize};
+
+use super::tokenizer::Tokenizer;
+
+/// One chat message: a role (`system`, `user`, `assistant`, or whatever a dataset gives) and
+/// its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A message of `role` with `content`.
+    pub fn new(role: &str, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: role.to_string(),
+            content: content.into(),
+        }
+    }
+
+    /// Whether the message is the user's.
+    pub fn is_user(&self) -> bool {
+        self.role == "user"
+    }
+
+    /// Whether the message is a model's answer.
+    pub fn is_assistant(&self) -> bool {
+        self.role == "assistant"
+    }
+}
+
+/// What one request sends: one text or a message list.
+#[derive(Debug, Clone, Copy)]
+pub enum RequestInput<'a> {
+    /// A single user message (chat) or the whole `prompt` (completions).
+    Text(&'a str),
+    /// Messages in order, roles preserved (chat) or flattened (completions).
+    Messages(&'a [ChatMessage]),
+}
+
+/// The completions API's `prompt` for a message list: each message as `Role: content`
+/// (role capitalised), separated by blank lines, ending with `Assistant:` so the model
+/// answers as the assistant. A list of one user message is sent as its bare content, like a
+/// text prompt. The labels are the completions API's stand-in for a chat template: the
+/// server counts them, the client does not (see `docs/workloads.md`).
+pub fn flatten_for_completions(messages: &[ChatMessage]) -> String {
+    if let [only] = messages {
+        if only.is_user() {
+            return only.content.clone();
+        }
+    }
+    let mut out = String::new();
+    for m in messages {
+        out.push_str(&capitalised(&m.role));
+        out.push_str(": ");
+        out.push_str(&m.content);
+        out.push_str("\n\n");
+    }
+    out.push_str("Assistant:");
+    out
+}
+
+fn capitalised(role: &str) -> String {
+    let mut chars = role.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The client's input count of a message list: the sum of its contents' counts (roles and
+/// template tokens are the server's, as for a text prompt's chat template).
+pub fn count_messages(tok: &dyn Tokenizer, messages: &[ChatMessage]) -> u32 {
+    messages
+        .iter()
+        .map(|m| tok.count(&m.content))
+        .fold(0u32, u32::saturating_add)
+}
+
+/// One user turn of a conversation: the messages it adds before the answer (any system or
+/// other messages since the previous answer, ending with the user's message), and the token
+/// count of the conversation's own answer to it, when it has one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationTurn {
+    pub messages: Vec<ChatMessage>,
+    /// Tokens of the reference answer (the conversation's assistant messages after this
+    /// turn's user message, before the next one), by the run's tokenizer.
+    pub reference_answer_tokens: Option<u32>,
+}
+
+/// A conversation cut into user turns: each turn ends with a user message; the conversation's
+/// assistant messages are left out (a session sends the server's own answers instead) and
+/// their lengths kept as reference answers. Messages after the last user message that are not
+/// answers are dropped (nothing asks for them).
+pub fn split_turns(tok: &dyn Tokenizer, conversation: &[ChatMessage]) -> Vec<ConversationTurn> {
+    let mut turns: Vec<ConversationTurn> = Vec::new();
+    let mut pending: Vec<ChatMessage> = Vec::new();
+    for m in conversation {
+        if m.is_assistant() {
+            if pending.is_empty() {
+                if let Some(last) = turns.last_mut() {
+                    let n = tok.count(&m.content);
+                    let sum = last.reference_answer_tokens.unwrap_or(0).saturating_add(n);
+                    last.reference_answer_tokens = Some(sum);
+                }
+            }
+            // an answer before any user message (or between non-user messages) has no
+            // question of this session: left out
+            continue;
+        }
+        let user = m.is_user();
+        pending.push(m.clone());
+        if user {
+            turns.push(ConversationTurn {
+                messages: std::mem::take(&mut pending),
+                reference_answer_tokens: None,
+            });
+        }
+    }
+    turns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::tokenizer::ApproxTokenizer;
+
+    fn m(role: &str, content: &str) -> ChatMessage {
+        ChatMessage::new(role, content)
+    }
+
+    #[test]
+    fn completions_flatten_labels_roles_and_ends_with_the_assistant() {
+        let msgs = [
+            m("system", "Answer briefly."),
+            m("user", "Why is the sky blue?"),
+            m("assistant", "Scattering."),
+            m("user", "And sunsets?"),
+        ];
+        assert_eq!(
+            flatten_for_completions(&msgs),
+            "System: Answer briefly.\n\nUser: Why is the sky blue?\n\nAssistant: Scattering.\n\n\
+             User: And sunsets?\n\nAssistant:"
+        );
+        // one user message is a text prompt
+        assert_eq!(
+            flatten_for_completions(&[m("user", "hi there")]),
+            "hi there"
+        );
+        assert_eq!(
+            flatten_for_completions(&[m("system", "be kind")]),
+            "System: be kind\n\nAssistant:"
+        );
+    }
+
+    #[test]
+    fn messages_count_their_contents_only() {
+        let tok = ApproxTokenizer;
+        // approx: a word of n characters is ceil(n/4) tokens
+        let msgs = [m("system", "abcd efgh"), m("user", "abcdefghi")];
+        assert_eq!(count_messages(&tok, &msgs), 2 + 3);
+    }
+
+    #[test]
+    fn a_conversation_splits_at_user_messages_and_keeps_reference_answers() {
+        let tok = ApproxTokenizer;
+        let conv = [
+            m("assistant", "a greeting nobody asked for"),
+            m("system", "sys"),
+            m("user", "q one"),
+            m("assistant", "abcd abcd abcd"),
+            m("user", "q two"),
+            m("system", "note"),
+            m("user", "q three"),
+            m("assistant", "abcd"),
+            m("assistant", "abcd abcd"),
+            m("system", "trailing"),
+        ];
+        let turns = split_turns(&tok, &conv);
+        let want = vec![
+            ConversationTurn {
+                messages: vec![m("system", "sys"), m("user", "q one")],
+                reference_answer_tokens: Some(3),
+            },
+            ConversationTurn {
+                messages: vec![m("user", "q two")],
+                reference_answer_tokens: None,
+            },
+            ConversationTurn {
+                messages: vec![m("system", "note"), m("user", "q three")],
+                reference_answer_tokens: Some(3),
+            },
+        ];
+        assert_eq!(turns, want);
+    }
+}
