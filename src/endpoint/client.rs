@@ -16,11 +16,11 @@ use reqwest::Url;
 
 use super::h1_client::{FetchError, Fetched, H1Client};
 use super::openai;
+use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use super::response::{read_error, read_stream, read_whole, Body, Probe};
 use super::transport::{classify, error_chain, fail_transport, is_stale_connection, Transport};
 use super::EndpointSpec;
 use crate::clock::now_ns;
-use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use crate::workload::messages::RequestInput;
 use crate::workload::tokenizer::{ApproxTokenizer, Tokenizer};
 

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use super::h1::{BodyReader, Conn, DetachedConn, Head, FIRST_TOKEN_READ_BYTES, READ_BUFFER_BYTES};
 use super::h1_pool::{ConnectFailure, Pool};
 use super::lane;
+use super::outcome::ExchangeOutcome;
 use super::response::{
     broken_stream, read_error, read_stream, read_whole, Body, Probe, StreamReader,
 };
 use super::transport::{fail_with, Transport};
-use crate::engine::record::ExchangeOutcome;
 
 /// Largest `GET /models` body read.
 const MAX_MODELS_BODY_BYTES: usize = 4 * 1024 * 1024;

@@ -12,6 +12,7 @@ mod h1_client;
 mod h1_pool;
 mod lane;
 pub mod openai;
+pub mod outcome;
 pub mod preflight;
 mod response;
 pub mod sse;

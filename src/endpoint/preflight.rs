@@ -7,10 +7,10 @@ use serde::Serialize;
 use super::client::{display_url, Endpoint};
 use super::h1_client::{FetchError, Fetched};
 use super::openai;
+use super::outcome::ErrorKind;
 use super::response::Probe;
 use super::sse::Framing;
 use super::transport::Transport;
-use crate::engine::record::ErrorKind;
 
 /// Prompt of the pre-flight request.
 const PREFLIGHT_PROMPT: &str = "Say hello.";
@@ -312,7 +312,7 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
 fn diagnose(
     ep: &Endpoint,
     id: &ServerIdentity,
-    error: &Option<crate::engine::record::RequestError>,
+    error: &Option<crate::endpoint::outcome::RequestError>,
     probe: &Probe,
     timeout_ms: u64,
 ) -> Option<PreflightError> {
@@ -382,7 +382,7 @@ fn diagnose(
 fn http_status(
     ep: &Endpoint,
     id: &ServerIdentity,
-    err: &crate::engine::record::RequestError,
+    err: &crate::endpoint::outcome::RequestError,
     probe: &Probe,
     looks_html: bool,
 ) -> PreflightError {

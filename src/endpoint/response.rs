@@ -8,10 +8,10 @@ use bytes::Bytes;
 
 use super::h1::{BodyReader, Conn};
 use super::openai::{self, ChunkError, Usage};
+use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use super::sse::{Event, Framing, StreamParser, MAX_LINE_BYTES};
 use super::transport::{error_chain, Transport};
 use crate::clock::now_ns;
-use crate::engine::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 
 /// Largest response body read (non-streaming answers and error bodies), in bytes.
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
