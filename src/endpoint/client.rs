@@ -17,7 +17,7 @@ use reqwest::Url;
 use super::h1_client::{FetchError, Fetched, H1Client};
 use super::openai;
 use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
-use super::response::{read_error, read_stream, read_whole, Body, Probe};
+use super::response::{read_answer, read_error, unreadable, Body, Probe};
 use super::transport::{classify, error_chain, fail_transport, is_stale_connection, Transport};
 use super::EndpointSpec;
 use crate::clock::now_ns;
@@ -389,13 +389,17 @@ impl Endpoint {
             p.server_header = header(reqwest::header::SERVER);
             p.location = header(reqwest::header::LOCATION);
         }
+        let head = |name| {
+            resp.headers()
+                .get(name)
+                .and_then(|v: &HeaderValue| v.to_str().ok())
+        };
+        let refused = unreadable(head(CONTENT_TYPE), head(reqwest::header::CONTENT_ENCODING));
         let mut body = Body::reqwest(resp);
         if !status.is_success() {
             read_error(&mut body, status.as_u16(), out, probe).await;
-        } else if inner.spec.stream {
-            read_stream(&mut body, out, probe).await;
         } else {
-            read_whole(&mut body, out, probe).await;
+            read_answer(&mut body, inner.spec.stream, refused, out, probe).await;
         }
     }
 }

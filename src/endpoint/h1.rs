@@ -88,6 +88,8 @@ pub(crate) struct HeadError {
 pub(crate) struct Head {
     pub status: u16,
     pub content_type: Option<String>,
+    /// `content-encoding`, when the server sent one.
+    pub content_encoding: Option<String>,
     pub server: Option<String>,
     pub location: Option<String>,
     /// The connection may carry another request after this response.
@@ -360,6 +362,8 @@ fn parse_head(buf: &[u8]) -> Result<Option<(usize, Head)>, String> {
             }
         } else if name.eq_ignore_ascii_case("content-type") {
             head.content_type = Some(text(h.value));
+        } else if name.eq_ignore_ascii_case("content-encoding") {
+            head.content_encoding = Some(text(h.value));
         } else if name.eq_ignore_ascii_case("server") {
             head.server = Some(text(h.value));
         } else if name.eq_ignore_ascii_case("location") {

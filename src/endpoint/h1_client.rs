@@ -11,7 +11,7 @@ use super::h1_pool::{ConnectFailure, Pool};
 use super::lane;
 use super::outcome::ExchangeOutcome;
 use super::response::{
-    broken_stream, read_error, read_stream, read_whole, Body, Probe, StreamReader,
+    broken_stream, read_answer, read_error, read_whole, unreadable, Body, Probe, StreamReader,
 };
 use super::transport::{fail_with, Transport};
 
@@ -330,10 +330,12 @@ async fn exchange_here(
     };
     if !(200..300).contains(&head.status) {
         read_error(&mut resp, head.status, out, probe).await;
-    } else if stream {
-        read_stream(&mut resp, out, probe).await;
     } else {
-        read_whole(&mut resp, out, probe).await;
+        let refused = unreadable(
+            head.content_type.as_deref(),
+            head.content_encoding.as_deref(),
+        );
+        read_answer(&mut resp, stream, refused, out, probe).await;
     }
     give_back(pool, conn, &head, &reader);
 }
@@ -374,8 +376,14 @@ async fn until_first_token(
         conn: &mut conn,
         reader: &mut reader,
     };
+    let refused = unreadable(
+        head.content_type.as_deref(),
+        head.content_encoding.as_deref(),
+    );
     if !(200..300).contains(&head.status) {
         read_error(&mut resp, head.status, out, None).await;
+    } else if refused.is_some() {
+        read_answer(&mut resp, stream, refused, out, None).await;
     } else if !stream {
         read_whole(&mut resp, out, None).await;
     } else {

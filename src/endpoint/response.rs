@@ -120,6 +120,57 @@ pub(crate) async fn read_error(
     });
 }
 
+/// Why a 2xx body cannot be an answer whatever it holds, from its head: compressed although
+/// nothing asked for it (rightsize sends no `accept-encoding`: it times the bytes as they
+/// arrive, and a proxy that compresses anyway changes what is measured), or a web page (a
+/// login page or a proxy's page in front of the model server).
+pub(crate) fn unreadable(
+    content_type: Option<&str>,
+    content_encoding: Option<&str>,
+) -> Option<RequestError> {
+    let bad = |message: String| RequestError {
+        kind: ErrorKind::BadPayload,
+        status: None,
+        message,
+    };
+    if let Some(enc) = content_encoding.map(str::trim) {
+        if !enc.is_empty() && !enc.eq_ignore_ascii_case("identity") {
+            return Some(bad(format!(
+                "the response is compressed (content-encoding: {enc}) although the request                  asked for none: turn response compression off on the server or the proxy in                  front of it"
+            )));
+        }
+    }
+    let ct = content_type.unwrap_or_default();
+    if ct.to_ascii_lowercase().contains("text/html") {
+        return Some(bad(format!(
+            "the server answered with a web page ({ct}), not a model's answer: is a login page              or a proxy in front of the model server?"
+        )));
+    }
+    None
+}
+
+/// Reads a 2xx answer: refused when [`unreadable`] says so (keeping the body's first bytes for
+/// the pre-flight's message), else streamed or whole.
+pub(crate) async fn read_answer(
+    resp: &mut Body<'_>,
+    stream: bool,
+    refused: Option<RequestError>,
+    out: &mut ExchangeOutcome,
+    probe: Option<&mut Probe>,
+) {
+    if let Some(err) = refused {
+        let body = read_limited(resp, PROBE_HEAD_BYTES).await;
+        if let Some(p) = probe {
+            p.head = body;
+        }
+        out.error = Some(err);
+    } else if stream {
+        read_stream(resp, out, probe).await;
+    } else {
+        read_whole(resp, out, probe).await;
+    }
+}
+
 /// Reads up to `limit` body bytes, ignoring read errors (used for error bodies).
 async fn read_limited(resp: &mut Body<'_>, limit: usize) -> Vec<u8> {
     let mut body = Vec::new();

@@ -1,0 +1,129 @@
+//! `Endpoint::send` against servers that bend HTTP/1.1 the ways real ones do: trailers and
+//! chunk extensions, an HTTP/1.0 body delimited by the connection closing, an HTML page with a
+//! 200, a compressed body nobody asked for, and a stream line too long to hold.
+
+mod endpoint_support;
+
+use std::time::Duration;
+
+use endpoint_support::*;
+use rightsize::endpoint::Endpoint;
+use rightsize::engine::record::ErrorKind;
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+fn endpoint(spec: &rightsize::endpoint::EndpointSpec) -> Endpoint {
+    Endpoint::new(spec, 8, TIMEOUT).unwrap()
+}
+
+/// One HTTP chunk carrying the SSE event `data: {json}`, with a chunk extension.
+fn event_with_extension(json: &str) -> Step {
+    let data = format!("data: {json}\n\n");
+    Step::Write(format!("{:x};name=\"value\"\r\n{data}\r\n", data.len()).into_bytes())
+}
+
+fn content_json(text: &str) -> String {
+    format!(
+        r#"{{"id":"c1","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"content":{}}},"finish_reason":null}}]}}"#,
+        serde_json::to_string(text).unwrap()
+    )
+}
+
+#[tokio::test]
+async fn trailers_and_chunk_extensions_are_read_past() {
+    let server = serve_one(vec![
+        Step::Write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\ntrailer: x-request-cost\r\n\r\n"
+                .to_vec(),
+        ),
+        event_with_extension(&content_json("Hello")),
+        event_with_extension(&content_json(" world")),
+        event_with_extension("[DONE]"),
+        Step::Write(b"0;final=1\r\nx-request-cost: 12\r\nx-other: a\r\n\r\n".to_vec()),
+    ])
+    .await;
+    let ep = endpoint(&spec(&server.base()));
+    let o = ep.send("hi", 4).await;
+    assert_eq!(o.error, None);
+    assert_eq!(o.content_chunk_ns.len(), 2);
+    assert_eq!(o.answer_text, "Hello world");
+    // the trailer was consumed: the connection is reused for the next request
+    let o = ep.send("hi", 4).await;
+    assert_eq!(o.error, None);
+    let conns: Vec<usize> = server.requests().iter().map(|r| r.conn).collect();
+    assert_eq!(conns, vec![0, 0]);
+}
+
+#[tokio::test]
+async fn an_http_1_0_body_ends_when_the_connection_closes() {
+    // no content-length, no chunking: the body is everything until the server closes
+    let server = serve_one(vec![
+        Step::Write(b"HTTP/1.0 200 OK\r\ncontent-type: text/event-stream\r\n\r\n".to_vec()),
+        Step::Write(format!("data: {}\n\n", content_json("Hello")).into_bytes()),
+        Step::Sleep(20),
+        Step::Write(format!("data: {}\n\n", content_json(" there")).into_bytes()),
+        Step::Write(b"data: [DONE]\n\n".to_vec()),
+        Step::Close,
+    ])
+    .await;
+    let ep = endpoint(&spec(&server.base()));
+    let o = ep.send("hi", 4).await;
+    assert_eq!(o.error, None);
+    assert_eq!(o.answer_text, "Hello there");
+    assert_eq!(o.content_chunk_ns.len(), 2);
+    // the closed connection is not reused: the next request opens a new one
+    let o = ep.send("hi", 4).await;
+    assert_eq!(o.error, None);
+    let conns: Vec<usize> = server.requests().iter().map(|r| r.conn).collect();
+    assert_eq!(conns, vec![0, 1]);
+}
+
+#[tokio::test]
+async fn an_html_page_with_a_200_is_a_bad_payload_that_says_what_came() {
+    // a login page or a proxy's error page in front of the model server
+    let page = "<!DOCTYPE html><html><head><title>Sign in</title></head><body>login</body></html>";
+    let server = serve_one(vec![response("200 OK", "text/html; charset=utf-8", page)]).await;
+    let o = endpoint(&spec(&server.base())).send("hi", 4).await;
+    let e = o.error.expect("an HTML page is not an answer");
+    assert_eq!(e.kind, ErrorKind::BadPayload);
+    assert!(e.message.contains("text/html"), "{}", e.message);
+}
+
+#[tokio::test]
+async fn a_compressed_body_nobody_asked_for_is_a_bad_payload_that_says_so() {
+    // gzip magic bytes and a header saying gzip; rightsize never asks for compression (its
+    // timing is of the bytes as they arrive), so a body compressed anyway is named as such
+    let mut head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ncontent-length: 10\r\n\r\n".to_vec();
+    head.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
+    let server = serve_one(vec![Step::Write(head)]).await;
+    let mut s = spec(&server.base());
+    s.stream = false;
+    let o = endpoint(&s).send("hi", 4).await;
+    let e = o.error.expect("a gzip body is not read as JSON");
+    assert_eq!(e.kind, ErrorKind::BadPayload);
+    assert!(e.message.contains("gzip"), "{}", e.message);
+    // and the request said it takes the body as it is
+    let req = &server.requests()[0];
+    let accepts = req.header("accept-encoding");
+    assert!(
+        accepts.is_none() || accepts.as_deref() == Some("identity"),
+        "{accepts:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_20_mib_stream_line_is_a_bad_payload_not_a_memory_blowup() {
+    // one SSE line of 20 MiB without a newline, in 64 KiB chunks
+    let piece = "x".repeat(64 * 1024);
+    let mut steps = vec![sse_head(), chunk("data: ")];
+    for _ in 0..(20 * 16) {
+        steps.push(chunk(&piece));
+    }
+    steps.push(chunk("\n\n"));
+    steps.push(end());
+    let server = serve_one(steps).await;
+    let o = endpoint(&spec(&server.base())).send("hi", 4).await;
+    let e = o.error.expect("an endless line is refused");
+    assert_eq!(e.kind, ErrorKind::BadPayload);
+    assert!(e.message.contains("MiB"), "{}", e.message);
+}
