@@ -127,3 +127,93 @@ async fn a_20_mib_stream_line_is_a_bad_payload_not_a_memory_blowup() {
     assert_eq!(e.kind, ErrorKind::BadPayload);
     assert!(e.message.contains("MiB"), "{}", e.message);
 }
+
+#[path = "common/mod.rs"]
+mod common;
+
+/// A sweep of two requests to `http://model.invalid:8000/v1` with these proxy variables.
+fn sweep_via(env: &[(&str, String)]) -> std::process::Output {
+    let out = common::tmpdir("via-proxy");
+    let mut cmd = common::bin();
+    cmd.args(["sweep", "--endpoint", "http://model.invalid:8000/v1"])
+        .args([
+            "--model",
+            "m",
+            "-c",
+            "1",
+            "-n",
+            "2",
+            "--no-calibrate",
+            "--no-tui",
+        ])
+        .arg("--out")
+        .arg(&out);
+    for v in [
+        "http_proxy",
+        "HTTP_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+        "no_proxy",
+        "NO_PROXY",
+    ] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_environment_is_honoured() {
+    // the scripted server is the proxy: every request reaches it in absolute form
+    let proxy = serve(|_, _, req| {
+        if req.method == "GET" {
+            vec![response("404 Not Found", "application/json", "{}")]
+        } else {
+            good_stream()
+        }
+    })
+    .await;
+    let via = format!("http://carol:s3cret@{}", proxy.addr);
+    let env = vec![("HTTP_PROXY", via.clone())];
+    let o = tokio::task::spawn_blocking(move || sweep_via(&env))
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let got = proxy.requests();
+    let posts: Vec<_> = got.iter().filter(|r| r.method == "POST").collect();
+    assert!(posts.len() >= 3, "pre-flight and two requests: {got:?}");
+    for r in &got {
+        assert!(
+            r.path.starts_with("http://model.invalid:8000/v1/"),
+            "{}",
+            r.path
+        );
+        assert_eq!(r.header("host").as_deref(), Some("model.invalid:8000"));
+        assert_eq!(
+            r.header("proxy-authorization").as_deref(),
+            Some("Basic Y2Fyb2w6czNjcmV0"),
+            "carol:s3cret"
+        );
+    }
+    // the proxy's password is nowhere in what the run printed
+    assert!(!common::stdout(&o).contains("s3cret") && !common::stderr(&o).contains("s3cret"));
+
+    // no_proxy naming the host: straight to model.invalid, which does not resolve
+    let seen = proxy.requests().len();
+    let env = vec![
+        ("http_proxy", via),
+        ("no_proxy", "localhost,.invalid".to_string()),
+    ];
+    let o = tokio::task::spawn_blocking(move || sweep_via(&env))
+        .await
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        common::stderr(&o).contains("model.invalid"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert_eq!(proxy.requests().len(), seen, "bypassed the proxy");
+}

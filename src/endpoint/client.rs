@@ -42,6 +42,9 @@ pub enum EndpointError {
     /// A custom header name or value is not valid HTTP.
     #[error("invalid header '{name}': {reason}")]
     InvalidHeader { name: String, reason: String },
+    /// A proxy variable in the environment is not usable.
+    #[error("{0}")]
+    Proxy(String),
     /// The TLS / HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
@@ -172,8 +175,20 @@ impl Endpoint {
             headers.insert("x-rightsize-sim-timing", HeaderValue::from_static("1"));
         }
 
-        let h1 = (base.scheme() == "http")
-            .then(|| H1Client::new(&generate_url, &models_url, &headers, spec.stream, pool_size));
+        let h1 = if base.scheme() == "http" {
+            let proxy = super::proxy::proxy_for(&generate_url, |k| std::env::var(k).ok())
+                .map_err(EndpointError::Proxy)?;
+            Some(H1Client::new(
+                &generate_url,
+                &models_url,
+                &headers,
+                spec.stream,
+                pool_size,
+                proxy.as_ref(),
+            ))
+        } else {
+            None
+        };
         // HTTP/1.1 only: one connection per in-flight request, as a load test needs. Over
         // HTTP/2 the server's stream limit would silently queue requests on one connection.
         // No redirects: a redirected POST turns into a GET; show the status instead.

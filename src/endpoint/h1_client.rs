@@ -51,12 +51,31 @@ pub(crate) enum FetchError {
     Body,
 }
 
-/// `path?query` of `url`.
-fn target(url: &Url) -> String {
+/// The request target: `path?query` of `url`, or through a proxy the whole URL without its
+/// credentials (the absolute form a proxy needs).
+fn target(url: &Url, proxied: bool) -> String {
+    if proxied {
+        let mut bare = url.clone();
+        let _ = bare.set_username("");
+        let _ = bare.set_password(None);
+        bare.set_fragment(None);
+        return bare.to_string();
+    }
     match url.query() {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_string(),
     }
+}
+
+/// `Basic` credentials from a URL's user name and password, if it has any.
+fn basic_credentials(url: &Url) -> Option<String> {
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let mut creds = percent_decode(url.username());
+    creds.push(b':');
+    creds.extend(percent_decode(url.password().unwrap_or_default()));
+    Some(format!("Basic {}", base64(&creds)))
 }
 
 /// Standard base64 (with padding), for the `Basic` credentials of a URL.
@@ -99,9 +118,13 @@ fn percent_decode(s: &str) -> Vec<u8> {
 }
 
 /// Request line, `Host` and the endpoint's headers (custom, `Authorization`, sim timing).
-/// Credentials in the URL become `Basic` authorization when no other is set, as reqwest does.
-fn head_start(method: &str, url: &Url, headers: &HeaderMap) -> Vec<u8> {
-    let mut h = format!("{method} {} HTTP/1.1\r\n", target(url)).into_bytes();
+/// Credentials in the URL become `Basic` authorization when no other is set, as reqwest does;
+/// a proxy's credentials become `Proxy-Authorization`.
+fn head_start(method: &str, url: &Url, headers: &HeaderMap, proxy: Option<&Url>) -> Vec<u8> {
+    let mut h = format!("{method} {} HTTP/1.1\r\n", target(url, proxy.is_some())).into_bytes();
+    if let Some(creds) = proxy.and_then(basic_credentials) {
+        h.extend_from_slice(format!("proxy-authorization: {creds}\r\n").as_bytes());
+    }
     if !headers.contains_key(reqwest::header::HOST) {
         let host = url.host_str().unwrap_or_default();
         let line = match url.port() {
@@ -110,12 +133,10 @@ fn head_start(method: &str, url: &Url, headers: &HeaderMap) -> Vec<u8> {
         };
         h.extend_from_slice(line.as_bytes());
     }
-    let has_auth = headers.contains_key(reqwest::header::AUTHORIZATION);
-    if !has_auth && (!url.username().is_empty() || url.password().is_some()) {
-        let mut creds = percent_decode(url.username());
-        creds.push(b':');
-        creds.extend(percent_decode(url.password().unwrap_or_default()));
-        h.extend_from_slice(format!("authorization: Basic {}\r\n", base64(&creds)).as_bytes());
+    if !headers.contains_key(reqwest::header::AUTHORIZATION) {
+        if let Some(creds) = basic_credentials(url) {
+            h.extend_from_slice(format!("authorization: {creds}\r\n").as_bytes());
+        }
     }
     for (name, value) in headers {
         if OWN_HEADERS.contains(&name.as_str()) {
@@ -130,30 +151,36 @@ fn head_start(method: &str, url: &Url, headers: &HeaderMap) -> Vec<u8> {
 }
 
 impl H1Client {
-    /// A client posting to `generate_url` (streaming or not) with `headers` on every request.
+    /// A client posting to `generate_url` (streaming or not) with `headers` on every request,
+    /// through `proxy` when there is one (see [`super::proxy`]).
     pub fn new(
         generate_url: &Url,
         models_url: &Url,
         headers: &HeaderMap,
         stream: bool,
         pool_size: usize,
+        proxy: Option<&Url>,
     ) -> H1Client {
         let accept = if stream {
             "text/event-stream"
         } else {
             "application/json"
         };
-        let mut generate_head = head_start("POST", generate_url, headers);
+        let mut generate_head = head_start("POST", generate_url, headers, proxy);
         generate_head.extend_from_slice(
             format!("content-type: application/json\r\naccept: {accept}\r\ncontent-length: ")
                 .as_bytes(),
         );
         // the lane's thread starts now, not on the first request (whose TTFT it would add to)
         lane::start();
-        let mut models_request = head_start("GET", models_url, headers);
+        let mut models_request = head_start("GET", models_url, headers, proxy);
         models_request.extend_from_slice(b"accept: application/json\r\n\r\n");
         H1Client {
-            pool: Arc::new(Pool::new(generate_url, pool_size)),
+            pool: Arc::new(Pool::new(
+                proxy.unwrap_or(generate_url),
+                pool_size,
+                proxy.is_some(),
+            )),
             generate_head,
             models_request,
         }
@@ -436,12 +463,25 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("x-team", "perf".parse().unwrap());
         headers.insert("accept", "text/html".parse().unwrap());
-        let head = String::from_utf8(head_start("POST", &url, &headers)).unwrap();
+        let head = String::from_utf8(head_start("POST", &url, &headers, None)).unwrap();
         assert_eq!(
             head,
             format!(
                 "POST /v1/chat/completions?x=1 HTTP/1.1\r\nhost: h.example:8000\r\n\
                  authorization: Basic {}\r\nx-team: perf\r\n",
+                base64(b"us@er:p:ss")
+            )
+        );
+        // through a proxy: the absolute URL without its credentials, the proxy's own ones
+        let proxy = Url::parse("http://pu:pp@proxy:3128").unwrap();
+        let head = String::from_utf8(head_start("POST", &url, &headers, Some(&proxy))).unwrap();
+        assert_eq!(
+            head,
+            format!(
+                "POST http://h.example:8000/v1/chat/completions?x=1 HTTP/1.1\r\n\
+                 proxy-authorization: Basic {}\r\nhost: h.example:8000\r\n\
+                 authorization: Basic {}\r\nx-team: perf\r\n",
+                base64(b"pu:pp"),
                 base64(b"us@er:p:ss")
             )
         );

@@ -28,11 +28,14 @@ pub(crate) struct Pool {
     /// Registered with no runtime: the lane or a worker attaches the one it takes.
     idle: Mutex<Vec<DetachedConn>>,
     max_idle: usize,
+    /// ` (through the proxy host:port)` when the host is a proxy, for failure messages.
+    via: String,
 }
 
 impl Pool {
-    /// A pool for `url`'s host and port, keeping at most `max_idle` idle connections.
-    pub fn new(url: &Url, max_idle: usize) -> Pool {
+    /// A pool for `url`'s host and port, keeping at most `max_idle` idle connections; `proxy`
+    /// says `url` is a proxy's.
+    pub fn new(url: &Url, max_idle: usize, proxy: bool) -> Pool {
         // An IPv6 address without its brackets.
         let host = url.host_str().unwrap_or_default();
         let host = host
@@ -45,6 +48,15 @@ impl Pool {
             addrs: Mutex::new(Vec::new()),
             idle: Mutex::new(Vec::new()),
             max_idle: max_idle.max(1),
+            via: if proxy {
+                format!(
+                    " (through the proxy {}:{})",
+                    url.host_str().unwrap_or_default(),
+                    url.port_or_known_default().unwrap_or(80)
+                )
+            } else {
+                String::new()
+            },
         }
     }
 
@@ -82,13 +94,13 @@ impl Pool {
             .await
             .map_err(|e| ConnectFailure {
                 transport: Transport::Dns,
-                detail: format!("dns error: {e}"),
+                detail: format!("dns error: {e}{}", self.via),
             })?
             .collect();
         if found.is_empty() {
             return Err(ConnectFailure {
                 transport: Transport::Dns,
-                detail: "dns error: no address found".to_string(),
+                detail: format!("dns error: no address found{}", self.via),
             });
         }
         if let Ok(mut a) = self.addrs.lock() {
@@ -121,7 +133,7 @@ impl Pool {
         };
         Err(ConnectFailure {
             transport,
-            detail: format!("tcp connect error: {e}"),
+            detail: format!("tcp connect error: {e}{}", self.via),
         })
     }
 

@@ -14,6 +14,7 @@ mod lane;
 pub mod openai;
 pub mod outcome;
 pub mod preflight;
+mod proxy;
 mod response;
 pub mod sse;
 mod transport;
