@@ -142,6 +142,29 @@ fn workload_flags(w: &Value, out: &mut Vec<String>) {
         Some(false) => out.push("--no-stream".into()),
         None => {}
     }
+    let sessions = &w["sessions"];
+    if let Some(v) = sessions["turns"].as_f64() {
+        out.push("--turns".into());
+        out.push(num(v));
+        if let Some(v) = sessions["turn_input_tokens"].as_f64().filter(|v| *v > 0.0) {
+            out.push("--turn-input-tokens".into());
+            out.push(num(v));
+        }
+        if let Some(v) = sessions["think_time_ms"].as_f64().filter(|v| *v > 0.0) {
+            out.push("--think-time".into());
+            out.push(format!("{}ms", num(v)));
+        }
+    }
+}
+
+/// `--calibrate` or `--no-calibrate` when the run differs from the default for its endpoint
+/// (on for real endpoints, off for the simulator).
+fn calibrate_flag(w: &Value, sim: bool, out: &mut Vec<String>) {
+    match (w["calibrate"].as_bool(), sim) {
+        (Some(true), true) => out.push("--calibrate".into()),
+        (Some(false), false) => out.push("--no-calibrate".into()),
+        _ => {}
+    }
 }
 
 /// The command that runs the recorded run again, or `None` for a run no command made (an
@@ -173,6 +196,7 @@ pub fn command_line(echo: &Value) -> Option<String> {
         args.push("--no-exact-length".into());
     }
     workload_flags(&echo["workload"], &mut args);
+    calibrate_flag(&echo["workload"], name == "sim", &mut args);
     plan_flags(plan, &mut args);
     sla_flags(plan, &mut args);
     if let Some(v) = plan["max_error_rate"].as_f64() {
@@ -244,5 +268,34 @@ mod tests {
             command_line(&json!({"plan": {"kind": "import-aiperf"}})),
             None
         );
+    }
+
+    #[test]
+    fn sessions_and_calibration_are_rebuilt() {
+        let echo = json!({
+            "endpoint": {"name": "vllm", "base_url": "http://10.0.0.5:8000/v1", "model": "m"},
+            "workload": {"input_tokens": 512, "output_tokens": 64, "stream": true,
+                         "calibrate": false,
+                         "sessions": {"turns": 5, "turn_input_tokens": 32, "think_time_ms": 1500}},
+            "plan": {"kind": "sweep", "concurrency": [4], "slas": []},
+            "request_count": 40,
+        });
+        assert_eq!(
+            command_line(&echo).unwrap(),
+            "rightsize sweep -e http://10.0.0.5:8000/v1 -m m --input-tokens 512 \
+             --output-tokens 64 --stream --turns 5 --turn-input-tokens 32 --think-time 1500ms \
+             --no-calibrate -c 4 -n 40"
+        );
+        // the defaults are left out: calibration on for a server, off for the simulator
+        let mut echo = echo;
+        echo["workload"]["calibrate"] = json!(true);
+        echo["workload"]["sessions"] = json!({"turns": 2});
+        assert!(command_line(&echo)
+            .unwrap()
+            .ends_with("--stream --turns 2 -c 4 -n 40"));
+        echo["endpoint"]["name"] = json!("sim");
+        assert!(command_line(&echo)
+            .unwrap()
+            .contains("--turns 2 --calibrate -c 4"));
     }
 }
