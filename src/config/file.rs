@@ -26,6 +26,9 @@ pub struct ConfigFile {
     pub sweeps: BTreeMap<String, SweepEntry>,
     #[serde(default)]
     pub searches: BTreeMap<String, SearchEntry>,
+    /// `[campaigns.NAME]`: candidates ranked by cost per token at the SLA (docs/campaigns.md).
+    #[serde(default)]
+    pub campaigns: BTreeMap<String, super::campaign::CampaignEntry>,
 }
 
 /// `[defaults]`: what to use when a flag does not say.
@@ -197,6 +200,7 @@ impl ConfigFile {
         self.profiles.extend(over.profiles);
         self.sweeps.extend(over.sweeps);
         self.searches.extend(over.searches);
+        self.campaigns.extend(over.campaigns);
         self
     }
 }
