@@ -123,3 +123,72 @@ pub fn render_campaign(rec: &CampaignRecord) -> String {
     out += &render_ranking(&rec.ranking);
     out
 }
+
+/// `compare` of two campaign folders: each candidate label of either, with its rank and cost
+/// per million in A and in B.
+pub fn render_campaign_compare(a: &CampaignRecord, b: &CampaignRecord) -> String {
+    let mut labels: Vec<&str> = a.ranking.iter().map(|r| r.numbers.label.as_str()).collect();
+    for r in &b.ranking {
+        if !labels.contains(&r.numbers.label.as_str()) {
+            labels.push(&r.numbers.label);
+        }
+    }
+    let find = |rec: &'_ CampaignRecord, l: &str| {
+        rec.ranking.iter().find(|r| r.numbers.label == l).cloned()
+    };
+    let rank = |r: &Option<RankedRow>| match r {
+        Some(RankedRow {
+            rank: Some(k),
+            tied,
+            ..
+        }) => format!("{}{k}", if *tied { "=" } else { "" }),
+        Some(_) => "-".into(),
+        None => "absent".into(),
+    };
+    let cost = |r: &Option<RankedRow>| {
+        r.as_ref()
+            .map_or("-".into(), |r| ranged(r.numbers.cost_per_million, 3))
+    };
+    let rows: Vec<Vec<String>> = labels
+        .iter()
+        .map(|l| {
+            let (ra, rb) = (find(a, l), find(b, l));
+            let change = match (
+                ra.as_ref().and_then(|r| r.numbers.cost_per_million),
+                rb.as_ref().and_then(|r| r.numbers.cost_per_million),
+            ) {
+                (Some(x), Some(y)) if x.value > 0.0 => {
+                    format!("{:+.1} %", (y.value / x.value - 1.0) * 100.0)
+                }
+                _ => "-".into(),
+            };
+            vec![
+                l.to_string(),
+                rank(&ra),
+                cost(&ra),
+                rank(&rb),
+                cost(&rb),
+                change,
+            ]
+        })
+        .collect();
+    format!(
+        "A: campaign {} started {}\nB: campaign {} started {}\n\n{}",
+        a.name,
+        a.started_at,
+        b.name,
+        b.started_at,
+        crate::report::table::grid(
+            &[
+                "candidate",
+                "rank A",
+                "cost/M A",
+                "rank B",
+                "cost/M B",
+                "B vs A"
+            ],
+            &rows,
+            1
+        )
+    )
+}
