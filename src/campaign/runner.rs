@@ -252,8 +252,7 @@ impl CampaignRun {
         let n = self.spec.candidates.len();
         let mut failed = 0;
         self.save()?;
-        let mut rest = prepared.into_iter().enumerate();
-        while let Some((i, p)) = rest.next() {
+        for (i, p) in prepared.into_iter().enumerate() {
             let Some(p) = p else { continue };
             if cancel.is_cancelled() {
                 if let Some(s) = p.sim {

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 pub enum CandidateSource {
     /// Measured now: an SLA search against its endpoint (or its own simulator).
     Live {
-        request: LaunchRequest,
-        sim_model: Option<crate::sim::SimConfig>,
+        request: Box<LaunchRequest>,
+        sim_model: Option<Box<crate::sim::SimConfig>>,
         /// What the endpoint is, in a few words, for the record (no secrets).
         describe: String,
     },
@@ -219,7 +219,7 @@ fn candidate_source(
                 "simulator: {} slots, step {} ms + {} ms/seq",
                 model.max_num_seqs, model.decode_base_ms, model.decode_per_seq_ms
             );
-            (Some(model), describe)
+            (Some(Box::new(model)), describe)
         }
         None => (
             None,
@@ -227,13 +227,13 @@ fn candidate_source(
         ),
     };
     Ok(CandidateSource::Live {
-        request: LaunchRequest {
+        request: Box::new(LaunchRequest {
             plan: PlanChoice::Search(search.clone()),
             endpoint,
             workload: workload.clone(),
             capacity,
             gate: GateChoice::default(),
-        },
+        }),
         sim_model,
         describe,
     })
@@ -290,7 +290,7 @@ impl CandidateSource {
                 request, sim_model, ..
             } => {
                 let mut l = crate::launch::resolve(request, config)?;
-                l.sim_model = sim_model.clone();
+                l.sim_model = sim_model.as_deref().cloned();
                 Ok(Some(l))
             }
             CandidateSource::Finished(_) => Ok(None),

@@ -140,6 +140,7 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
         ))
         .into());
     }
+    let resuming = resumed.is_some();
     let mut run = match resumed {
         Some(mut rec) => {
             rec.rank_by = args.rank_by;
@@ -170,11 +171,21 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
     );
     let cancel = CancellationToken::new();
     let signals = super::signals::watch(cancel.clone());
-    let prepared = tokio::select! {
-        p = run.check_all() => p?,
+    let checked = tokio::select! {
+        p = run.check_all() => p,
         _ = cancel.cancelled() => {
             eprintln!("interrupted before any load was sent");
             return Ok(ExitCode::from(signals.caught().map_or(EXIT_INTERRUPTED, |s| s.exit_code())));
+        }
+    };
+    let prepared = match checked {
+        Ok(p) => p,
+        Err(e) => {
+            // a new campaign's folder is still empty: leave nothing behind
+            if !resuming {
+                let _ = std::fs::remove_dir(&run.dir);
+            }
+            return Err(e);
         }
     };
     let simulated = run.spec.candidates.iter().any(|c| {

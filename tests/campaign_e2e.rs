@@ -1,0 +1,343 @@
+//! `rightsize campaign` end to end on simulators with known capacities (docs/campaigns.md):
+//! the ranking, the cost per million output tokens recomputed from each run's recorded
+//! answer, the instances for the peak, an interrupt mid-candidate and `--resume`, the
+//! `--max-cost-per-million` gate on finished-run candidates, `show` of the campaign folder;
+//! and a bad third candidate stopping everything before any load reaches the first.
+#![cfg(unix)]
+
+mod common;
+use common::{bin, stderr, stdout, tmpdir, SimProcess};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+// Each simulator at 2x: a step of 10 ms whatever the batch, 16 output tokens, so a request
+// takes 17 steps, 170 ms, while a slot is free and waits for one beyond `max_num_seqs`; the
+// p90 SLA of 204 ms (1.2 x) puts each answer at its slot count or a little above it. An
+// error-rate limit of 10 % is decided on ~30 requests (1 % would need ~380 per level).
+const CONFIG: &str = r#"
+[searches.known]
+e2e_sla_ms = "p90:204ms"
+max_error_rate = 0.1
+concurrency_min = 2
+concurrency_max = 64
+search_max_iterations = 6
+request_count = 32
+
+[profiles.known]
+input_tokens = 32
+output_tokens = 16
+stream = true
+
+[campaigns.known]
+description = "three simulators with known capacities"
+search = "known"
+profile = "known"
+peak_concurrency = 100
+headroom = 0.2
+
+[[campaigns.known.candidates]]
+label = "two slots"
+price_per_hour = 1.0
+sim = { time_scale = 2.0, max_num_seqs = 2, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+
+[[campaigns.known.candidates]]
+label = "eight slots"
+price_per_hour = 2.0
+sim = { time_scale = 2.0, max_num_seqs = 8, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+
+[[campaigns.known.candidates]]
+label = "thirty-two slots"
+price_per_hour = 4.0
+gpus = 2
+sim = { time_scale = 2.0, max_num_seqs = 32, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+"#;
+
+fn state(rec: &Value, i: usize) -> &str {
+    rec["candidates"][i]["state"].as_str().unwrap()
+}
+
+#[test]
+fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
+    let root = tmpdir("campaign-known");
+    let cfg = root.join("rightsize.toml");
+    std::fs::write(&cfg, CONFIG).unwrap();
+    let out = root.join("runs");
+    let mut child = bin()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["campaign", "--plan", "known", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // interrupt once the second candidate has finished a level
+    let start = Instant::now();
+    let dir = loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the second candidate never finished a level"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the campaign ended before the interrupt: {status:?}");
+        }
+        // the folder is made at once, campaign.json once every candidate passed pre-flight
+        let found = std::fs::read_dir(&out).ok().and_then(|mut it| {
+            let d = it.next()?.ok()?.path();
+            let rec: Value =
+                serde_json::from_str(&std::fs::read_to_string(d.join("campaign.json")).ok()?)
+                    .ok()?;
+            (rec["candidates"][1]["state"] == "running").then_some(d)
+        });
+        if let Some(d) = found {
+            let second_level = std::fs::read_dir(&d)
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .nth(1)
+                .is_some_and(|run| run.join("level-001-c0002.json").exists());
+            if second_level {
+                break d;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: kill only sends a signal to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let rec = read_json(&dir.join("campaign.json"));
+    assert_eq!(state(&rec, 0), "done");
+    assert_eq!(state(&rec, 1), "interrupted");
+    assert_eq!(state(&rec, 2), "waiting");
+    let first_run = rec["candidates"][0]["run_dir"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cut_run = rec["candidates"][1]["run_dir"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(rec["ranking"].as_array().unwrap().len(), 1);
+
+    let resumed = bin()
+        .args(["campaign", "--resume"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let rec = read_json(&dir.join("campaign.json"));
+    for i in 0..3 {
+        assert_eq!(state(&rec, i), "done", "candidate {i}");
+    }
+    // the finished candidate was not run again; the cut one was, from its first level
+    assert_eq!(rec["candidates"][0]["run_dir"], first_run.as_str());
+    assert_eq!(rec["candidates"][1]["abandoned_runs"][0], cut_run.as_str());
+    assert_ne!(rec["candidates"][1]["run_dir"], cut_run.as_str());
+    assert!(rec["ended_at"].is_string());
+
+    let ranking = rec["ranking"].as_array().unwrap();
+    let labels: Vec<&str> = ranking
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["thirty-two slots", "eight slots", "two slots"]);
+    let ranks: Vec<(u64, bool)> = ranking
+        .iter()
+        .map(|r| (r["rank"].as_u64().unwrap(), r["tied"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(ranks, [(1, false), (2, false), (3, false)]);
+    let slots_of = |label: &str| match label {
+        "two slots" => 2.0,
+        "eight slots" => 8.0,
+        _ => 32.0,
+    };
+    for row in ranking {
+        let label = row["label"].as_str().unwrap();
+        let cand = rec["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["label"] == label)
+            .unwrap();
+        let run = PathBuf::from(cand["run_dir"].as_str().unwrap());
+        let summary = read_json(&run.join("summary.json"));
+        let price = cand["price_per_hour"].as_f64().unwrap();
+        // the answer lies at the slot count or a little above it (a little below it where a
+        // debug client on a busy machine adds its own delay to 32 streams)
+        let answer = summary["answer"]["concurrency"].as_f64().unwrap();
+        let slots = slots_of(label);
+        assert!(
+            answer >= slots * 0.75 && answer <= slots * 1.25,
+            "{label}: answer {answer} for {slots} slots"
+        );
+        assert_eq!(row["answer"]["value"].as_f64().unwrap(), answer);
+        // cost per million output tokens from the run's own recorded throughput at its answer
+        let tps = summary["answer"]["output_tps"].as_f64().unwrap();
+        assert_eq!(row["output_tps"]["value"].as_f64().unwrap(), tps, "{label}");
+        let expected = price / (tps * 3600.0) * 1e6;
+        assert_eq!(
+            row["cost_per_million"]["value"].as_f64().unwrap(),
+            expected,
+            "{label}"
+        );
+        // instances for a peak of 100 in flight with 20 % headroom at the ideal point
+        let ideal = summary["planning"]["ideal"]["concurrency"]
+            .as_f64()
+            .unwrap();
+        let instances = (100.0 * 1.2 / ideal - 1e-9).ceil();
+        assert_eq!(
+            row["instances"]["value"].as_f64().unwrap(),
+            instances,
+            "{label}"
+        );
+        assert_eq!(
+            row["fleet_cost_per_hour"]["value"].as_f64().unwrap(),
+            instances * price,
+            "{label}"
+        );
+        assert_eq!(row["binding_sla"], "p90 e2e <= 204 ms", "{label}");
+    }
+    // the printed ranking, and `show` of the folder
+    let text = stdout(&resumed);
+    assert!(
+        text.contains("ranked by cost per million output tokens"),
+        "{text}"
+    );
+    let shown = bin().arg("show").arg(&dir).output().unwrap();
+    assert_eq!(shown.status.code(), Some(0));
+    let shown = stdout(&shown);
+    assert!(shown.contains("campaign known: three simulators with known capacities"));
+    assert!(shown.contains(" 1. done         two slots"), "{shown}");
+    // `runs` lists the candidates' runs inside the campaign folder
+    let runs = bin()
+        .args(["runs", "--json", "--runs-dir"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        4,
+        "three runs and the cut one"
+    );
+
+    // the gate, on a campaign of the finished runs (no load is sent)
+    let gate_file = root.join("finished.toml");
+    let runs: Vec<String> = (0..3)
+        .map(|i| {
+            rec["candidates"][i]["run_dir"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    std::fs::write(
+        &gate_file,
+        format!(
+            "search = \"known\"\nprofile = \"known\"\n[[candidates]]\nlabel = \"a\"\n\
+             price_per_hour = 1.0\nrun = \"{}\"\n[[candidates]]\nlabel = \"c\"\n\
+             price_per_hour = 4.0\nrun = \"{}\"\n",
+            runs[0], runs[2]
+        ),
+    )
+    .unwrap();
+    let cheapest = ranking[0]["cost_per_million"]["value"].as_f64().unwrap();
+    for (limit, code) in [(cheapest * 0.99, 3), (cheapest * 1.01, 0)] {
+        let o = bin()
+            .arg("--config")
+            .arg(&cfg)
+            .arg("campaign")
+            .arg(&gate_file)
+            .args(["--max-cost-per-million", &limit.to_string(), "--out"])
+            .arg(root.join("gate"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{limit}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_bad_third_candidate_stops_the_campaign_before_any_load() {
+    let first = SimProcess::start(&["--time-scale", "10"]);
+    let root = tmpdir("campaign-bad");
+    // a port nothing listens on: bind one, note it, close it
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let file = root.join("bad.toml");
+    let write = |third: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                "e2e_sla_ms = 5000\n\
+                 [[candidates]]\nlabel = \"first\"\nendpoint = \"{}\"\nprice_per_hour = 1\n\
+                 [[candidates]]\nlabel = \"second\"\nprice_per_hour = 2\nsim = {{ max_num_seqs = 8 }}\n\
+                 [[candidates]]\nlabel = \"third\"\nprice_per_hour = 3\n{third}\n",
+                first.url
+            ),
+        )
+        .unwrap()
+    };
+    let generated = || {
+        common::prometheus_value(
+            &common::http_get(&first.url, "/metrics"),
+            "vllm:generation_tokens_total",
+        )
+    };
+    let before = generated();
+
+    // an endpoint that refuses connections: the run fails (1) in pre-flight
+    write(&format!("endpoint = \"http://127.0.0.1:{closed}/v1\""));
+    let o = bin()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--out")
+        .arg(root.join("runs"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("no load was sent; 1 of 3 candidates cannot run"),
+        "{err}"
+    );
+    assert!(err.contains("candidate 3/3 (third)"), "{err}");
+    assert!(err.contains("connection refused"), "{err}");
+    // the first candidate saw its pre-flight request and nothing else, and no folder is left
+    let preflight_tokens = generated() - before;
+    assert!(
+        preflight_tokens <= 16.0,
+        "{preflight_tokens} tokens generated"
+    );
+    assert_eq!(std::fs::read_dir(root.join("runs")).unwrap().count(), 0);
+
+    // an endpoint name the config does not define: bad input (2), before any request
+    write("endpoint = \"no-such-endpoint\"");
+    let before = generated();
+    let o = bin()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--out")
+        .arg(root.join("runs"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("campaign bad: candidate 3 (third): unknown endpoint `no-such-endpoint`"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(generated(), before);
+}
