@@ -94,14 +94,20 @@ pub fn resolve(
         .map_err(|e| InputError(e.0.replacen("[searches.", "[campaigns.", 1)))?;
     let mut run = flags.run.clone();
     run.requests = run.requests.or(entry.request_count.map(|p| p.0));
+    run.max_error_rate = run.max_error_rate.or(entry.max_error_rate.map(|f| f.0));
     let search = SearchOverrides {
         plan: entry.search.clone(),
         slas,
         run,
+        min: entry.concurrency_min.map(|p| p.0),
+        max: entry.concurrency_max.map(|p| p.0),
+        max_iterations: entry.search_max_iterations.map(|p| p.0),
         ..SearchOverrides::default()
     };
     let workload = WorkloadOverrides {
         profile: entry.profile.clone(),
+        input_tokens: entry.input_tokens.map(|p| p.0),
+        output_tokens: entry.output_tokens.map(|p| p.0),
         ..WorkloadOverrides::default()
     };
     let peaks = [

@@ -23,6 +23,15 @@ pub struct CampaignEntry {
     pub error_rate_sla: Option<SlaValue>,
     /// Requests per level, over the search plan's.
     pub request_count: Option<Positive>,
+    /// Search bounds and length, over the search plan's.
+    pub concurrency_min: Option<Positive>,
+    pub concurrency_max: Option<Positive>,
+    pub search_max_iterations: Option<Positive>,
+    /// The error-rate limit when no `error_rate_sla` is given (default 0.01).
+    pub max_error_rate: Option<Fraction>,
+    /// Request lengths, over the profile's.
+    pub input_tokens: Option<Positive>,
+    pub output_tokens: Option<Positive>,
     /// Peak traffic, in one unit: requests in flight, requests/s or output tokens/s.
     pub peak_concurrency: Option<f64>,
     pub peak_rps: Option<f64>,

@@ -249,6 +249,17 @@ mod tests {
         assert_eq!(s.concurrency_max, Some(Positive(4096)));
         assert_eq!(s.search_max_iterations, Some(Positive(10)));
         assert_eq!(s.request_count, Some(Positive(1024)));
+        let demo = &c.campaigns["demo"];
+        let labels: Vec<&str> = demo.candidates.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "sim small: 16 slots",
+                "sim medium: 64 slots",
+                "sim large: 128 slots, tp2"
+            ]
+        );
+        assert!(demo.candidates.iter().all(|c| c.sim.is_some()));
     }
 
     #[test]
