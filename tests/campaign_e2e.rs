@@ -94,16 +94,16 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
             let rec: Value =
                 serde_json::from_str(&std::fs::read_to_string(d.join("campaign.json")).ok()?)
                     .ok()?;
-            (rec["candidates"][1]["state"] == "running").then_some(d)
+            let first = PathBuf::from(rec["candidates"][0]["run_dir"].as_str()?);
+            (rec["candidates"][1]["state"] == "running").then_some((d, first))
         });
-        if let Some(d) = found {
+        if let Some((d, first)) = found {
             let second_level = std::fs::read_dir(&d)
                 .unwrap()
                 .filter_map(|e| e.ok())
                 .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .nth(1)
-                .is_some_and(|run| run.join("level-001-c0002.json").exists());
+                .filter(|p| p.is_dir() && *p != first)
+                .any(|run| run.join("level-001-c0002.json").exists());
             if second_level {
                 break d;
             }
@@ -217,6 +217,87 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
     let shown = stdout(&shown);
     assert!(shown.contains("campaign known: three simulators with known capacities"));
     assert!(shown.contains(" 1. done         two slots"), "{shown}");
+    // the Pareto chart and the overlay, parsed: one point per candidate, the frontier
+    // through the points no other candidate beats on both, every label
+    let charts = root.join("charts");
+    let o = bin()
+        .arg("export")
+        .arg(&dir)
+        .arg("--svg")
+        .arg(&charts)
+        .arg("--png")
+        .arg(&charts)
+        .arg("--csv")
+        .arg(charts.join("ranking.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(charts.join("pareto.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let points = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle") && n.attribute("fill") == Some("#1F77B4"))
+        .count();
+    assert_eq!(points, 3);
+    let xy: Vec<(f64, f64)> = ranking
+        .iter()
+        .map(|r| {
+            (
+                r["sla_at_answer"]["value"].as_f64().unwrap(),
+                r["cost_per_million"]["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let on_frontier = xy
+        .iter()
+        .filter(|(x, y)| !xy.iter().any(|(x2, y2)| x2 <= x && y2 < y))
+        .count();
+    let rings = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle") && n.attribute("stroke") == Some("#D62728"))
+        .count();
+    assert_eq!(rings, on_frontier);
+    let frontier_line = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some("#D62728"))
+        .map(|n| n.attribute("points").unwrap().split_whitespace().count())
+        .max();
+    assert_eq!(frontier_line, Some(on_frontier));
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    for label in ["two slots", "eight slots", "thirty-two slots"] {
+        assert!(texts.iter().any(|t| t == label), "{label}: {texts:?}");
+    }
+    let overlay = std::fs::read_to_string(charts.join("overlay.svg")).unwrap();
+    for label in ["two slots", "eight slots", "thirty-two slots"] {
+        assert!(
+            overlay.contains(&format!("{label} ")),
+            "{label} in the overlay legend"
+        );
+    }
+    for name in ["pareto.png", "overlay.png"] {
+        let png = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(charts.join(name)).unwrap(),
+        ));
+        let info = png.read_info().unwrap();
+        assert_eq!(
+            (info.info().width, info.info().height),
+            (1600, 900),
+            "{name}"
+        );
+    }
+    let csv = std::fs::read_to_string(charts.join("ranking.csv")).unwrap();
+    let csv_rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(csv_rows.len(), 4);
+    assert!(
+        csv_rows[1].starts_with("1,false,thirty-two slots,4,2,"),
+        "{}",
+        csv_rows[1]
+    );
+
     // `runs` lists the candidates' runs inside the campaign folder
     let runs = bin()
         .args(["runs", "--json", "--runs-dir"])
@@ -340,4 +421,74 @@ fn a_bad_third_candidate_stops_the_campaign_before_any_load() {
         stderr(&o)
     );
     assert_eq!(generated(), before);
+}
+
+#[test]
+fn an_imported_aiperf_run_is_ranked_beside_a_live_candidate() {
+    let root = tmpdir("campaign-imported");
+    let runs = root.join("runs");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf/v013");
+    let o = bin()
+        .args(["import", "aiperf"])
+        .arg(&fixture)
+        .arg("--runs-dir")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let imported = std::fs::read_dir(&runs)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .next()
+        .unwrap();
+    // the export measured 4 and 8 in flight: p90 150 ms and 300 ms, 400 and 480 tok/s; under
+    // p90 204 ms its answer is 4 at 400 tok/s, so at 0.5/h it costs
+    // 0.5 / (400 x 3600) x 1e6 per million output tokens
+    let file = root.join("mixed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "e2e_sla_ms = \"p90:204ms\"\nmax_error_rate = 0.1\nconcurrency_min = 2\n\
+             concurrency_max = 16\nsearch_max_iterations = 4\nrequest_count = 32\n\
+             input_tokens = 32\noutput_tokens = 16\n\
+             [[candidates]]\nlabel = \"live: two slots\"\nprice_per_hour = 1.0\n\
+             sim = {{ time_scale = 2.0, max_num_seqs = 2, decode_base_ms = 20.0, \
+             decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }}\n\
+             [[candidates]]\nlabel = \"imported: AIPerf 0.13 job\"\nprice_per_hour = 0.5\n\
+             run = \"{}\"\n",
+            imported.display()
+        ),
+    )
+    .unwrap();
+    let o = bin()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--out")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.join("campaign.json").is_file())
+        .unwrap();
+    let rec = read_json(&dir.join("campaign.json"));
+    let ranking = rec["ranking"].as_array().unwrap();
+    let labels: Vec<&str> = ranking
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["imported: AIPerf 0.13 job", "live: two slots"]);
+    let top = &ranking[0];
+    assert_eq!(top["answer"]["value"], 4.0);
+    assert_eq!(top["output_tps"]["value"], 400.0);
+    assert_eq!(
+        top["cost_per_million"]["value"].as_f64().unwrap(),
+        0.5 / (400.0 * 3600.0) * 1e6
+    );
+    assert_eq!(rec["candidates"][1]["run_dir"], imported.to_str().unwrap());
+    assert!(stdout(&o).contains("imported: AIPerf 0.13 job"));
 }

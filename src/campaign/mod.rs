@@ -3,6 +3,7 @@
 //! instance-hour), run one after another into a campaign folder, then ranked by cost per
 //! million output tokens at the SLA answer.
 
+pub mod chart;
 pub mod rank;
 pub mod record;
 pub mod runner;
