@@ -4,6 +4,7 @@
 //! million output tokens at the SLA answer.
 
 pub mod chart;
+pub mod events;
 pub mod rank;
 pub mod record;
 pub mod runner;

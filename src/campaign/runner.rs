@@ -2,6 +2,7 @@
 //! candidate's SLA search one after another into the campaign folder, `campaign.json`
 //! rewritten at every change of state, and the ranking over what has finished.
 
+use super::events::CampaignEvent;
 use super::rank::{numbers, rank, CandidateNumbers, RankBy, RankedRow};
 use super::record::{CampaignRecord, CampaignSource, CandidateRecord, CandidateState};
 use super::spec::{CampaignSpec, CandidateSource};
@@ -11,6 +12,7 @@ use crate::launch::{prepare, LaunchRequest, PlanChoice, Prepared};
 use crate::plan::Analysis;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// How long pre-flight waits on one candidate at most (a candidate's own timeout may be
@@ -244,11 +246,23 @@ impl CampaignRun {
     }
 
     /// Runs every unfinished candidate in order. `cancel` stops the running one at once.
+    ///
+    /// With `events` (the dashboard), every step is sent there and nothing is printed;
+    /// without, progress goes to stderr as a search prints it.
     pub async fn run_all(
         &mut self,
         prepared: Vec<Option<Prepared>>,
         cancel: CancellationToken,
+        events: Option<mpsc::Sender<CampaignEvent>>,
     ) -> anyhow::Result<CampaignEnd> {
+        let send = |ev: CampaignEvent| {
+            let events = events.clone();
+            async move {
+                if let Some(tx) = events {
+                    let _ = tx.send(ev).await;
+                }
+            }
+        };
         let n = self.spec.candidates.len();
         let mut failed = 0;
         self.save()?;
@@ -261,11 +275,13 @@ impl CampaignRun {
                 continue;
             }
             let label = self.spec.candidates[i].label.clone();
-            eprintln!(
-                "candidate {}/{n}: {label} ({})",
-                i + 1,
-                self.spec.candidates[i].source.describe()
-            );
+            if events.is_none() {
+                eprintln!(
+                    "candidate {}/{n}: {label} ({})",
+                    i + 1,
+                    self.spec.candidates[i].source.describe()
+                );
+            }
             {
                 let rec = &mut self.record.candidates[i];
                 if rec.state == CandidateState::Interrupted {
@@ -277,10 +293,27 @@ impl CampaignRun {
                 rec.error = None;
             }
             self.save()?;
-            let (tx, rx) = tokio::sync::mpsc::channel(256);
-            let printer = tokio::spawn(crate::cli::headless::print_progress(rx, None));
+            send(CampaignEvent::State {
+                index: i,
+                state: CandidateState::Running,
+            })
+            .await;
+            let (tx, mut rx) = mpsc::channel(256);
+            let consumer = match &events {
+                None => tokio::spawn(async move {
+                    crate::cli::headless::print_progress(rx, None).await;
+                }),
+                Some(out) => {
+                    let out = out.clone();
+                    tokio::spawn(async move {
+                        while let Some(event) = rx.recv().await {
+                            let _ = out.send(CampaignEvent::Engine { index: i, event }).await;
+                        }
+                    })
+                }
+            };
             let result = crate::engine::run(p.req, p.planner, tx, cancel.clone()).await;
-            let _ = printer.await;
+            let _ = consumer.await;
             if let Some(s) = p.sim {
                 s.shutdown();
             }
@@ -296,14 +329,19 @@ impl CampaignRun {
                 }
                 Err(RunError::Cancelled) => rec.state = CandidateState::Interrupted,
                 Err(e) => {
-                    eprintln!("candidate {}/{n} failed: {e}", i + 1);
+                    if events.is_none() {
+                        eprintln!("candidate {}/{n} failed: {e}", i + 1);
+                    }
                     failed += 1;
                     rec.state = CandidateState::Failed;
                     rec.error = Some(e.to_string());
                 }
             }
+            let state = rec.state;
             self.record.ranking = self.ranking()?;
             self.save()?;
+            send(CampaignEvent::State { index: i, state }).await;
+            send(CampaignEvent::Ranking(self.record.ranking.clone())).await;
         }
         if cancel.is_cancelled() {
             // the candidates after the cut one never started: their simulators are down

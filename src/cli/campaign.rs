@@ -53,6 +53,9 @@ pub struct CampaignArgs {
     /// Print the campaign record (states and ranking) as JSON on stdout
     #[arg(long)]
     pub json: bool,
+    /// Stay headless even when stdout is a terminal (progress on stderr, ranking on stdout)
+    #[arg(long)]
+    pub no_tui: bool,
 }
 
 fn parse_cost(s: &str) -> Result<f64, String> {
@@ -203,7 +206,17 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
              their cost per token, is the simulator's, not a GPU's"
         );
     }
-    let end = run.run_all(prepared, cancel).await?;
+    let dashboard = {
+        use std::io::IsTerminal;
+        std::io::stdout().is_terminal() && !args.no_tui && !args.json
+    };
+    let (run, end) = if dashboard {
+        let (run, end) = crate::tui::campaign::run_campaign_view(run, prepared, cancel).await?;
+        (run, end?)
+    } else {
+        let end = run.run_all(prepared, cancel, None).await?;
+        (run, end)
+    };
     let text = if args.json {
         serde_json::to_string_pretty(&run.record)? + "\n"
     } else {
