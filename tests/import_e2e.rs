@@ -118,6 +118,9 @@ fn an_aiperf_0_13_export_reads_its_load_model_url_and_lengths_from_the_new_place
     let levels = rightsize::report::load_levels(&run).unwrap();
     let cs: Vec<u32> = levels.iter().map(|l| l.concurrency).collect();
     assert_eq!(cs, vec![4, 8]);
+    // the newer per-run metric: the concurrency AIPerf kept
+    assert_eq!(levels[0].achieved_concurrency, Some(3.9));
+    assert_eq!(levels[1].achieved_concurrency, None);
     let echo: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
     assert_eq!(echo["endpoint"]["name"], "http://10.0.0.7:8000");
