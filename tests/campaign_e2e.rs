@@ -360,6 +360,43 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
             .unwrap();
         assert_eq!(o.status.code(), Some(code), "{limit}: {}", stderr(&o));
     }
+    // other orders: by throughput the 32-slot run first; by fleet cost it needs a peak
+    let o = bin()
+        .arg("--config")
+        .arg(&cfg)
+        .arg("campaign")
+        .arg(&gate_file)
+        .args(["--rank-by", "throughput", "--json", "--out"])
+        .arg(root.join("gate"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let by_tps: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let order: Vec<&str> = by_tps["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["c", "a"]);
+    assert_eq!(by_tps["rank_by"], "throughput");
+    let o = bin()
+        .arg("--config")
+        .arg(&cfg)
+        .arg("campaign")
+        .arg(&gate_file)
+        .args(["--rank-by", "fleet-cost", "--out"])
+        .arg(root.join("gate"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "--rank-by fleet-cost needs a peak: campaign finished has no peak_concurrency"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -177,6 +177,9 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
     let checked = tokio::select! {
         p = run.check_all() => p,
         _ = cancel.cancelled() => {
+            if !resuming {
+                let _ = std::fs::remove_dir(&run.dir);
+            }
             eprintln!("interrupted before any load was sent");
             return Ok(ExitCode::from(signals.caught().map_or(EXIT_INTERRUPTED, |s| s.exit_code())));
         }
