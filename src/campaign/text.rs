@@ -85,6 +85,39 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
     out
 }
 
+/// The ranking in few columns (a narrow terminal): each number without its range, ties still
+/// marked.
+pub fn render_ranking_compact(rows: &[RankedRow]) -> String {
+    if rows.is_empty() {
+        return "no candidate has finished yet\n".into();
+    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let n = &r.numbers;
+            let v =
+                |x: Option<Ranged>, d: usize| x.map_or("-".into(), |x| format!("{:.d$}", x.value));
+            vec![
+                match r.rank {
+                    Some(k) if r.tied => format!("={k}"),
+                    Some(k) => k.to_string(),
+                    None => "-".into(),
+                },
+                n.label.chars().take(28).collect(),
+                v(n.cost_per_million, 3),
+                v(n.answer, 0),
+                v(n.output_tps, 0),
+                v(n.instances, 0),
+            ]
+        })
+        .collect();
+    crate::report::table::grid(
+        &["rank", "candidate", "cost/M", "answer", "tok/s", "inst"],
+        &cells,
+        2,
+    )
+}
+
 /// The candidates and their states, one line each.
 pub fn render_states(rec: &CampaignRecord) -> String {
     let mut out = String::new();

@@ -15,7 +15,12 @@ use ratatui::Frame;
 pub fn render(frame: &mut Frame, v: &CampaignView) {
     let t = Theme::new(v.color);
     let n = v.candidates.len() as u16;
-    let ranking_lines = crate::campaign::text::render_ranking(&v.ranking);
+    // the full table is ~150 columns: a narrow terminal gets the values without their ranges
+    let ranking_lines = if frame.area().width >= 152 {
+        crate::campaign::text::render_ranking(&v.ranking)
+    } else {
+        crate::campaign::text::render_ranking_compact(&v.ranking)
+    };
     let ranking_h = ranking_lines.lines().count() as u16 + 2;
     let [title, list, ranking, live, status] = Layout::vertical([
         Constraint::Length(1),
