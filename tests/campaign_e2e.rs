@@ -12,6 +12,21 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+/// The tests here take turns: each measures latencies against an SLA only 20 % above the
+/// simulators' own, and a second campaign on the same two cores moved the answers (a 32-slot
+/// candidate once answered 14).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// One test's turn, even after another test failed holding it.
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Equal but for the last bits a JSON round trip may change (see the cost check below).
+fn same(a: f64, b: f64) -> bool {
+    (a / b - 1.0).abs() < 1e-12
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap())
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -25,8 +40,8 @@ const CONFIG: &str = r#"
 [searches.known]
 e2e_sla_ms = "p90:204ms"
 max_error_rate = 0.1
-concurrency_min = 2
-concurrency_max = 64
+concurrency_min = 1
+concurrency_max = 32
 search_max_iterations = 6
 request_count = 32
 
@@ -43,20 +58,20 @@ peak_concurrency = 100
 headroom = 0.2
 
 [[campaigns.known.candidates]]
-label = "two slots"
+label = "one slot"
 price_per_hour = 1.0
-sim = { time_scale = 2.0, max_num_seqs = 2, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+sim = { time_scale = 2.0, max_num_seqs = 1, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
 
 [[campaigns.known.candidates]]
-label = "eight slots"
+label = "four slots"
 price_per_hour = 2.0
-sim = { time_scale = 2.0, max_num_seqs = 8, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+sim = { time_scale = 2.0, max_num_seqs = 4, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
 
 [[campaigns.known.candidates]]
-label = "thirty-two slots"
+label = "sixteen slots"
 price_per_hour = 4.0
 gpus = 2
-sim = { time_scale = 2.0, max_num_seqs = 32, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+sim = { time_scale = 2.0, max_num_seqs = 16, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
 "#;
 
 fn state(rec: &Value, i: usize) -> &str {
@@ -65,6 +80,7 @@ fn state(rec: &Value, i: usize) -> &str {
 
 #[test]
 fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
+    let _turn = turn();
     let root = tmpdir("campaign-known");
     let cfg = root.join("rightsize.toml");
     std::fs::write(&cfg, CONFIG).unwrap();
@@ -103,7 +119,7 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
                 .filter_map(|e| e.ok())
                 .map(|e| e.path())
                 .filter(|p| p.is_dir() && *p != first)
-                .any(|run| run.join("level-001-c0002.json").exists());
+                .any(|run| run.join("level-001-c0001.json").exists());
             if second_level {
                 break d;
             }
@@ -149,16 +165,16 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
         .iter()
         .map(|r| r["label"].as_str().unwrap())
         .collect();
-    assert_eq!(labels, ["thirty-two slots", "eight slots", "two slots"]);
+    assert_eq!(labels, ["sixteen slots", "four slots", "one slot"]);
     let ranks: Vec<(u64, bool)> = ranking
         .iter()
         .map(|r| (r["rank"].as_u64().unwrap(), r["tied"].as_bool().unwrap()))
         .collect();
     assert_eq!(ranks, [(1, false), (2, false), (3, false)]);
     let slots_of = |label: &str| match label {
-        "two slots" => 2.0,
-        "eight slots" => 8.0,
-        _ => 32.0,
+        "one slot" => 1.0,
+        "four slots" => 4.0,
+        _ => 16.0,
     };
     for row in ranking {
         let label = row["label"].as_str().unwrap();
@@ -172,7 +188,7 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
         let summary = read_json(&run.join("summary.json"));
         let price = cand["price_per_hour"].as_f64().unwrap();
         // the answer lies at the slot count or a little above it (a little below it where a
-        // debug client on a busy machine adds its own delay to 32 streams)
+        // debug client on a busy machine adds its own delay to 16 streams)
         let answer = summary["answer"]["concurrency"].as_f64().unwrap();
         let slots = slots_of(label);
         assert!(
@@ -180,21 +196,15 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
             "{label}: answer {answer} for {slots} slots"
         );
         assert_eq!(row["answer"]["value"].as_f64().unwrap(), answer);
-        // cost per million output tokens from the run's own recorded throughput at its answer
-        // (the run's summary.json and the ranking each analyse the levels; their throughput
-        // at the answer has differed in the last bit, so that one is compared to 1e-12)
+        // cost per million output tokens from the run's own recorded throughput at its
+        // answer. Compared to 1e-12, not bit for bit: serde_json's default float parsing (no
+        // `float_roundtrip` feature) can land one ulp off the number written, and did here
         let recorded = summary["answer"]["output_tps"].as_f64().unwrap();
         let tps = row["output_tps"]["value"].as_f64().unwrap();
-        assert!(
-            (tps / recorded - 1.0).abs() < 1e-12,
-            "{label}: {tps} vs {recorded}"
-        );
-        let expected = price / (tps * 3600.0) * 1e6;
-        assert_eq!(
-            row["cost_per_million"]["value"].as_f64().unwrap(),
-            expected,
-            "{label}"
-        );
+        assert!(same(tps, recorded), "{label}: {tps} vs {recorded}");
+        let expected = price / (recorded * 3600.0) * 1e6;
+        let cost = row["cost_per_million"]["value"].as_f64().unwrap();
+        assert!(same(cost, expected), "{label}: {cost} vs {expected}");
         // instances for a peak of 100 in flight with 20 % headroom at the ideal point
         let ideal = summary["planning"]["ideal"]["concurrency"]
             .as_f64()
@@ -222,14 +232,14 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
     assert_eq!(shown.status.code(), Some(0));
     let shown = stdout(&shown);
     assert!(shown.contains("campaign known: three simulators with known capacities"));
-    assert!(shown.contains(" 1. done         two slots"), "{shown}");
+    assert!(shown.contains(" 1. done         one slot"), "{shown}");
     // `compare` of two campaign folders (here the same one twice): candidate by candidate
     let compared = bin().arg("compare").arg(&dir).arg(&dir).output().unwrap();
     assert_eq!(compared.status.code(), Some(0), "{}", stderr(&compared));
     let compared = stdout(&compared);
     let row = compared
         .lines()
-        .find(|l| l.starts_with("thirty-two slots"))
+        .find(|l| l.starts_with("sixteen slots"))
         .unwrap_or_else(|| panic!("{compared}"));
     assert!(row.contains(" 1 ") && row.ends_with("+0.0 %"), "{row}");
 
@@ -284,11 +294,11 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
         .filter(|n| n.has_tag_name("text"))
         .filter_map(|n| n.text().map(|t| t.trim().to_string()))
         .collect();
-    for label in ["two slots", "eight slots", "thirty-two slots"] {
+    for label in ["one slot", "four slots", "sixteen slots"] {
         assert!(texts.iter().any(|t| t == label), "{label}: {texts:?}");
     }
     let overlay = std::fs::read_to_string(charts.join("overlay.svg")).unwrap();
-    for label in ["two slots", "eight slots", "thirty-two slots"] {
+    for label in ["one slot", "four slots", "sixteen slots"] {
         assert!(
             overlay.contains(&format!("{label} ")),
             "{label} in the overlay legend"
@@ -309,7 +319,7 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
     let csv_rows: Vec<&str> = csv.lines().collect();
     assert_eq!(csv_rows.len(), 4);
     assert!(
-        csv_rows[1].starts_with("1,false,thirty-two slots,4,2,"),
+        csv_rows[1].starts_with("1,false,sixteen slots,4,2,"),
         "{}",
         csv_rows[1]
     );
@@ -401,6 +411,7 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
 
 #[test]
 fn a_bad_third_candidate_stops_the_campaign_before_any_load() {
+    let _turn = turn();
     let first = SimProcess::start(&["--time-scale", "10"]);
     let root = tmpdir("campaign-bad");
     // a port nothing listens on: bind one, note it, close it
@@ -478,6 +489,7 @@ fn a_bad_third_candidate_stops_the_campaign_before_any_load() {
 
 #[test]
 fn an_imported_aiperf_run_is_ranked_beside_a_live_candidate() {
+    let _turn = turn();
     let root = tmpdir("campaign-imported");
     let runs = root.join("runs");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/aiperf/v013");
@@ -538,10 +550,8 @@ fn an_imported_aiperf_run_is_ranked_beside_a_live_candidate() {
     let top = &ranking[0];
     assert_eq!(top["answer"]["value"], 4.0);
     assert_eq!(top["output_tps"]["value"], 400.0);
-    assert_eq!(
-        top["cost_per_million"]["value"].as_f64().unwrap(),
-        0.5 / (400.0 * 3600.0) * 1e6
-    );
+    let cost = top["cost_per_million"]["value"].as_f64().unwrap();
+    assert!(same(cost, 0.5 / (400.0 * 3600.0) * 1e6), "{cost}");
     assert_eq!(rec["candidates"][1]["run_dir"], imported.to_str().unwrap());
     assert!(stdout(&o).contains("imported: AIPerf 0.13 job"));
 }
