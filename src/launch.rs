@@ -124,6 +124,9 @@ pub struct Launch {
     pub planner: Box<dyn LevelPlanner>,
     pub analysis: Analysis,
     pub gate: GateChoice,
+    /// The simulator's model when the endpoint is the built-in simulator and the run asks for
+    /// its own (a campaign's simulated candidate); `None`: the default model.
+    pub sim_model: Option<crate::sim::SimConfig>,
 }
 
 /// Config files plus the request into a run ready to launch.
@@ -169,6 +172,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 planner: Box::new(planner),
                 analysis,
                 gate: req.gate.clone(),
+                sim_model: None,
             })
         }
         PlanChoice::Search(overrides) => {
@@ -194,6 +198,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 planner: Box::new(planner),
                 analysis,
                 gate: req.gate.clone(),
+                sim_model: None,
             })
         }
     }
@@ -298,9 +303,12 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         EndpointTarget::Remote(s) => (s.clone(), None, None),
         EndpointTarget::Simulator { time_scale, spec } => {
             // the simulator counts prompts with the run's tokenizer, as a real server would
+            let model = l.sim_model.clone().unwrap_or_default();
             let cfg = crate::sim::SimConfig {
                 tokenizer: l.run.workload.tokenizer.clone(),
-                ..crate::sim::SimConfig::fast(*time_scale)
+                port: 0,
+                time_scale: *time_scale,
+                ..model
             };
             let server = crate::sim::start(cfg).await?;
             let mut s = spec.clone();

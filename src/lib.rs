@@ -5,6 +5,7 @@
 //! headless printer (and, later, the dashboard) fold the same event stream through the same
 //! reducer.
 
+pub mod campaign;
 pub mod cli;
 pub mod clock;
 pub mod config;

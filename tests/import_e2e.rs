@@ -84,7 +84,7 @@ fn a_sagemaker_folder_imports_one_level_per_concurrency() {
     assert!(text.contains("(import-aiperf)"), "{text}");
     assert!(text.contains("model     Qwen/Qwen3-30B-A3B"), "{text}");
     assert!(
-        text.contains("workload  aiperf: 1024 in / 256 out, streaming"),
+        text.contains("workload  aiperf 1024/256: 1024 in / 256 out, streaming"),
         "{text}"
     );
     assert!(text.contains("3 (0.3%)"), "{text}");
@@ -105,6 +105,50 @@ fn a_sagemaker_folder_imports_one_level_per_concurrency() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}
+
+#[test]
+fn an_aiperf_0_13_export_reads_its_load_model_url_and_lengths_from_the_new_places() {
+    // written from the 0.13 schema: the load in input_config.phases[] (no loadgen, and no
+    // concurrency in the path), the model in models.items[], the URL in endpoint.urls[], the
+    // lengths in datasets[].prompts
+    let r = root("import-013");
+    let (out, run) = import(&r, &fixtures().join("v013"));
+    assert!(out.contains("imported 2 level(s)"), "{out}");
+    let levels = rightsize::report::load_levels(&run).unwrap();
+    let cs: Vec<u32> = levels.iter().map(|l| l.concurrency).collect();
+    assert_eq!(cs, vec![4, 8]);
+    // the newer per-run metric: the concurrency AIPerf kept
+    assert_eq!(levels[0].achieved_concurrency, Some(3.9));
+    assert_eq!(levels[1].achieved_concurrency, None);
+    let echo: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(echo["endpoint"]["name"], "http://10.0.0.7:8000");
+    assert_eq!(echo["endpoint"]["base_url"], "http://10.0.0.7:8000");
+    assert_eq!(echo["endpoint"]["model"], "Qwen/Qwen3-8B");
+    assert_eq!(echo["workload"]["name"], "aiperf 32/16");
+    assert_eq!(echo["workload"]["input_tokens"], 32);
+    assert_eq!(echo["workload"]["output_tokens"], 16);
+    assert_eq!(echo["request_count"], 64);
+    let o = rs(&r, &["runs", "--json"]);
+    let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(runs[0]["endpoint"], "http://10.0.0.7:8000");
+    assert_eq!(runs[0]["model"], "Qwen/Qwen3-8B");
+    assert_eq!(runs[0]["workload"], "aiperf 32/16");
+    // the older schema's loadgen concurrency still reads (the sagemaker fixtures name theirs
+    // in the path; this one in input_config.loadgen)
+    let dir = tmpdir("import-loadgen");
+    let older =
+        std::fs::read_to_string(fixtures().join("older/concurrency_32/profile_export_aiperf.json"))
+            .unwrap()
+            .replace(
+                "\"input_config\": {",
+                "\"input_config\": {\"loadgen\": {\"concurrency\": 12},",
+            );
+    std::fs::write(dir.join("profile_export_aiperf.json"), older).unwrap();
+    let (_, run) = import(&r, &dir);
+    let levels = rightsize::report::load_levels(&run).unwrap();
+    assert_eq!(levels[0].concurrency, 12);
 }
 
 #[test]

@@ -13,7 +13,8 @@ use std::process::ExitCode;
 /// Flags of `rightsize export`.
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
-    /// The run: an id, a unique prefix of one, or a run folder's path
+    /// The run: an id, a unique prefix of one, or a run folder's path; or a campaign folder
+    /// (--png/--svg write its Pareto chart and overlay, --csv its ranking)
     pub run: String,
     /// Write the charts as PNG to this file, or into this folder as <run>.png
     #[arg(long, value_name = "PATH")]
@@ -69,6 +70,9 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
 
 /// `rightsize export RUN`.
 pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = args.dir.campaign(config, &args.run) {
+        return export_campaign(&dir, args);
+    }
     let run_dir = args.dir.resolve(config, &args.run)?;
     let compare = args
         .compare
@@ -117,6 +121,52 @@ pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCo
         } else {
             print(&run_json_text(&run)?)?;
         }
+    } else {
+        print(&paths)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `rightsize export CAMPAIGN`: the Pareto chart and the overlay (PNG, SVG) and the ranking
+/// (CSV) of a campaign folder.
+fn export_campaign(dir: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
+    if args.html.is_some()
+        || args.json.is_some()
+        || args.aiperf.is_some()
+        || !args.compare.is_empty()
+    {
+        return Err(BadInput(
+            "a campaign folder exports --png, --svg (its Pareto chart and the overlay of its \
+             candidates' curves) and --csv (its ranking); export a candidate's run for the rest"
+                .into(),
+        )
+        .into());
+    }
+    let rec = crate::campaign::record::CampaignRecord::read(dir)
+        .map_err(|e| anyhow::anyhow!("cannot read the campaign in {}: {e}", dir.display()))?;
+    let to_stdout = args.csv.as_deref() == Some(Path::new("-"));
+    let req = crate::campaign::chart::CampaignExport {
+        png: args.png,
+        svg: args.svg,
+        csv: args.csv.filter(|_| !to_stdout),
+        size: args.size,
+    };
+    if req.png.is_none() && req.svg.is_none() && req.csv.is_none() && !to_stdout {
+        return Err(BadInput(
+            "nothing to export: give --png, --svg or --csv (a file or a folder; --csv - for \
+             stdout)"
+                .into(),
+        )
+        .into());
+    }
+    let written = crate::campaign::chart::export(&rec, &req)?;
+    let paths: String = written
+        .iter()
+        .map(|p| format!("{}\n", p.display()))
+        .collect();
+    if to_stdout {
+        eprint!("{paths}");
+        print(&crate::campaign::chart::ranking_csv(&rec.ranking))?;
     } else {
         print(&paths)?;
     }

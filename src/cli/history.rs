@@ -48,6 +48,25 @@ impl RunsDirArgs {
     }
 }
 
+impl RunsDirArgs {
+    /// The campaign folder RUN names (a path, or a folder name under the results root), if
+    /// it names one.
+    pub fn campaign(&self, config: Option<&Path>, run: &str) -> Option<PathBuf> {
+        use crate::campaign::record::is_campaign_dir;
+        let given = PathBuf::from(run);
+        if is_campaign_dir(&given) {
+            return Some(given);
+        }
+        let under = self.root(config).ok()?.join(run);
+        is_campaign_dir(&under).then_some(under)
+    }
+}
+
+fn read_campaign(dir: &Path) -> anyhow::Result<crate::campaign::record::CampaignRecord> {
+    crate::campaign::record::CampaignRecord::read(dir)
+        .map_err(|e| anyhow::anyhow!("cannot read the campaign in {}: {e}", dir.display()))
+}
+
 /// Flags of `rightsize runs`.
 #[derive(Debug, Clone, Args)]
 pub struct RunsArgs {
@@ -61,7 +80,8 @@ pub struct RunsArgs {
 /// Flags of `rightsize show`.
 #[derive(Debug, Clone, Args)]
 pub struct ShowArgs {
-    /// The run: an id, a unique prefix of one, or a run folder's path
+    /// The run: an id, a unique prefix of one, or a run folder's path; or a campaign folder
+    /// (its candidates and ranking)
     pub run: String,
     #[command(flatten)]
     pub dir: RunsDirArgs,
@@ -73,7 +93,8 @@ pub struct ShowArgs {
 /// Flags of `rightsize compare`.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// The first run (A): an id, a unique prefix of one, or a path
+    /// The first run (A): an id, a unique prefix of one, or a path; or a campaign folder
+    /// (then B is one too: their rankings candidate by candidate)
     pub a: String,
     /// The second run (B), compared against A
     pub b: String,
@@ -126,6 +147,15 @@ pub fn runs(args: RunsArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
 
 /// `rightsize show RUN`.
 pub fn show(args: ShowArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = args.dir.campaign(config, &args.run) {
+        let rec = read_campaign(&dir)?;
+        print(&if args.json {
+            pretty(&serde_json::to_value(&rec)?)?
+        } else {
+            crate::campaign::text::render_campaign(&rec)
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let run = read(&args.dir.resolve(config, &args.run)?)?;
     if args.json {
         print(&pretty(&run_json(&run))?)?;
@@ -137,6 +167,27 @@ pub fn show(args: ShowArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
 
 /// `rightsize compare A B`.
 pub fn compare(args: CompareArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    match (
+        args.dir.campaign(config, &args.a),
+        args.dir.campaign(config, &args.b),
+    ) {
+        (Some(a), Some(b)) => {
+            let (a, b) = (read_campaign(&a)?, read_campaign(&b)?);
+            print(&if args.json {
+                pretty(&json!({"a": a, "b": b}))?
+            } else {
+                crate::campaign::text::render_campaign_compare(&a, &b)
+            })?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        (None, None) => {}
+        _ => {
+            return Err(BadInput(
+                "compare takes two runs or two campaign folders, not one of each".into(),
+            )
+            .into())
+        }
+    }
     let a = read(&args.dir.resolve(config, &args.a)?)?;
     let b = read(&args.dir.resolve(config, &args.b)?)?;
     if args.json {

@@ -2,6 +2,7 @@
 //! process; `main` only parses, calls it and turns the result into an exit code.
 
 pub mod args;
+pub mod campaign;
 pub mod exit;
 pub mod export;
 pub mod headless;
@@ -45,6 +46,9 @@ pub enum Command {
     Search(search::SearchArgs),
     /// Replay a timestamped trace (Mooncake or {timestamp, text} JSON lines) open-loop
     Replay(replay::ReplayArgs),
+    /// Rank candidates (instance types, serving configurations) by cost per million output
+    /// tokens at the SLA: one search each, one after another
+    Campaign(campaign::CampaignArgs),
     /// Serve the simulated OpenAI-compatible endpoint
     Sim(crate::sim::SimArgs),
     /// Print where the user's config file goes and which files are read
@@ -84,6 +88,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             crate::tui::run_dashboard(cli.config, Some(start)).await
         }
         Some(Command::Replay(args)) => replay::execute(args, cli.config.as_deref()).await,
+        Some(Command::Campaign(args)) => campaign::execute(args, cli.config.as_deref()).await,
         Some(Command::Sim(args)) => {
             let cfg = args.into_config().map_err(exit::BadInput)?;
             crate::sim::serve_forever(cfg).await?;

@@ -26,6 +26,9 @@ pub struct ConfigFile {
     pub sweeps: BTreeMap<String, SweepEntry>,
     #[serde(default)]
     pub searches: BTreeMap<String, SearchEntry>,
+    /// `[campaigns.NAME]`: candidates ranked by cost per token at the SLA (docs/campaigns.md).
+    #[serde(default)]
+    pub campaigns: BTreeMap<String, super::campaign::CampaignEntry>,
 }
 
 /// `[defaults]`: what to use when a flag does not say.
@@ -203,6 +206,7 @@ impl ConfigFile {
         self.profiles.extend(over.profiles);
         self.sweeps.extend(over.sweeps);
         self.searches.extend(over.searches);
+        self.campaigns.extend(over.campaigns);
         self
     }
 }
@@ -251,6 +255,17 @@ mod tests {
         assert_eq!(s.concurrency_max, Some(Positive(4096)));
         assert_eq!(s.search_max_iterations, Some(Positive(10)));
         assert_eq!(s.request_count, Some(Positive(1024)));
+        let demo = &c.campaigns["demo"];
+        let labels: Vec<&str> = demo.candidates.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "sim small: 16 slots",
+                "sim medium: 64 slots",
+                "sim large: 128 slots, tp2"
+            ]
+        );
+        assert!(demo.candidates.iter().all(|c| c.sim.is_some()));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Configuration: the TOML files (shipped defaults, the user's file), validated values, and
 //! the resolution of files plus flags into one run specification. Flags win over files.
 
+pub mod campaign;
 pub mod file;
 pub mod resolve;
 pub mod search;

@@ -272,13 +272,23 @@ pub fn resolve_run(root: &Path, spec: &str) -> Result<PathBuf, RunLookupError> {
     if as_path.is_dir() && is_run_dir(as_path) {
         return Ok(as_path.to_path_buf());
     }
-    let ids: Vec<String> = list_runs(root)?
-        .iter()
+    let dirs: Vec<PathBuf> = list_runs(root)?
+        .into_iter()
         .filter(|d| is_run_dir(d))
+        .collect();
+    let ids: Vec<String> = dirs
+        .iter()
         .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
+    // a campaign's runs are in its folder: the id finds them there
+    let dir_of = |id: &str| {
+        dirs.iter()
+            .find(|d| d.file_name().is_some_and(|n| n.to_string_lossy() == id))
+            .cloned()
+            .unwrap_or_else(|| root.join(id))
+    };
     if ids.iter().any(|id| id == spec) {
-        return Ok(root.join(spec));
+        return Ok(dir_of(spec));
     }
     let matches: Vec<String> = ids
         .iter()
@@ -286,7 +296,7 @@ pub fn resolve_run(root: &Path, spec: &str) -> Result<PathBuf, RunLookupError> {
         .cloned()
         .collect();
     match matches.len() {
-        1 => Ok(root.join(&matches[0])),
+        1 => Ok(dir_of(&matches[0])),
         0 => Err(RunLookupError::NotFound {
             spec: spec.to_string(),
             root: root.to_path_buf(),

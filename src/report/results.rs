@@ -231,23 +231,38 @@ pub fn load_levels(dir: &Path) -> io::Result<Vec<LevelSummary>> {
     Ok(levels)
 }
 
-/// The run folders under `root`, oldest first (run ids sort by time). A missing root is empty.
+/// The run folders under `root`, oldest first (run ids sort by time), the runs of a campaign
+/// folder (one holding `campaign.json`, see docs/campaigns.md) in its place. A missing root is
+/// empty.
 pub fn list_runs(root: &Path) -> io::Result<Vec<PathBuf>> {
     let mut runs = Vec::new();
-    match fs::read_dir(root) {
+    for path in sub_dirs(root)? {
+        if path.join("campaign.json").is_file() {
+            runs.extend(sub_dirs(&path)?);
+        } else {
+            runs.push(path);
+        }
+    }
+    Ok(runs)
+}
+
+/// The folders in `dir`, sorted; a missing `dir` has none.
+fn sub_dirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    match fs::read_dir(dir) {
         Ok(entries) => {
             for entry in entries {
                 let path = entry?.path();
                 if path.is_dir() {
-                    runs.push(path);
+                    out.push(path);
                 }
             }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    runs.sort();
-    Ok(runs)
+    out.sort();
+    Ok(out)
 }
 
 /// One line of `requests.jsonl`: the record with the level (0-based index) it belongs to.

@@ -3,6 +3,7 @@
 //! dashboard folds the same engine events through the same reducer as the headless printer.
 
 pub mod app;
+pub mod campaign;
 pub mod event_loop;
 pub mod history;
 pub mod render;

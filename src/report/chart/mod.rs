@@ -14,6 +14,7 @@
 mod draw;
 mod glyphs;
 mod marks;
+pub mod pareto;
 mod parts;
 
 pub use parts::{si, si_ms};
@@ -298,6 +299,46 @@ pub fn render_png(spec: &ChartSpec, size: (u32, u32)) -> Result<Vec<u8>, ChartEr
         draw::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
         root.present().map_err(|e| ChartError(e.to_string()))?;
     }
+    encode_png(&rgb, size)
+}
+
+/// A campaign's Pareto chart as an SVG document of `size` pixels.
+pub fn render_pareto_svg(
+    spec: &pareto::ParetoSpec,
+    size: (u32, u32),
+) -> Result<String, ChartError> {
+    check_size(size)?;
+    ensure_font()?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        pareto::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
+        root.present().map_err(|e| ChartError(e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// A campaign's Pareto chart as PNG bytes of `size` pixels.
+pub fn render_pareto_png(
+    spec: &pareto::ParetoSpec,
+    size: (u32, u32),
+) -> Result<Vec<u8>, ChartError> {
+    check_size(size)?;
+    ensure_font()?;
+    let (w, h) = size;
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut rgb, size)
+            .map_err(|e| ChartError(e.to_string()))?;
+        let root = glyphs::Bitmap(backend).into_drawing_area();
+        pareto::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
+        root.present().map_err(|e| ChartError(e.to_string()))?;
+    }
+    encode_png(&rgb, size)
+}
+
+/// An RGB buffer of `size` pixels as PNG bytes.
+fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, ChartError> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, w, h);
@@ -307,7 +348,7 @@ pub fn render_png(spec: &ChartSpec, size: (u32, u32)) -> Result<Vec<u8>, ChartEr
             .write_header()
             .map_err(|e| ChartError(format!("png: {e}")))?;
         writer
-            .write_image_data(&rgb)
+            .write_image_data(rgb)
             .map_err(|e| ChartError(format!("png: {e}")))?;
         writer
             .finish()

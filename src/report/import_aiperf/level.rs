@@ -295,7 +295,11 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         errors_by_kind,
         cancelled_count: cancelled,
         steady_window: None,
-        achieved_concurrency: obj.get("achieved_concurrency").and_then(num),
+        // AIPerf 0.13 reports the concurrency it kept as `effective_concurrency`
+        achieved_concurrency: obj
+            .get("achieved_concurrency")
+            .and_then(num)
+            .or_else(|| scalar(obj, "effective_concurrency")),
         mean_in_flight: obj.get("mean_in_flight").and_then(num),
         slot_to_send: take("slot_to_send"),
         output_tokens_source: TokenSourceCounts::default(),

@@ -4,10 +4,12 @@
 //!
 //! PATH is one export file, a folder searched for them, or the `.tar.gz` a SageMaker benchmark
 //! job writes (every `profile_export_aiperf.json` inside, at any depth). Each file is one
-//! level; its concurrency is `input_config.loadgen.concurrency`, else a `concurrency_64` /
+//! level; its concurrency is `input_config.loadgen.concurrency` (the older schema), else the
+//! profiling phase's in `input_config.phases[]` (0.13, [`schema`]), else a `concurrency_64` /
 //! `c64` part of its path. Levels are numbered by concurrency.
 
 pub mod level;
+mod schema;
 
 use std::fs::File;
 use std::io::Read;
@@ -182,18 +184,29 @@ pub fn parse_exports(exports: &[ExportText]) -> Result<Vec<ImportedLevel>, Impor
                 "not an AIPerf export: the top level is not an object".into()
             ));
         }
-        let concurrency = obj
-            .pointer("/input_config/loadgen/concurrency")
-            .and_then(Value::as_u64)
-            .and_then(|c| u32::try_from(c).ok())
-            .filter(|c| *c > 0)
+        let positive = |v: Option<&Value>| {
+            v.and_then(Value::as_u64)
+                .and_then(|c| u32::try_from(c).ok())
+                .filter(|c| *c > 0)
+        };
+        let phase = schema::profiling_phase(&obj);
+        let concurrency = positive(obj.pointer("/input_config/loadgen/concurrency"))
+            .or_else(|| positive(phase.and_then(|p| p.get("concurrency"))))
             .or_else(|| concurrency_in_path(&e.source))
             .ok_or_else(|| {
-                bad(
-                    "no concurrency: the export has no input_config.loadgen.concurrency and \
-                     its path names none (e.g. concurrency_64/)"
-                        .into(),
-                )
+                let rate = phase
+                    .and_then(schema::phase_rate)
+                    .map_or(String::new(), |r| {
+                        format!(
+                            "; its profiling phase sends {r} requests/s without a concurrency, \
+                         which this import cannot place on a concurrency axis"
+                        )
+                    });
+                bad(format!(
+                    "no concurrency: the export has no input_config.loadgen.concurrency nor a \
+                     profiling phase's concurrency (input_config.phases[]), and its path names \
+                     none (e.g. concurrency_64/){rate}"
+                ))
             })?;
         if obj.get("request_latency").is_none() && obj.get("output_token_throughput").is_none() {
             return Err(bad(
@@ -247,10 +260,17 @@ pub fn import_echo(
         .unwrap_or(Value::Null);
     let model = names.model.clone().unwrap_or_else(|| {
         cfg.pointer("/endpoint/model_names/0")
+            .or_else(|| cfg.pointer("/models/items/0/name"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string()
     });
+    let base_url = cfg
+        .pointer("/endpoint/url")
+        .or_else(|| cfg.pointer("/endpoint/urls/0"))
+        .cloned()
+        .unwrap_or(json!(""));
+    let (isl, osl) = schema::lengths(&cfg);
     let stream = cfg.pointer("/endpoint/streaming").and_then(Value::as_bool);
     let mean = |p: &str| {
         cfg.pointer(p)
@@ -280,15 +300,24 @@ pub fn import_echo(
         "run_id": run_id,
         "kind": "import-aiperf",
         "endpoint": {
-            "name": names.endpoint.clone().unwrap_or_else(|| "aiperf".into()),
-            "base_url": cfg.pointer("/endpoint/url").cloned().unwrap_or(json!("")),
+            "name": names.endpoint.clone().unwrap_or_else(|| match base_url.as_str() {
+                Some(u) if !u.is_empty() => crate::secrets::redact_url(u),
+                _ => "aiperf".into(),
+            }),
+            "base_url": base_url,
             "model": model,
             "stream": stream,
         },
         "workload": {
-            "name": names.workload.clone().unwrap_or_else(|| "aiperf".into()),
-            "input_tokens": mean("/input/prompt/input_tokens/mean"),
-            "output_tokens": mean("/input/prompt/output_tokens/mean"),
+            "name": names.workload.clone().unwrap_or_else(|| match (
+                mean("/input/prompt/input_tokens/mean").or(isl),
+                mean("/input/prompt/output_tokens/mean").or(osl),
+            ) {
+                (Some(i), Some(o)) => format!("aiperf {i}/{o}"),
+                _ => "aiperf".into(),
+            }),
+            "input_tokens": mean("/input/prompt/input_tokens/mean").or(isl),
+            "output_tokens": mean("/input/prompt/output_tokens/mean").or(osl),
             "stream": stream,
         },
         "plan": {
@@ -298,7 +327,9 @@ pub fn import_echo(
             "slas": cfg.pointer("/rightsize_plan/slas").cloned().unwrap_or(json!([])),
             "max_error_rate": cfg.pointer("/rightsize_plan/max_error_rate").cloned(),
         },
-        "request_count": cfg.pointer("/loadgen/request_count"),
+        "request_count": cfg
+            .pointer("/loadgen/request_count")
+            .or_else(|| levels.first().and_then(|l| schema::phase_of(&l.extras.input_config)?.get("request_count"))),
         "started_at": starts.min(),
         "ended_at": ends.max(),
         "interrupted": false,

@@ -1,5 +1,6 @@
 //! Drawing: `render(frame, &App)` only reads the state. One function per screen or panel.
 
+pub mod campaign;
 mod charts;
 mod panels;
 mod results;

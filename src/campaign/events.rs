@@ -1,0 +1,18 @@
+//! What a running campaign tells its consumer (the dashboard's campaign view): candidates'
+//! states, their engine events, and the ranking as it fills in. The headless printer does
+//! not need them: it prints as the runner goes.
+
+use super::rank::RankedRow;
+use super::record::CandidateState;
+use crate::engine::EngineEvent;
+
+/// One step of a campaign.
+#[derive(Debug, Clone)]
+pub enum CampaignEvent {
+    /// Candidate `index` (0-based) changed state.
+    State { index: usize, state: CandidateState },
+    /// An event of the running candidate's search.
+    Engine { index: usize, event: EngineEvent },
+    /// The ranking over the candidates finished so far.
+    Ranking(Vec<RankedRow>),
+}

@@ -1,0 +1,12 @@
+//! Campaigns (docs/campaigns.md): one workload and one SLA search over several candidates
+//! (an endpoint or a simulator with its own model, or a finished run, each with a price per
+//! instance-hour), run one after another into a campaign folder, then ranked by cost per
+//! million output tokens at the SLA answer.
+
+pub mod chart;
+pub mod events;
+pub mod rank;
+pub mod record;
+pub mod runner;
+pub mod spec;
+pub mod text;

@@ -1,0 +1,274 @@
+//! `rightsize campaign FILE | --plan NAME | --resume DIR`: several candidates, one SLA search
+//! each, ranked by cost per million output tokens at the answer (docs/campaigns.md).
+
+use super::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+use crate::campaign::rank::RankBy;
+use crate::campaign::record::{is_campaign_dir, CampaignRecord, CampaignSource};
+use crate::campaign::runner::{CampaignEnd, CampaignRun};
+use crate::campaign::spec::{entry_from_config, resolve, CampaignFlags};
+use crate::config::campaign::CampaignEntry;
+use crate::config::values::{parse_positive, parse_timeout};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tokio_util::sync::CancellationToken;
+
+/// Flags of `rightsize campaign`.
+#[derive(Debug, Clone, Args)]
+#[command(
+    after_help = "Example: rightsize campaign --plan demo   (three simulated candidates)\n\
+The candidates run one after another, each an ordinary SLA search saved in the campaign \
+folder; campaign.json there records their states, and --resume DIR goes on from the first \
+unfinished one. docs/campaigns.md describes the file and the ranking."
+)]
+pub struct CampaignArgs {
+    /// A campaign file: the keys of one [campaigns.NAME] at the top level
+    #[arg(value_name = "FILE", conflicts_with_all = ["plan", "resume"], required_unless_present_any = ["plan", "resume"])]
+    pub file: Option<PathBuf>,
+    /// A [campaigns.NAME] from the config (`demo`: three simulated candidates)
+    #[arg(long, value_name = "NAME", conflicts_with = "resume")]
+    pub plan: Option<String>,
+    /// Go on with an interrupted campaign from its first unfinished candidate
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// What the ranking sorts by
+    #[arg(long, value_enum, default_value = "cost-per-million")]
+    pub rank_by: RankBy,
+    /// CI gate: exit 3 when no candidate's cost per million output tokens is at most X
+    #[arg(long, value_name = "X", value_parser = parse_cost)]
+    pub max_cost_per_million: Option<f64>,
+    /// Requests per level, for every candidate (over the search plan's)
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
+    pub requests: Option<u32>,
+    /// Per-request timeout, e.g. 90s or 10m
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
+    /// Folder the campaign folder goes in (default: the runs folder)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Simulated candidates: run their model this many times faster than real time (over
+    /// each candidate's own time_scale)
+    #[arg(long, value_name = "F")]
+    pub sim_time_scale: Option<f64>,
+    /// Print the campaign record (states and ranking) as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Stay headless even when stdout is a terminal (progress on stderr, ranking on stdout)
+    #[arg(long)]
+    pub no_tui: bool,
+}
+
+fn parse_cost(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a cost (a number >= 0)")),
+    }
+}
+
+/// The campaign's definition, and where it came from.
+fn definition(
+    args: &CampaignArgs,
+    config: Option<&Path>,
+) -> anyhow::Result<(
+    String,
+    CampaignEntry,
+    CampaignSource,
+    Option<CampaignRecord>,
+)> {
+    let config_path = config.map(Path::to_path_buf);
+    if let Some(dir) = &args.resume {
+        if !is_campaign_dir(dir) {
+            return Err(BadInput(format!(
+                "--resume {}: not a campaign folder (no campaign.json)",
+                dir.display()
+            ))
+            .into());
+        }
+        let rec = CampaignRecord::read(dir)
+            .map_err(|e| BadInput(format!("--resume {}: {e}", dir.display())))?;
+        let (name, entry) = match &rec.source {
+            CampaignSource::Plan { name, config } => {
+                (name.clone(), entry_from_config(config.as_deref(), name)?.0)
+            }
+            CampaignSource::File { path, .. } => (rec.name.clone(), CampaignEntry::read(path)?),
+        };
+        let source = rec.source.clone();
+        return Ok((name, entry, source, Some(rec)));
+    }
+    if let Some(name) = &args.plan {
+        let (entry, _) = entry_from_config(config, name)?;
+        let source = CampaignSource::Plan {
+            name: name.clone(),
+            config: config_path,
+        };
+        return Ok((name.clone(), entry, source, None));
+    }
+    let file = args
+        .file
+        .clone()
+        .ok_or_else(|| BadInput("give a campaign FILE, --plan NAME or --resume DIR".into()))?;
+    let entry = CampaignEntry::read(&file)?;
+    let name = file
+        .file_stem()
+        .map_or("campaign".into(), |s| s.to_string_lossy().into_owned());
+    let path = std::fs::canonicalize(&file).unwrap_or(file);
+    Ok((
+        name,
+        entry,
+        CampaignSource::File {
+            path,
+            config: config_path,
+        },
+        None,
+    ))
+}
+
+/// Resolves, pre-flights every candidate, runs them, prints the ranking, applies the gate.
+pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let (name, entry, source, resumed) = definition(&args, config)?;
+    let config = source.config().map(Path::to_path_buf);
+    let flags = CampaignFlags {
+        run: crate::config::resolve::RunOverrides {
+            requests: args.requests,
+            timeout: args.timeout,
+            ..Default::default()
+        },
+        sim_time_scale: args.sim_time_scale,
+    };
+    let spec = resolve(&name, &entry, config.as_deref(), &flags)?;
+    if args.rank_by == RankBy::FleetCost && spec.capacity.peak.is_none() {
+        return Err(BadInput(format!(
+            "--rank-by fleet-cost needs a peak: campaign {name} has no peak_concurrency, \
+             peak_rps or peak_output_tps"
+        ))
+        .into());
+    }
+    let resuming = resumed.is_some();
+    let mut run = match resumed {
+        Some(mut rec) => {
+            rec.rank_by = args.rank_by;
+            let dir = args.resume.clone().unwrap_or_default();
+            CampaignRun::resume(&dir, spec, rec)?
+        }
+        None => {
+            let root = match args.out.clone() {
+                Some(d) => d,
+                None => {
+                    let (cfg, _) = crate::config::file::load_layered(config.as_deref())?;
+                    match cfg.defaults.results_dir {
+                        Some(d) => d,
+                        None => crate::report::default_root().ok_or_else(|| {
+                            BadInput("no data directory on this platform; pass --out DIR".into())
+                        })?,
+                    }
+                }
+            };
+            CampaignRun::create(spec, source, &root, args.rank_by)?
+        }
+    };
+    eprintln!(
+        "campaign {}: {} candidates\n  saving to {}",
+        run.record.name,
+        run.record.candidates.len(),
+        run.dir.display()
+    );
+    let cancel = CancellationToken::new();
+    let signals = super::signals::watch(cancel.clone());
+    let checked = tokio::select! {
+        p = run.check_all() => p,
+        _ = cancel.cancelled() => {
+            if !resuming {
+                let _ = std::fs::remove_dir(&run.dir);
+            }
+            eprintln!("interrupted before any load was sent");
+            return Ok(ExitCode::from(signals.caught().map_or(EXIT_INTERRUPTED, |s| s.exit_code())));
+        }
+    };
+    let prepared = match checked {
+        Ok(p) => p,
+        Err(e) => {
+            // a new campaign's folder is still empty: leave nothing behind
+            if !resuming {
+                let _ = std::fs::remove_dir(&run.dir);
+            }
+            return Err(e);
+        }
+    };
+    let simulated = run.spec.candidates.iter().any(|c| {
+        matches!(
+            &c.source,
+            crate::campaign::spec::CandidateSource::Live {
+                sim_model: Some(_),
+                ..
+            }
+        )
+    });
+    if simulated {
+        eprintln!(
+            "note: simulated candidates run faster than real time: their throughput, and so \
+             their cost per token, is the simulator's, not a GPU's"
+        );
+    }
+    let dashboard = {
+        use std::io::IsTerminal;
+        std::io::stdout().is_terminal() && !args.no_tui && !args.json
+    };
+    let (run, end) = if dashboard {
+        let (run, end) = crate::tui::campaign::run_campaign_view(run, prepared, cancel).await?;
+        (run, end?)
+    } else {
+        let end = run.run_all(prepared, cancel, None).await?;
+        (run, end)
+    };
+    let text = if args.json {
+        serde_json::to_string_pretty(&run.record)? + "\n"
+    } else {
+        format!(
+            "\ncampaign {} ({}), ranked by {}:\n{}",
+            run.record.name,
+            run.dir.display(),
+            run.record.rank_by.label(),
+            crate::campaign::text::render_ranking(&run.record.ranking)
+        )
+    };
+    super::history::print(&text)?;
+    match end {
+        CampaignEnd::Interrupted => {
+            eprintln!(
+                "interrupted: finished candidates are kept; go on with `rightsize campaign \
+                 --resume {}`",
+                run.dir.display()
+            );
+            Ok(ExitCode::from(
+                signals.caught().map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
+            ))
+        }
+        CampaignEnd::Finished { failed } => {
+            if let Some(max) = args.max_cost_per_million {
+                let best = run
+                    .record
+                    .ranking
+                    .iter()
+                    .filter_map(|r| r.numbers.cost_per_million.map(|c| c.value))
+                    .fold(f64::INFINITY, f64::min);
+                if best > max {
+                    eprintln!(
+                        "gate failed: no candidate costs at most {max} per million output \
+                         tokens at the SLA{}",
+                        if best.is_finite() {
+                            format!(" (the cheapest: {best:.3})")
+                        } else {
+                            " (none has an answer)".into()
+                        }
+                    );
+                    return Ok(ExitCode::from(EXIT_GATE));
+                }
+            }
+            Ok(if failed > 0 {
+                ExitCode::from(EXIT_RUN_FAILED)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+    }
+}

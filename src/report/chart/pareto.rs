@@ -1,0 +1,190 @@
+//! The campaign's Pareto chart (docs/campaigns.md): one point per candidate, its cost per
+//! million output tokens against its SLA statistic at the answer, each with its error bars,
+//! and the frontier (the candidates no other beats on both) drawn through them.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::parts::{Fallible, Sizes};
+use super::FONT;
+
+/// One candidate on the chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParetoPoint {
+    pub label: String,
+    /// The SLA statistic at the answer (ms), with its 95 % interval.
+    pub x: f64,
+    pub x_range: (f64, f64),
+    /// Cost per million output tokens, with the range the answer's interval allows.
+    pub y: f64,
+    pub y_range: (f64, f64),
+}
+
+/// What the chart shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParetoSpec {
+    pub title: String,
+    pub subtitle: String,
+    /// The x axis' name, e.g. `p90 e2e at the answer (ms)`.
+    pub x_label: String,
+    pub points: Vec<ParetoPoint>,
+}
+
+/// The colour of the frontier line (also how a test finds it in the SVG).
+pub const FRONTIER_COLOR: RGBColor = RGBColor(214, 39, 40);
+const POINT_COLOR: RGBColor = RGBColor(31, 119, 180);
+const BAR_COLOR: RGBColor = RGBColor(120, 120, 120);
+
+/// The indices of the points on the frontier, by increasing x: each cheaper than every point
+/// at a lower or equal statistic.
+pub fn frontier(points: &[ParetoPoint]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|a, b| {
+        points[*a]
+            .x
+            .total_cmp(&points[*b].x)
+            .then(points[*a].y.total_cmp(&points[*b].y))
+    });
+    let mut best = f64::INFINITY;
+    let mut out = Vec::new();
+    for i in order {
+        if points[i].y < best {
+            best = points[i].y;
+            out.push(i);
+        }
+    }
+    out
+}
+
+fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    let span = (hi - lo).abs().max(hi.abs() * 0.1).max(1e-9);
+    ((lo - span * 0.15).max(0.0), hi + span * 0.15)
+}
+
+/// Draws the chart on `root`.
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec) -> Fallible<DB> {
+    root.fill(&WHITE)?;
+    let (w, h) = root.dim_in_pixel();
+    let sz = Sizes::for_image(w, h);
+    let centre = |size: f64| {
+        TextStyle::from((FONT, size).into_font()).pos(Pos::new(HPos::Center, VPos::Top))
+    };
+    let band = (sz.title * 1.3 + sz.small * 1.6) as u32 + 8;
+    let (top, body) = root.split_vertically(band);
+    let cx = (w / 2) as i32;
+    top.draw(&Text::new(spec.title.clone(), (cx, 4), centre(sz.title)))?;
+    top.draw(&Text::new(
+        spec.subtitle.clone(),
+        (cx, (4.0 + sz.title * 1.25) as i32),
+        centre(sz.small),
+    ))?;
+    let pts = &spec.points;
+    let (x0, x1) = padded(
+        pts.iter()
+            .map(|p| p.x_range.0)
+            .fold(f64::INFINITY, f64::min),
+        pts.iter().map(|p| p.x_range.1).fold(0.0, f64::max),
+    );
+    let (y0, y1) = padded(
+        pts.iter()
+            .map(|p| p.y_range.0)
+            .fold(f64::INFINITY, f64::min),
+        pts.iter().map(|p| p.y_range.1).fold(0.0, f64::max),
+    );
+    let (x0, y0) = (
+        if x0.is_finite() { x0 } else { 0.0 },
+        if y0.is_finite() { y0 } else { 0.0 },
+    );
+    let mut chart = ChartBuilder::on(&body)
+        .margin(sz.small as u32)
+        .x_label_area_size((sz.text * 3.0) as u32)
+        .y_label_area_size((sz.text * 5.0) as u32)
+        .build_cartesian_2d(x0..x1.max(x0 + 1e-9), y0..y1.max(y0 + 1e-9))?;
+    chart
+        .configure_mesh()
+        .x_desc(spec.x_label.clone())
+        .y_desc("cost per million output tokens")
+        .label_style((FONT, sz.text))
+        .axis_desc_style((FONT, sz.text))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()?;
+    // error bars first, the points over them
+    for p in pts {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(p.x_range.0, p.y), (p.x_range.1, p.y)],
+            BAR_COLOR.stroke_width(1),
+        )))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(p.x, p.y_range.0), (p.x, p.y_range.1)],
+            BAR_COLOR.stroke_width(1),
+        )))?;
+    }
+    let front: Vec<(f64, f64)> = frontier(pts)
+        .iter()
+        .map(|i| (pts[*i].x, pts[*i].y))
+        .collect();
+    // a ring around each frontier point: a frontier of one point draws no line
+    for (x, y) in &front {
+        chart.draw_series(std::iter::once(Circle::new(
+            (*x, *y),
+            (sz.small * 0.9) as i32,
+            FRONTIER_COLOR.stroke_width(2),
+        )))?;
+    }
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            front,
+            FRONTIER_COLOR.stroke_width(2),
+        )))?
+        .label("frontier (no other candidate is both cheaper and faster)")
+        .legend(|(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], FRONTIER_COLOR.stroke_width(2))
+        });
+    for p in pts {
+        chart.draw_series(std::iter::once(Circle::new(
+            (p.x, p.y),
+            (sz.small * 0.45) as i32,
+            POINT_COLOR.filled(),
+        )))?;
+        chart.draw_series(std::iter::once(Text::new(
+            p.label.clone(),
+            (p.x, p.y),
+            TextStyle::from((FONT, sz.small).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
+        )))?;
+    }
+    chart
+        .configure_series_labels()
+        .label_font((FONT, sz.small))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BAR_COLOR)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(label: &str, x: f64, y: f64) -> ParetoPoint {
+        ParetoPoint {
+            label: label.into(),
+            x,
+            x_range: (x, x),
+            y,
+            y_range: (y, y),
+        }
+    }
+
+    #[test]
+    fn the_frontier_keeps_what_nothing_beats_on_both() {
+        let pts = [
+            p("fast dear", 100.0, 3.0),
+            p("slow cheap", 200.0, 1.0),
+            p("dominated", 250.0, 2.0),
+            p("middle", 150.0, 2.0),
+        ];
+        assert_eq!(frontier(&pts), vec![0, 3, 1]);
+    }
+}

@@ -1,0 +1,240 @@
+//! The campaign view (docs/campaigns.md): the candidates with their states (waiting, running
+//! with its current level, done with its answer), the ranking filling in as candidates finish,
+//! and the running candidate's live curves. The state folds [`CampaignEvent`]s; the loop
+//! draws it frame-throttled and stops the campaign on `x`, `q` or Ctrl-C.
+
+use crate::campaign::events::CampaignEvent;
+use crate::campaign::rank::RankedRow;
+use crate::campaign::record::{CampaignRecord, CandidateState};
+use crate::campaign::runner::{CampaignEnd, CampaignRun};
+use crate::launch::Prepared;
+use crate::state::RunState;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// One candidate's line.
+#[derive(Debug, Clone)]
+pub struct CandidateLine {
+    pub label: String,
+    pub endpoint: String,
+    pub price_per_hour: f64,
+    pub state: CandidateState,
+    /// Its search as far as it went (levels, the running one).
+    pub run: RunState,
+}
+
+/// What the campaign view shows.
+#[derive(Debug, Clone)]
+pub struct CampaignView {
+    pub name: String,
+    pub candidates: Vec<CandidateLine>,
+    pub ranking: Vec<RankedRow>,
+    /// The candidate running now.
+    pub running: Option<usize>,
+    /// The campaign ended (finished or stopped): `q` quits.
+    pub ended: bool,
+    pub status: Option<String>,
+    pub color: bool,
+}
+
+impl CampaignView {
+    /// The view of a campaign about to run.
+    pub fn new(rec: &CampaignRecord, color: bool) -> Self {
+        CampaignView {
+            name: rec.name.clone(),
+            candidates: rec
+                .candidates
+                .iter()
+                .map(|c| CandidateLine {
+                    label: c.label.clone(),
+                    endpoint: c.endpoint.clone(),
+                    price_per_hour: c.price_per_hour,
+                    state: c.state,
+                    run: RunState::default(),
+                })
+                .collect(),
+            ranking: rec.ranking.clone(),
+            running: None,
+            ended: false,
+            status: None,
+            color,
+        }
+    }
+
+    /// Folds one event in.
+    pub fn apply(&mut self, ev: &CampaignEvent) {
+        match ev {
+            CampaignEvent::State { index, state } => {
+                if let Some(c) = self.candidates.get_mut(*index) {
+                    c.state = *state;
+                    if *state == CandidateState::Running {
+                        c.run = RunState::default();
+                        self.running = Some(*index);
+                    } else if self.running == Some(*index) {
+                        self.running = None;
+                    }
+                }
+            }
+            CampaignEvent::Engine { index, event } => {
+                if let Some(c) = self.candidates.get_mut(*index) {
+                    c.run.apply(event);
+                }
+            }
+            CampaignEvent::Ranking(rows) => self.ranking = rows.clone(),
+        }
+    }
+
+    /// The answer of a candidate that is done, from the ranking.
+    pub fn answer_of(&self, label: &str) -> Option<&RankedRow> {
+        self.ranking.iter().find(|r| r.numbers.label == label)
+    }
+}
+
+/// Runs the campaign with the view on the terminal; returns the campaign and how it ended
+/// once the user quits (after it ended, or after stopping it).
+pub async fn run_campaign_view(
+    mut run: CampaignRun,
+    prepared: Vec<Option<Prepared>>,
+    cancel: CancellationToken,
+) -> anyhow::Result<(CampaignRun, anyhow::Result<CampaignEnd>)> {
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut view = CampaignView::new(&run.record, color);
+    let (tx, mut rx) = mpsc::channel::<CampaignEvent>(512);
+    let worker_cancel = cancel.clone();
+    let mut worker = Some(tokio::spawn(async move {
+        let end = run.run_all(prepared, worker_cancel, Some(tx)).await;
+        (run, end)
+    }));
+    let (key_tx, mut key_rx) = mpsc::channel::<bool>(16);
+    let stop_keys = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let keys = {
+        let stop = stop_keys.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if !matches!(event::poll(Duration::from_millis(100)), Ok(true)) {
+                    continue;
+                }
+                if let Ok(Event::Key(k)) = event::read() {
+                    let stop_key = k.kind != KeyEventKind::Release
+                        && (matches!(k.code, KeyCode::Char('q') | KeyCode::Char('x'))
+                            || (k.code == KeyCode::Char('c')
+                                && k.modifiers.contains(KeyModifiers::CONTROL)));
+                    if stop_key && key_tx.blocking_send(true).is_err() {
+                        break;
+                    }
+                }
+            }
+        })
+    };
+    let mut terminal = ratatui::init();
+    let mut frame = tokio::time::interval(Duration::from_millis(50));
+    frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut dirty = true;
+    let mut outcome = None;
+    let result = loop {
+        if dirty {
+            if let Err(e) = terminal.draw(|f| super::render::campaign::render(f, &view)) {
+                break Err(anyhow::Error::from(e));
+            }
+            dirty = false;
+        }
+        tokio::select! {
+            _ = frame.tick() => {}
+            Some(ev) = rx.recv() => {
+                view.apply(&ev);
+                while let Ok(ev) = rx.try_recv() {
+                    view.apply(&ev);
+                }
+                dirty = true;
+            }
+            done = async { worker.as_mut().expect("guarded by is_some").await }, if worker.is_some() => {
+                worker = None;
+                while let Ok(ev) = rx.try_recv() {
+                    view.apply(&ev);
+                }
+                match done {
+                    Ok((r, end)) => {
+                        view.status = Some(match &end {
+                            Ok(CampaignEnd::Finished { failed: 0 }) => "campaign finished: press q to quit".into(),
+                            Ok(CampaignEnd::Finished { failed }) => format!("campaign finished, {failed} candidate(s) failed: press q to quit"),
+                            Ok(CampaignEnd::Interrupted) => "stopped: finished candidates are kept (--resume goes on); press q to quit".into(),
+                            Err(e) => format!("campaign failed: {e:#}; press q to quit"),
+                        });
+                        outcome = Some((r, end));
+                    }
+                    Err(e) => break Err(anyhow::anyhow!("the campaign task failed: {e}")),
+                }
+                view.ended = true;
+                dirty = true;
+            }
+            Some(_) = key_rx.recv() => {
+                if view.ended {
+                    break Ok(());
+                }
+                cancel.cancel();
+                view.status = Some("stopping the running candidate...".into());
+                dirty = true;
+            }
+        }
+    };
+    ratatui::restore();
+    stop_keys.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = keys.join();
+    result?;
+    outcome.ok_or_else(|| anyhow::anyhow!("the campaign did not end"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::rank::RankBy;
+    use crate::campaign::record::{CampaignSource, CandidateRecord};
+
+    fn record() -> CampaignRecord {
+        let cand = |label: &str| CandidateRecord {
+            label: label.into(),
+            price_per_hour: 1.0,
+            gpus: None,
+            notes: None,
+            endpoint: "simulator".into(),
+            state: CandidateState::Waiting,
+            run_dir: None,
+            abandoned_runs: Vec::new(),
+            error: None,
+        };
+        CampaignRecord {
+            tool: "rightsize".into(),
+            version: "0".into(),
+            name: "t".into(),
+            description: None,
+            source: CampaignSource::Plan {
+                name: "t".into(),
+                config: None,
+            },
+            started_at: String::new(),
+            ended_at: None,
+            rank_by: RankBy::CostPerMillion,
+            candidates: vec![cand("a"), cand("b")],
+            ranking: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn states_follow_the_events() {
+        let mut v = CampaignView::new(&record(), false);
+        v.apply(&CampaignEvent::State {
+            index: 0,
+            state: CandidateState::Running,
+        });
+        assert_eq!(v.running, Some(0));
+        v.apply(&CampaignEvent::State {
+            index: 0,
+            state: CandidateState::Done,
+        });
+        assert_eq!(v.running, None);
+        assert_eq!(v.candidates[0].state, CandidateState::Done);
+        assert_eq!(v.candidates[1].state, CandidateState::Waiting);
+    }
+}

@@ -1,0 +1,151 @@
+//! The campaign view in tmux, as a person sees it: candidates change state (waiting, running
+//! with its level, done with its answer), the ranking fills in as they finish, and q quits
+//! once the campaign ended, printing the ranking. Skips (saying so) where tmux is not
+//! installed; `.ci/run` installs it so CI always runs it.
+
+mod common;
+use common::tmpdir;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A tmux session running one command (the harness of tests/tui_tmux.rs, cut to what this
+/// test needs).
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(name: &str, command: &str) -> Option<Tmux> {
+        let ok = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            eprintln!("skipped: tmux is not installed");
+            return None;
+        }
+        let name = format!("rs-test-{}-{name}", std::process::id());
+        let status = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "50"])
+            .arg(command)
+            .status()
+            .expect("tmux runs");
+        assert!(status.success());
+        Some(Tmux { name })
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(status.success());
+    }
+
+    fn screen(&self) -> String {
+        let o = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Waits until `pred` holds for the screen, or panics with the last screen.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(120) {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+/// The line of the candidates panel that names `label`.
+fn line_of<'a>(screen: &'a str, label: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(&format!(" {label}  (")))
+        .unwrap_or("")
+}
+
+#[test]
+fn candidates_change_state_and_the_ranking_fills_in() {
+    let dir = tmpdir("campaign-view");
+    let file = dir.join("view.toml");
+    // two simulators at 2x: 170 ms a request while a slot is free (see tests/campaign_e2e.rs)
+    std::fs::write(
+        &file,
+        "e2e_sla_ms = \"p90:204ms\"\nmax_error_rate = 0.1\nconcurrency_min = 2\n\
+         concurrency_max = 16\nsearch_max_iterations = 4\nrequest_count = 32\n\
+         input_tokens = 32\noutput_tokens = 16\n\
+         [[candidates]]\nlabel = \"two slots\"\nprice_per_hour = 1.0\n\
+         sim = { time_scale = 2.0, max_num_seqs = 2, decode_base_ms = 20.0, \
+         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n\
+         [[candidates]]\nlabel = \"eight slots\"\nprice_per_hour = 2.0\n\
+         sim = { time_scale = 2.0, max_num_seqs = 8, decode_base_ms = 20.0, \
+         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n",
+    )
+    .unwrap();
+    let command = format!(
+        "env XDG_CONFIG_HOME={} {} campaign {} --out {}; echo EXIT=$?; sleep 60",
+        dir.join("xdg").display(),
+        env!("CARGO_BIN_EXE_rightsize"),
+        file.display(),
+        dir.join("runs").display()
+    );
+    let Some(tmux) = Tmux::start("campaign", &command) else {
+        return;
+    };
+    // the first candidate runs while the second waits; nothing is ranked yet
+    let s = tmux.wait_for("the first candidate running", |s| {
+        line_of(s, "two slots").contains("running level")
+    });
+    assert!(line_of(&s, "eight slots").contains("waiting"), "{s}");
+    assert!(s.contains("no candidate has finished yet"), "{s}");
+    // the first is done with its answer and ranked while the second runs
+    let s = tmux.wait_for("the second candidate running", |s| {
+        line_of(s, "eight slots").contains("running")
+    });
+    assert!(line_of(&s, "two slots").contains("done: answer"), "{s}");
+    let ranked: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("p90 e2e <= 204 ms"))
+        .collect();
+    assert_eq!(ranked.len(), 1, "{s}");
+    assert!(ranked[0].contains("two slots"), "{s}");
+    // both done, both ranked, the cheaper per token first
+    let s = tmux.wait_for("the campaign's end", |s| {
+        s.contains("campaign finished: press q to quit")
+    });
+    assert!(line_of(&s, "eight slots").contains("done: answer"), "{s}");
+    let ranked: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("p90 e2e <= 204 ms"))
+        .collect();
+    assert_eq!(ranked.len(), 2, "{s}");
+    assert!(ranked[0].contains("│1     eight slots"), "{s}");
+    assert!(ranked[1].contains("│2     two slots"), "{s}");
+    tmux.keys(&["q"]);
+    let s = tmux.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(s.contains("EXIT=0"), "{s}");
+    // the terminal is restored and the ranking printed
+    assert!(
+        s.contains("ranked by cost per million output tokens"),
+        "{s}"
+    );
+}
