@@ -4,76 +4,13 @@
 //! installed; `.ci/run` installs it so CI always runs it.
 
 mod common;
+mod tmux_support;
 use common::tmpdir;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tmux_support::Tmux;
 
-/// A tmux session running one command (the harness of tests/tui_tmux.rs, cut to what this
-/// test needs).
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(name: &str, command: &str) -> Option<Tmux> {
-        let ok = Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            eprintln!("skipped: tmux is not installed");
-            return None;
-        }
-        let name = format!("rs-test-{}-{name}", std::process::id());
-        let status = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "50"])
-            .arg(command)
-            .status()
-            .expect("tmux runs");
-        assert!(status.success());
-        Some(Tmux { name })
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["send-keys", "-t", &self.name])
-            .args(keys)
-            .status()
-            .expect("send-keys");
-        assert!(status.success());
-    }
-
-    fn screen(&self) -> String {
-        let o = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// Waits until `pred` holds for the screen, or panics with the last screen.
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            if start.elapsed() > Duration::from_secs(120) {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
+/// How long the campaign view may take to reach a state.
+const WAIT: Duration = Duration::from_secs(120);
 
 /// The line of the candidates panel that names `label`.
 fn line_of<'a>(screen: &'a str, label: &str) -> &'a str {
@@ -108,17 +45,17 @@ fn candidates_change_state_and_the_ranking_fills_in() {
         file.display(),
         dir.join("runs").display()
     );
-    let Some(tmux) = Tmux::start("campaign", &command) else {
+    let Some(tmux) = Tmux::run("campaign", 160, 50, &command) else {
         return;
     };
     // the first candidate runs while the second waits; nothing is ranked yet
-    let s = tmux.wait_for("the first candidate running", |s| {
+    let s = tmux.wait_for("the first candidate running", WAIT, |s| {
         line_of(s, "two slots").contains("running level")
     });
     assert!(line_of(&s, "eight slots").contains("waiting"), "{s}");
     assert!(s.contains("no candidate has finished yet"), "{s}");
     // the first is done with its answer and ranked while the second runs
-    let s = tmux.wait_for("the second candidate running", |s| {
+    let s = tmux.wait_for("the second candidate running", WAIT, |s| {
         line_of(s, "eight slots").contains("running")
     });
     assert!(line_of(&s, "two slots").contains("done: answer"), "{s}");
@@ -129,7 +66,7 @@ fn candidates_change_state_and_the_ranking_fills_in() {
     assert_eq!(ranked.len(), 1, "{s}");
     assert!(ranked[0].contains("two slots"), "{s}");
     // both done, both ranked, the cheaper per token first
-    let s = tmux.wait_for("the campaign's end", |s| {
+    let s = tmux.wait_for("the campaign's end", WAIT, |s| {
         s.contains("campaign finished: press q to quit")
     });
     assert!(line_of(&s, "eight slots").contains("done: answer"), "{s}");
@@ -141,7 +78,7 @@ fn candidates_change_state_and_the_ranking_fills_in() {
     assert!(ranked[0].contains("│1     eight slots"), "{s}");
     assert!(ranked[1].contains("│2     two slots"), "{s}");
     tmux.keys(&["q"]);
-    let s = tmux.wait_for("the exit", |s| s.contains("EXIT="));
+    let s = tmux.wait_for("the exit", WAIT, |s| s.contains("EXIT="));
     assert!(s.contains("EXIT=0"), "{s}");
     // the terminal is restored and the ranking printed
     assert!(

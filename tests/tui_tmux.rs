@@ -2,90 +2,10 @@
 //! Skips (saying so) where tmux is not installed; `.ci/run` installs it so CI always runs it.
 
 mod common;
+mod tmux_support;
 use common::{tmpdir, SimProcess};
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(name: &str, w: u16, h: u16) -> Option<Tmux> {
-        let ok = Command::new("tmux")
-            .args(["-V"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if !ok {
-            eprintln!("skipped: tmux is not installed");
-            return None;
-        }
-        let name = format!("rs-test-{}-{name}", std::process::id());
-        let status = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                &w.to_string(),
-                "-y",
-                &h.to_string(),
-            ])
-            .args(["bash", "--norc", "--noprofile"])
-            .env("PS1", "$ ")
-            .status()
-            .expect("tmux runs");
-        assert!(status.success());
-        Some(Tmux { name })
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
-            .args(["send-keys", "-t", &self.name])
-            .args(keys)
-            .status()
-            .expect("send-keys");
-        assert!(status.success());
-    }
-
-    fn type_line(&self, text: &str) {
-        self.keys(&["-l", text]);
-        self.keys(&["Enter"]);
-    }
-
-    fn screen(&self) -> String {
-        let o = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    /// Waits until `pred` holds for the screen, or panics with the last screen.
-    fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            if start.elapsed() > timeout {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
+use tmux_support::Tmux;
 
 /// A config with a quick plan against the simulator, keeping runs in `dir/runs`; with
 /// `url`, the default endpoint is that server instead of the in-process simulator.
