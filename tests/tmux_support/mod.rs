@@ -90,7 +90,7 @@ impl Tmux {
             if start.elapsed() > timeout {
                 panic!("timed out waiting for {what}; screen:\n{s}");
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 }
