@@ -32,6 +32,14 @@ fn read_json(p: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The entries of `dir` (which must exist), as paths.
+fn children(dir: &Path) -> impl Iterator<Item = PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+}
+
 // Each simulator at 2x: a step of 10 ms whatever the batch, 16 output tokens, so a request
 // takes 17 steps, 170 ms, while a slot is free and waits for one beyond `max_num_seqs`; the
 // p90 SLA of 204 ms (1.2 x) puts each answer at its slot count or a little above it. An
@@ -114,10 +122,7 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
             (rec["candidates"][1]["state"] == "running").then_some((d, first))
         });
         if let Some((d, first)) = found {
-            let second_level = std::fs::read_dir(&d)
-                .unwrap()
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
+            let second_level = children(&d)
                 .filter(|p| p.is_dir() && *p != first)
                 .any(|run| run.join("level-001-c0001.json").exists());
             if second_level {
@@ -501,12 +506,7 @@ fn an_imported_aiperf_run_is_ranked_beside_a_live_candidate() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let imported = std::fs::read_dir(&runs)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .next()
-        .unwrap();
+    let imported = children(&runs).next().unwrap();
     // the export measured 4 and 8 in flight: p90 150 ms and 300 ms, 400 and 480 tok/s; under
     // p90 204 ms its answer is 4 at 400 tok/s, so at 0.5/h it costs
     // 0.5 / (400 x 3600) x 1e6 per million output tokens
@@ -534,10 +534,7 @@ fn an_imported_aiperf_run_is_ranked_beside_a_live_candidate() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let dir = std::fs::read_dir(&runs)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
+    let dir = children(&runs)
         .find(|p| p.join("campaign.json").is_file())
         .unwrap();
     let rec = read_json(&dir.join("campaign.json"));

@@ -86,19 +86,7 @@ fn session_sweep(url: &str, concurrency: u32, n: u32, extra: &[&str]) -> (PathBu
 /// were seen at each turn.
 fn histories_hold_the_servers_answers(log: &Path) -> BTreeMap<usize, usize> {
     let entries = json_lines(log);
-    let messages = |e: &Value| -> Vec<(String, String)> {
-        e["body"]["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| {
-                (
-                    m["role"].as_str().unwrap().to_string(),
-                    m["content"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    };
+    let messages = roles_and_contents;
     let answer_to: BTreeMap<Vec<(String, String)>, String> = entries
         .iter()
         .map(|e| (messages(e), e["answer"].as_str().unwrap().to_string()))

@@ -19,6 +19,15 @@ fn ranged(r: Option<Ranged>, digits: usize) -> String {
     }
 }
 
+/// A row's rank: `2`, `=2` when tied with the row above, `-` unranked.
+fn rank_cell(r: &RankedRow) -> String {
+    match r.rank {
+        Some(k) if r.tied => format!("={k}"),
+        Some(k) => k.to_string(),
+        None => "-".into(),
+    }
+}
+
 /// The ranking table, then the reasons of candidates without an answer.
 pub fn render_ranking(rows: &[RankedRow]) -> String {
     if rows.is_empty() {
@@ -33,11 +42,7 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
                 _ => "-".into(),
             };
             vec![
-                match r.rank {
-                    Some(k) if r.tied => format!("={k}"),
-                    Some(k) => k.to_string(),
-                    None => "-".into(),
-                },
+                rank_cell(r),
                 n.label.clone(),
                 ranged(n.cost_per_million, 3),
                 ranged(n.answer, 0),
@@ -98,11 +103,7 @@ pub fn render_ranking_compact(rows: &[RankedRow]) -> String {
             let v =
                 |x: Option<Ranged>, d: usize| x.map_or("-".into(), |x| format!("{:.d$}", x.value));
             vec![
-                match r.rank {
-                    Some(k) if r.tied => format!("={k}"),
-                    Some(k) => k.to_string(),
-                    None => "-".into(),
-                },
+                rank_cell(r),
                 n.label.chars().take(28).collect(),
                 v(n.cost_per_million, 3),
                 v(n.answer, 0),

@@ -83,26 +83,8 @@ pub fn turns_table(levels: &[LevelSummary]) -> String {
         "e2e p50 ms",
         "input mean",
     ];
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.len());
-        }
-    }
-    let line = |cells: Vec<String>| -> String {
-        let cells: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:>w$}"))
-            .collect();
-        cells.join("  ") + "\n"
-    };
     let mut out = String::from("per turn (multi-turn sessions)\n");
-    out += &line(headers.iter().map(|h| h.to_string()).collect());
-    out += &line(widths.iter().map(|w| "-".repeat(*w)).collect());
-    for r in rows {
-        out += &line(r);
-    }
+    out += &crate::report::table::grid(&headers, &rows, 0);
     out
 }
 

@@ -139,26 +139,8 @@ pub fn lengths_table(levels: &[LevelSummary]) -> String {
         "out server",
         "ended early",
     ];
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.len());
-        }
-    }
-    let line = |cells: Vec<String>| -> String {
-        let cells: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:>w$}"))
-            .collect();
-        cells.join("  ") + "\n"
-    };
     let mut out = String::from("token lengths (mean per request)\n");
-    out += &line(headers.iter().map(|h| h.to_string()).collect());
-    out += &line(widths.iter().map(|w| "-".repeat(*w)).collect());
-    for r in rows {
-        out += &line(r);
-    }
+    out += &crate::report::table::grid(&headers, &rows, 0);
     for l in levels {
         for w in l.workload.token_counts.iter().flat_map(|c| &c.warnings) {
             let _ = writeln!(out, "  concurrency {}: {w}", l.concurrency);

@@ -234,17 +234,49 @@ fn check_size((w, h): (u32, u32)) -> Result<(), ChartError> {
     Ok(())
 }
 
-/// The chart as an SVG document of `size` (width, height) pixels.
-pub fn render_svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, ChartError> {
+/// The drawing area an SVG is drawn on.
+type SvgArea<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+/// The drawing area a PNG is drawn on (text through [`glyphs::Bitmap`]).
+type PngArea<'a> = DrawingArea<glyphs::Bitmap<'a>, plotters::coord::Shift>;
+
+/// An SVG document of `size` pixels, drawn by `draw`: the one place every SVG is made.
+fn svg_of<E: std::fmt::Display>(
+    size: (u32, u32),
+    draw: impl FnOnce(&SvgArea) -> Result<(), E>,
+) -> Result<String, ChartError> {
     check_size(size)?;
     ensure_font()?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
+        draw(&root).map_err(|e| ChartError(e.to_string()))?;
         root.present().map_err(|e| ChartError(e.to_string()))?;
     }
     Ok(svg)
+}
+
+/// PNG bytes of `size` pixels, 8-bit RGB, drawn by `draw`: the one place every PNG is made.
+fn png_of<E: std::fmt::Display>(
+    size: (u32, u32),
+    draw: impl FnOnce(&PngArea) -> Result<(), E>,
+) -> Result<Vec<u8>, ChartError> {
+    check_size(size)?;
+    ensure_font()?;
+    let (w, h) = size;
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut rgb, size)
+            .map_err(|e| ChartError(e.to_string()))?;
+        let root = glyphs::Bitmap(backend).into_drawing_area();
+        draw(&root).map_err(|e| ChartError(e.to_string()))?;
+        root.present().map_err(|e| ChartError(e.to_string()))?;
+    }
+    encode_png(&rgb, size)
+}
+
+/// The chart as an SVG document of `size` (width, height) pixels.
+pub fn render_svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, ChartError> {
+    svg_of(size, |root| draw::draw(root, spec))
 }
 
 /// One of the four panels.
@@ -275,31 +307,12 @@ pub fn render_panel_svg(
     panel: Panel,
     size: (u32, u32),
 ) -> Result<String, ChartError> {
-    check_size(size)?;
-    ensure_font()?;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw::draw_panel(&root, spec, panel).map_err(|e| ChartError(e.to_string()))?;
-        root.present().map_err(|e| ChartError(e.to_string()))?;
-    }
-    Ok(svg)
+    svg_of(size, |root| draw::draw_panel(root, spec, panel))
 }
 
 /// The chart as PNG bytes of `size` (width, height) pixels, 8-bit RGB.
 pub fn render_png(spec: &ChartSpec, size: (u32, u32)) -> Result<Vec<u8>, ChartError> {
-    check_size(size)?;
-    ensure_font()?;
-    let (w, h) = size;
-    let mut rgb = vec![0u8; w as usize * h as usize * 3];
-    {
-        let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut rgb, size)
-            .map_err(|e| ChartError(e.to_string()))?;
-        let root = glyphs::Bitmap(backend).into_drawing_area();
-        draw::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
-        root.present().map_err(|e| ChartError(e.to_string()))?;
-    }
-    encode_png(&rgb, size)
+    png_of(size, |root| draw::draw(root, spec))
 }
 
 /// A campaign's Pareto chart as an SVG document of `size` pixels.
@@ -307,15 +320,7 @@ pub fn render_pareto_svg(
     spec: &pareto::ParetoSpec,
     size: (u32, u32),
 ) -> Result<String, ChartError> {
-    check_size(size)?;
-    ensure_font()?;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        pareto::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
-        root.present().map_err(|e| ChartError(e.to_string()))?;
-    }
-    Ok(svg)
+    svg_of(size, |root| pareto::draw(root, spec))
 }
 
 /// A campaign's Pareto chart as PNG bytes of `size` pixels.
@@ -323,18 +328,7 @@ pub fn render_pareto_png(
     spec: &pareto::ParetoSpec,
     size: (u32, u32),
 ) -> Result<Vec<u8>, ChartError> {
-    check_size(size)?;
-    ensure_font()?;
-    let (w, h) = size;
-    let mut rgb = vec![0u8; w as usize * h as usize * 3];
-    {
-        let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut rgb, size)
-            .map_err(|e| ChartError(e.to_string()))?;
-        let root = glyphs::Bitmap(backend).into_drawing_area();
-        pareto::draw(&root, spec).map_err(|e| ChartError(e.to_string()))?;
-        root.present().map_err(|e| ChartError(e.to_string()))?;
-    }
-    encode_png(&rgb, size)
+    png_of(size, |root| pareto::draw(root, spec))
 }
 
 /// An RGB buffer of `size` pixels as PNG bytes.
