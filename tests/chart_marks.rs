@@ -108,7 +108,16 @@ fn the_answer_marker_sits_at_the_answer_over_its_shaded_bracket() {
         at(answer)
     );
     let label = format!("answer c={answer}");
-    assert!(ls.iter().any(|l| l.text == label), "no '{label}'");
+    let top_left = ls
+        .iter()
+        .find(|l| l.text == label && l.x < 800.0 && l.y < 470.0)
+        .unwrap_or_else(|| panic!("no '{label}' in the top-left panel"));
+    // all of it inside its panel: near the axis's end it goes left of the line
+    let (x0, _, x1, _) = label_box(top_left);
+    assert!(
+        x0 >= 0.0 && x1 <= 800.0,
+        "'{label}' spans x {x0:.0}..{x1:.0}"
+    );
     // the bracket, shaded from the answer to the first failing level
     if let Some(hi) = failing {
         let shade = doc

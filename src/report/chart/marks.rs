@@ -46,8 +46,17 @@ pub(super) fn answers<DB: DrawingBackend>(
             .label(text.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&ANSWER_COLOR);
+        // right of the line, or left of it where the plot ends too soon for the text
+        let area = chart.plotting_area();
+        let (w, _) = area.estimate_text_size(&text, &label_style)?;
+        let right_end = area.get_pixel_range().0.end;
+        let dx = if area.map_coordinate(&(x, y_max)).0 + 4 + w as i32 > right_end {
+            -(w as i32) - 4
+        } else {
+            4
+        };
         chart.draw_series(std::iter::once(
-            EmptyElement::at((x, y_max)) + Text::new(text, (4, 2), label_style),
+            EmptyElement::at((x, y_max)) + Text::new(text, (dx, 2), label_style),
         ))?;
     }
     Ok(())

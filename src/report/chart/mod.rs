@@ -412,6 +412,37 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_at_the_axis_end_is_labelled_inside_the_panel() {
+        // the levels of a search that answered 245 with 256 failing (one seen in a report)
+        let mut s = spec();
+        s.runs[0].points = [16, 32, 64, 128, 181, 215, 235, 245, 256]
+            .map(|c| ChartPoint {
+                concurrency: c,
+                output_tps: 100.0 * c as f64,
+                ..ChartPoint::default()
+            })
+            .to_vec();
+        s.runs[0].answer = Some(245);
+        s.runs[0].answer_name = "answer";
+        let text = "answer c=245";
+        let (w, h) = (800, 450);
+        let svg = render_panel_svg(&s, Panel::Throughput, (w, h)).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let label = doc
+            .descendants()
+            .find(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some(text))
+            .unwrap_or_else(|| panic!("no answer label in {svg}"));
+        let x: f64 = label.attribute("x").unwrap().parse().unwrap();
+        let size: f64 = label.attribute("font-size").unwrap().parse().unwrap();
+        // the font's advance is 0.602 em
+        let right = x + text.len() as f64 * 0.602 * size;
+        assert!(
+            x >= 0.0 && right <= w as f64,
+            "label spans x {x}..{right} of {w}"
+        );
+    }
+
+    #[test]
     fn sla_lines_name_metric_statistic_and_limit() {
         let s = spec();
         assert_eq!(s.slas[0].label, "SLA e2e p95 <= 150 ms");
