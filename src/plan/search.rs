@@ -100,6 +100,9 @@ pub enum Why {
     Model,
     /// Geometric midpoint of the bracket.
     Bisect,
+    /// One tolerance step below a level that stayed uncertain at its request cap: the
+    /// boundary lies at that level within its interval, so a pass here closes the bracket.
+    Edge,
     /// A second measurement of a level involved in a contradiction.
     Remeasure,
     /// A second measurement of a bracket end once the bracket is narrow.
@@ -343,6 +346,9 @@ fn refine(
     lo: u32,
     hi: u32,
 ) -> (u32, Why) {
+    if let Some(t) = edge_below_uncertain(cfg, points, whys, lo, hi) {
+        return (t, Why::Edge);
+    }
     let (l, h) = (lo as f64, hi as f64);
     let mid = (l * h).sqrt();
     let creeping = whys.len() >= CREEP_LIMIT
@@ -387,6 +393,31 @@ fn refine(
         Some(t) => ((t as u32).clamp(lo + 1, hi - 1), Why::Model),
         None => ((mid.round() as u32).clamp(lo + 1, hi - 1), Why::Bisect),
     }
+}
+
+/// When the bracket's top `hi` was measured only as uncertain at its request cap (held, its
+/// interval straddling a limit), the boundary lies at `hi` within that interval: the lowest
+/// level whose pass would put the bracket within the tolerance. Bisecting instead spends a
+/// level halfway down a bracket the measurement already located (an error-rate search
+/// answered 40 below a boundary at 43: 43 uncertain, then 37 and 40, out of levels). Not twice
+/// in a row: an edge probe that did not pass means a flat stretch near the limit, where
+/// stepping down one tolerance at a time would creep; the next level refines as usual.
+fn edge_below_uncertain(
+    cfg: &SearchConfig,
+    points: &[Point],
+    whys: &[Option<Why>],
+    lo: u32,
+    hi: u32,
+) -> Option<u32> {
+    if whys.last() == Some(&Some(Why::Edge)) {
+        return None;
+    }
+    let mut at_hi = points.iter().filter(|p| p.concurrency == hi).peekable();
+    at_hi.peek()?;
+    if !at_hi.all(|p| p.held && p.verdict == Verdict::Uncertain) {
+        return None;
+    }
+    (lo + 1..hi).find(|t| within(*t, cfg.tolerance) >= f64::from(hi))
 }
 
 #[cfg(test)]

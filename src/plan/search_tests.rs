@@ -343,3 +343,52 @@ fn a_level_uncertain_once_and_passed_when_remeasured_passes() {
     assert!(!passes(&[None]));
     assert!(passes(&[None, Some(true)]));
 }
+
+#[test]
+fn a_top_left_uncertain_is_probed_one_tolerance_below_once() {
+    // the error-rate search that answered 40 below a boundary at 43: 45 failed, 43 stayed
+    // uncertain at its cap, then bisection spent 37 and 40 and the budget ran out
+    let cfg = SearchConfig {
+        max_iterations: 7,
+        confirm: false,
+        ..SearchConfig::default()
+    };
+    let uncertain = |c: u32, held: bool| Point {
+        concurrency: c,
+        pass: false,
+        verdict: Verdict::Uncertain,
+        held,
+        ratios: vec![1.0],
+    };
+    let mut pts = vec![
+        pt(16, true),
+        pt(32, true),
+        pt(64, false),
+        pt(45, false),
+        uncertain(43, true),
+    ];
+    // 41 is the lowest level whose pass puts the bracket within 5 %: ceil(41 x 1.05) = 44
+    assert_eq!(next(&cfg, &pts), (41, Why::Edge));
+    let mut passed = pts.clone();
+    passed.push(pt(41, true));
+    match decide(&cfg, &passed) {
+        Step::Done(o) => {
+            assert_eq!(o.reason, StopReason::Converged);
+            assert_eq!((o.max_passing, o.levels_used), (Some(41), 6));
+        }
+        s => panic!("{s:?}"),
+    }
+    // a failing edge probe makes it the bracket's top, refined as usual
+    let mut failed = pts.clone();
+    failed.push(pt(41, false));
+    assert_ne!(next(&cfg, &failed).1, Why::Edge);
+    // an edge probe left uncertain too: a flat stretch near the limit, no second edge step
+    pts.push(uncertain(41, true));
+    assert_ne!(next(&cfg, &pts).1, Why::Edge);
+    // a top that was not held says nothing of where the boundary is
+    let unheld = vec![pt(16, true), pt(32, true), uncertain(43, false)];
+    assert_ne!(next(&cfg, &unheld).1, Why::Edge);
+    // a narrow bracket: the edge is the level just under the top
+    let small = vec![pt(1, true), pt(2, true), pt(4, true), uncertain(8, true)];
+    assert_eq!(next(&cfg, &small), (7, Why::Edge));
+}
