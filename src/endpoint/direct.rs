@@ -26,6 +26,8 @@ use crate::clock::now_ns;
 const CONNECT_AHEAD_MIN: Duration = Duration::from_millis(3);
 /// What a connect ahead leaves before the send it is for.
 const CONNECT_MARGIN: Duration = Duration::from_millis(1);
+/// The longest a connect ahead may take (the dispatcher looks at its stop token between).
+const CONNECT_LIMIT: Duration = Duration::from_millis(250);
 /// Connections connected ahead and not used yet, at most.
 const RESERVE: usize = 2;
 /// After a connect ahead fails, none for this long (the send path then meets and reports the
@@ -99,7 +101,7 @@ impl DirectWriter {
             {
                 return;
             }
-            let limit = Duration::from_nanos(left) - CONNECT_MARGIN;
+            let limit = (Duration::from_nanos(left) - CONNECT_MARGIN).min(CONNECT_LIMIT);
             match pool.connect_now(limit) {
                 Some(conn) => self.reserve.push(conn),
                 None => {
