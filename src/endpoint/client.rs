@@ -1,9 +1,11 @@
 //! The shared HTTP client and one request/response exchange with exact timing.
 //!
 //! One [`Endpoint`] (one connection pool) is shared by every worker. `http://` endpoints use
-//! our own HTTP/1.1 client ([`super::h1_client`]): the worker writes the request, the
-//! first-token lane ([`super::lane`]) reads the answer up to its first token, the worker reads
-//! the rest, each reading the socket itself. `https://` endpoints use `reqwest`.
+//! our own HTTP/1.1 client ([`super::h1_client`]): the worker writes the request (an open
+//! loop's dispatcher writes it on its own thread when a connection is ready,
+//! [`super::direct`]), the first-token lane ([`super::lane`]) reads the answer up to its first
+//! token, the worker reads the rest, each reading the socket itself. `https://` endpoints use
+//! `reqwest`.
 //! Times are read with [`now_ns`] in the task that reads the bytes, once per network read, the
 //! moment the read completes; every event parsed from that read gets that time.
 

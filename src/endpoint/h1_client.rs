@@ -1,5 +1,7 @@
 //! The `http://` client: request heads built once per endpoint, and one exchange on a pooled
-//! connection owned by the calling task from the request's first byte to the body's last.
+//! connection: the calling task writes the request (or the open-loop dispatcher did, on its
+//! own thread: `super::direct`), the first-token lane reads the answer up to its first token,
+//! and the calling task reads the rest.
 
 use reqwest::header::HeaderMap;
 use reqwest::Url;
