@@ -278,3 +278,125 @@ async fn garbage_instead_of_a_head_is_a_connect_failure() {
         e.message
     );
 }
+
+/// Writes `text`'s request with `writer` on a thread of its own, outside any runtime (as the
+/// open-loop dispatcher does), returning the writer and what it wrote.
+fn write_on_a_thread(
+    ep: &Endpoint,
+    writer: rightsize::endpoint::DirectWriter,
+    text: &str,
+) -> (
+    rightsize::endpoint::DirectWriter,
+    Option<rightsize::endpoint::Written>,
+) {
+    use rightsize::workload::messages::RequestInput;
+    let p = ep.prepare(&writer, RequestInput::Text(text), 4);
+    std::thread::spawn(move || {
+        let mut writer = writer;
+        let w = writer.write(p);
+        (writer, w)
+    })
+    .join()
+    .unwrap()
+}
+
+/// Waits (up to 5 s) until the server has received `n` requests.
+async fn received(server: &Server, n: usize) {
+    for _ in 0..500 {
+        if server.requests().len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the server received {} requests", server.requests().len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dispatchers_thread_writes_on_an_idle_connection_and_the_runtime_reads() {
+    let server = serve(|_, _, _| good_stream()).await;
+    let ep = endpoint(&spec(&server.base()));
+    let mut writer = ep
+        .direct_writer()
+        .expect("an http:// endpoint writes directly");
+    // no connection yet, and the host's address unknown: nothing to write on, none made
+    writer.get_ready(rightsize::clock::now_ns() + 1_000_000_000);
+    let (writer, none) = write_on_a_thread(&ep, writer, "x");
+    assert!(none.is_none(), "no connection was ready");
+    assert_eq!(ep.send("x", 4).await.error, None);
+    // the request goes out on the thread, before the runtime is asked to read its answer
+    let (writer, w) = write_on_a_thread(&ep, writer, "y");
+    let w = w.expect("the idle connection is used");
+    received(&server, 2).await;
+    assert_eq!(server.requests()[1].json()["messages"][0]["content"], "y");
+    let sent_at = w.start_ns();
+    let live = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let o = ep.send_written(w, live.clone()).await;
+    assert_eq!(o.error, None);
+    assert_eq!(o.output_tokens, Some(2));
+    assert_eq!(o.start_ns, sent_at);
+    assert!(o.end_ns > o.start_ns && !o.reconnected);
+    assert_eq!(live.load(std::sync::atomic::Ordering::Relaxed), 2);
+    // its connection went back to the pool; with it taken, none is ready, until one is
+    // connected ahead of a send far enough off
+    let (writer, w) = write_on_a_thread(&ep, writer, "z");
+    let o = ep
+        .send_written(w.expect("the connection came back"), live.clone())
+        .await;
+    assert_eq!(o.error, None);
+    assert_eq!(conns(&server), vec![0, 0, 0]);
+    // two sends due at once and one idle connection: the second finds none ready, until
+    // connections are made ahead of a send far enough off
+    let (writer, a) = write_on_a_thread(&ep, writer, "a");
+    let a = a.expect("the idle connection");
+    let (mut writer, b) = write_on_a_thread(&ep, writer, "b");
+    assert!(b.is_none(), "the only connection is taken");
+    writer.get_ready(rightsize::clock::now_ns() + 1_000_000_000);
+    let (writer, c) = write_on_a_thread(&ep, writer, "c");
+    let c = c.expect("a connection made ahead");
+    for w in [a, c] {
+        assert_eq!(ep.send_written(w, live.clone()).await.error, None);
+    }
+    drop(writer);
+    let on = conns(&server);
+    assert_eq!(on[..4], [0, 0, 0, 0]);
+    assert!(on.len() == 5 && on[4] > 0, "{on:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_write_on_a_connection_the_server_drops_is_sent_again_once() {
+    // connection 0 answers its first request and drops the second unanswered (a keep-alive
+    // connection closed as the request arrived); connection 1 answers
+    let server = serve(|conn, n, _| {
+        if conn == 0 && n == 1 {
+            vec![Step::Close]
+        } else {
+            good_stream()
+        }
+    })
+    .await;
+    let ep = endpoint(&spec(&server.base()));
+    assert_eq!(ep.send("x", 4).await.error, None);
+    let (_, w) = write_on_a_thread(&ep, ep.direct_writer().unwrap(), "y");
+    let live = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let o = ep.send_written(w.expect("the idle connection"), live).await;
+    assert_eq!(o.error, None, "{:?}", o.error);
+    assert!(o.reconnected);
+    assert_eq!(conns(&server), vec![0, 0, 1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_socket_does_not_take_at_once_is_written_by_the_runtime() {
+    let server = serve(|_, _, _| good_stream()).await;
+    let ep = endpoint(&spec(&server.base()));
+    assert_eq!(ep.send("x", 4).await.error, None);
+    // 16 MiB: more than a loopback socket's send buffer
+    let big = "y".repeat(16 << 20);
+    let (_, w) = write_on_a_thread(&ep, ep.direct_writer().unwrap(), &big);
+    let live = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let o = ep.send_written(w.expect("the idle connection"), live).await;
+    assert_eq!(o.error, None, "{:?}", o.error);
+    let got = server.requests();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[1].json()["messages"][0]["content"], big.as_str());
+    assert_eq!(conns(&server), vec![0, 0]);
+}

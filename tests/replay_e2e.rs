@@ -2,13 +2,18 @@
 //! each request close to its scheduled time (read from the requests file) and reports metrics
 //! per time window. It runs the real binary against the built-in simulator.
 //!
-//! The goal is 2 ms at p99. A send waits on two wake-ups the kernel grants, the dispatcher
-//! thread's and then a runtime worker's, and on this machine (two virtual CPUs) a woken thread
-//! is now and then late by 1-4 ms at p99 whenever anything else runs (a thread sleeping 20 ms
-//! alone: 3.8 ms p99 late beside a compile). So the test measures that lateness on the same
-//! machine at the same time, with a thread of its own sleeping 20 ms at a time while the replay
-//! runs, and holds the client to 2 ms past two of those wake-ups at p99: what the client adds,
-//! not what the kernel takes. Quiet, the replay's p99 was 1.1-3.7 ms over six runs.
+//! The goal is 2 ms at p99. A send waits on one wake-up the kernel grants, the dispatcher
+//! thread's: it writes the request itself the moment it wakes (`docs/open-loop.md`, "How sends
+//! are timed"). On this machine (two virtual CPUs) a woken thread is now and then late by 1-4
+//! ms at p99 whenever anything else runs, and by 5-30 ms beside other builds (a thread
+//! sleeping 20 ms alone: 3.8 ms p99 late beside a compile). So the test measures that lateness
+//! on the same machine at the same time, with a thread of its own sleeping 20 ms at a time
+//! while the replay runs, and holds the client to 2 ms past one of those wake-ups at p99, with
+//! half a wake-up more for the noise of comparing two p99s of about 300 samples each: what the
+//! client adds, not what the kernel takes. (Beside other builds, load 7 on two CPUs, the send
+//! error's p99 was 0.57-1.13 times the probe's in three runs; quiet, the 2 ms dominates. The
+//! earlier design, two wake-ups per send, was held to 2 ms past two.) The 2 ms also covers the
+//! few requests that find no connection ready and wait for a runtime worker too.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -89,7 +94,7 @@ fn a_replay_at_10x_sends_on_time_and_reports_windows() {
     assert_eq!(late.len(), 300);
     late.sort_by(f64::total_cmp);
     let p99 = late[(0.99 * 300.0f64).ceil() as usize - 1];
-    let bound = 2.0 + 2.0 * wake_p99;
+    let bound = 2.0 + 1.5 * wake_p99;
     println!(
         "send error p50 {:.3} ms, p99 {p99:.3} ms, max {:.3} ms; a sleeping thread woke late by \
          {wake_p99:.3} ms at p99 ({} sleeps): bound {bound:.3} ms",
@@ -100,7 +105,7 @@ fn a_replay_at_10x_sends_on_time_and_reports_windows() {
     assert!(late[0] >= 0.0, "never early: {:.3} ms", late[0]);
     assert!(
         p99 <= bound,
-        "send error p99 {p99:.3} ms, over 2 ms past two wake-ups ({wake_p99:.3} ms each)"
+        "send error p99 {p99:.3} ms, over 2 ms + 1.5 wake-ups ({wake_p99:.3} ms each)"
     );
 
     // per-window metrics: 1 s windows over the 6 s the replay lasts

@@ -1,9 +1,11 @@
 //! The shared HTTP client and one request/response exchange with exact timing.
 //!
 //! One [`Endpoint`] (one connection pool) is shared by every worker. `http://` endpoints use
-//! our own HTTP/1.1 client ([`super::h1_client`]): the worker writes the request, the
-//! first-token lane ([`super::lane`]) reads the answer up to its first token, the worker reads
-//! the rest, each reading the socket itself. `https://` endpoints use `reqwest`.
+//! our own HTTP/1.1 client ([`super::h1_client`]): the worker writes the request (an open
+//! loop's dispatcher writes it on its own thread when a connection is ready,
+//! [`super::direct`]), the first-token lane ([`super::lane`]) reads the answer up to its first
+//! token, the worker reads the rest, each reading the socket itself. `https://` endpoints use
+//! `reqwest`.
 //! Times are read with [`now_ns`] in the task that reads the bytes, once per network read, the
 //! moment the read completes; every event parsed from that read gets that time.
 
@@ -14,6 +16,7 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
 
+use super::direct::{DirectWriter, Prepared, Written};
 use super::h1_client::{FetchError, Fetched, H1Client};
 use super::openai;
 use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
@@ -57,7 +60,7 @@ struct Inner {
     models_url: Url,
     request_timeout: Duration,
     /// Our own client, for `http://` endpoints.
-    h1: Option<H1Client>,
+    h1: Option<Arc<H1Client>>,
 }
 
 /// An endpoint ready to send requests: one shared HTTP client (cheap to clone).
@@ -178,14 +181,14 @@ impl Endpoint {
         let h1 = if base.scheme() == "http" {
             let proxy = super::proxy::proxy_for(&generate_url, |k| std::env::var(k).ok())
                 .map_err(EndpointError::Proxy)?;
-            Some(H1Client::new(
+            Some(Arc::new(H1Client::new(
                 &generate_url,
                 &models_url,
                 &headers,
                 spec.stream,
                 pool_size,
                 proxy.as_ref(),
-            ))
+            )))
         } else {
             None
         };
@@ -316,15 +319,7 @@ impl Endpoint {
     ) -> ExchangeOutcome {
         let inner = &*self.inner;
         let body = openai::request_body(&inner.spec, input, max_tokens);
-        let mut out = ExchangeOutcome {
-            live_chunks,
-            ..ExchangeOutcome::default()
-        };
-        if inner.spec.stream {
-            // One time per content chunk: no reallocation while the stream is read.
-            out.content_chunk_ns
-                .reserve(usize::try_from(max_tokens).unwrap_or(0).min(4096) + 1);
-        }
+        let mut out = self.new_outcome(max_tokens, live_chunks);
         let deadline = tokio::time::Instant::now() + inner.request_timeout;
         out.start_ns = now_ns();
         let finished = match &inner.h1 {
@@ -338,7 +333,81 @@ impl Endpoint {
                 tokio::time::timeout_at(deadline, run).await
             }
         };
-        if finished.is_err() {
+        self.finished(out, finished.is_ok(), probe, max_tokens)
+    }
+
+    /// A writer for the open-loop dispatcher's thread, which writes each request itself at
+    /// its intended time (`super::direct`); `None` for an `https://` endpoint.
+    pub fn direct_writer(&self) -> Option<DirectWriter> {
+        self.inner.h1.clone().map(DirectWriter::new)
+    }
+
+    /// `input`'s request, built for `writer` to write later.
+    pub fn prepare(
+        &self,
+        writer: &DirectWriter,
+        input: RequestInput<'_>,
+        max_tokens: u32,
+    ) -> Prepared {
+        writer.prepare_body(
+            &openai::request_body(&self.inner.spec, input, max_tokens),
+            max_tokens,
+        )
+    }
+
+    /// Reads the answer to a request the dispatcher wrote ([`DirectWriter::write`]), adding
+    /// one to `live` per content chunk as it arrives; timed from its write.
+    pub async fn send_written(
+        &self,
+        written: Written,
+        live: Arc<std::sync::atomic::AtomicU64>,
+    ) -> ExchangeOutcome {
+        let inner = &*self.inner;
+        let Written {
+            client,
+            request,
+            max_tokens,
+            early,
+            start_ns,
+            started,
+        } = written;
+        let mut out = self.new_outcome(max_tokens, Some(live));
+        out.start_ns = start_ns;
+        let deadline = tokio::time::Instant::from_std(started) + inner.request_timeout;
+        let run = client.exchange_early(&request, early, inner.spec.stream, &mut out);
+        let finished = tokio::time::timeout_at(deadline, run).await;
+        self.finished(out, finished.is_ok(), None, max_tokens)
+    }
+
+    /// An outcome to fill for a request of at most `max_tokens`.
+    fn new_outcome(
+        &self,
+        max_tokens: u32,
+        live_chunks: Option<Arc<std::sync::atomic::AtomicU64>>,
+    ) -> ExchangeOutcome {
+        let mut out = ExchangeOutcome {
+            live_chunks,
+            ..ExchangeOutcome::default()
+        };
+        if self.inner.spec.stream {
+            // One time per content chunk: no reallocation while the stream is read.
+            out.content_chunk_ns
+                .reserve(usize::try_from(max_tokens).unwrap_or(0).min(4096) + 1);
+        }
+        out
+    }
+
+    /// `out` completed: a timeout when the exchange did not finish in time, its end time, and
+    /// what the server did not count.
+    fn finished(
+        &self,
+        mut out: ExchangeOutcome,
+        in_time: bool,
+        probe: Option<&mut Probe>,
+        max_tokens: u32,
+    ) -> ExchangeOutcome {
+        let inner = &*self.inner;
+        if !in_time {
             out.error = Some(RequestError {
                 kind: ErrorKind::Timeout,
                 status: None,

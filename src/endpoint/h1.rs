@@ -63,6 +63,40 @@ impl DetachedConn {
         })
     }
 
+    /// A connection over `stream` (connected, `TCP_NODELAY` set, non-blocking) that no runtime
+    /// has seen yet: one connected ahead by the open-loop dispatcher.
+    pub fn new(stream: std::net::TcpStream) -> DetachedConn {
+        DetachedConn {
+            stream,
+            buf: vec![0; READ_BUFFER_BYTES],
+            start: 0,
+            end: 0,
+            read_ns: 0,
+            full_read: false,
+        }
+    }
+
+    /// Writes as much of `request` as the socket takes now, never waiting (the socket is
+    /// non-blocking): the bytes written, which may be fewer than all when the socket's buffer
+    /// is full. The open-loop dispatcher writes a request this way at its intended time
+    /// (`super::direct`); the runtime writes the rest.
+    pub fn write_now(&mut self, request: &[u8]) -> std::io::Result<usize> {
+        use std::io::Write;
+        self.start = 0;
+        self.end = 0;
+        let mut sent = 0;
+        while sent < request.len() {
+            match (&self.stream).write(&request[sent..]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(sent)
+    }
+
     /// False when an idle connection is known to be unusable: the server closed it, reset it
     /// or sent bytes nobody asked for. Never waits (the socket is non-blocking).
     pub fn looks_idle_and_open(&self) -> bool {

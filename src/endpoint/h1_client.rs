@@ -1,5 +1,7 @@
 //! The `http://` client: request heads built once per endpoint, and one exchange on a pooled
-//! connection owned by the calling task from the request's first byte to the body's last.
+//! connection: the calling task writes the request (or the open-loop dispatcher did, on its
+//! own thread: `super::direct`), the first-token lane reads the answer up to its first token,
+//! and the calling task reads the rest.
 
 use reqwest::header::HeaderMap;
 use reqwest::Url;
@@ -186,6 +188,20 @@ impl H1Client {
         }
     }
 
+    /// The idle connections.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The whole generation request (head and `body`).
+    pub fn request_bytes(&self, body: &[u8]) -> Vec<u8> {
+        let mut request = Vec::with_capacity(self.generate_head.len() + 24 + body.len());
+        request.extend_from_slice(&self.generate_head);
+        request.extend_from_slice(format!("{}\r\n\r\n", body.len()).as_bytes());
+        request.extend_from_slice(body);
+        request
+    }
+
     /// One generation request with `body`: fills `out` (and `probe`) like the reqwest path.
     /// The worker writes the request; the first-token lane ([`super::lane`]) reads the answer
     /// up to its first token; the worker reads the rest of a stream. The pre-flight check
@@ -197,32 +213,76 @@ impl H1Client {
         out: &mut ExchangeOutcome,
         probe: Option<&mut Probe>,
     ) {
-        let mut request = Vec::with_capacity(self.generate_head.len() + 24 + body.len());
-        request.extend_from_slice(&self.generate_head);
-        request.extend_from_slice(format!("{}\r\n\r\n", body.len()).as_bytes());
-        request.extend_from_slice(body);
+        let request = self.request_bytes(body);
         if probe.is_some() {
             return exchange_here(&self.pool, &request, stream, out, probe).await;
         }
+        self.exchange_from(&request, None, stream, out).await;
+    }
+
+    /// [`H1Client::exchange`] of `request`, which the open-loop dispatcher wrote (or tried
+    /// to) on an idle connection of its own thread (`super::direct`).
+    pub async fn exchange_early(
+        &self,
+        request: &[u8],
+        early: Early,
+        stream: bool,
+        out: &mut ExchangeOutcome,
+    ) {
+        self.exchange_from(request, Some(early), stream, out).await;
+    }
+
+    /// Sends `request` (unless `early` says it went out already) and reads the answer: the
+    /// lane up to the first token, this task the rest of a stream.
+    async fn exchange_from(
+        &self,
+        request: &[u8],
+        mut early: Option<Early>,
+        stream: bool,
+        out: &mut ExchangeOutcome,
+    ) {
         let mut reuse = true;
         let rest = loop {
-            let (mut conn, reused) = match self.pool.open(reuse, READ_BUFFER_BYTES).await {
-                Ok(x) => x,
-                Err(ConnectFailure { transport, detail }) => {
-                    return fail_with(out, transport, detail, None)
-                }
-            };
-            if let Err(e) = conn.write_request(&request).await {
-                if reused && e.before_response {
+            let (conn, reused) = match early.take() {
+                // written whole by the dispatcher on an idle connection
+                Some(Early::Written { conn, sent }) if sent == request.len() => (conn, true),
+                // the dispatcher's write failed: the idle connection was stale
+                Some(Early::Stale) => {
                     out.reconnected = true;
                     reuse = false;
                     continue;
                 }
-                return fail_with(out, Transport::Other, e.message, None);
-            }
-            let conn = match conn.detach() {
-                Ok(c) => c,
-                Err(e) => return fail_with(out, Transport::Other, e.to_string(), None),
+                // the socket took part of it: the rest is written here
+                Some(Early::Written { conn, sent }) => {
+                    let conn = match conn.attach(READ_BUFFER_BYTES) {
+                        Ok(c) => c,
+                        Err(e) => return fail_with(out, Transport::Other, e.to_string(), None),
+                    };
+                    match write_then_detach(conn, &request[sent..], true, out).await {
+                        Some(c) => (c, true),
+                        None if out.error.is_none() => {
+                            reuse = false;
+                            continue;
+                        }
+                        None => return,
+                    }
+                }
+                None => {
+                    let (conn, reused) = match self.pool.open(reuse, READ_BUFFER_BYTES).await {
+                        Ok(x) => x,
+                        Err(ConnectFailure { transport, detail }) => {
+                            return fail_with(out, transport, detail, None)
+                        }
+                    };
+                    match write_then_detach(conn, request, reused, out).await {
+                        Some(c) => (c, reused),
+                        None if out.error.is_none() => {
+                            reuse = false;
+                            continue;
+                        }
+                        None => return,
+                    }
+                }
             };
             // The lane fills its own outcome (the start time and the chunk-time buffer come
             // along): if this wait is dropped (timeout, cancel), `out` keeps its start.
@@ -299,6 +359,42 @@ impl H1Client {
             server: head.server,
             body,
         })
+    }
+}
+
+/// How the open-loop dispatcher left a request it wrote on its own thread (`super::direct`).
+pub(crate) enum Early {
+    /// `sent` bytes of the request went out on `conn`, an idle connection.
+    Written { conn: DetachedConn, sent: usize },
+    /// The write failed on an idle connection: the server had closed it; the request goes
+    /// out again on a new one.
+    Stale,
+}
+
+/// Writes `request` on `conn` and detaches it for the lane. On a failure, `None`: with
+/// `out.error` unset when the connection was `reused` and failed before any response (stale:
+/// `out.reconnected` is set and the request goes out on a new connection), else with the
+/// failure in `out`.
+async fn write_then_detach(
+    mut conn: Conn,
+    request: &[u8],
+    reused: bool,
+    out: &mut ExchangeOutcome,
+) -> Option<DetachedConn> {
+    if let Err(e) = conn.write_request(request).await {
+        if reused && e.before_response {
+            out.reconnected = true;
+        } else {
+            fail_with(out, Transport::Other, e.message, None);
+        }
+        return None;
+    }
+    match conn.detach() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            fail_with(out, Transport::Other, e.to_string(), None);
+            None
+        }
     }
 }
 

@@ -71,17 +71,64 @@ impl Pool {
         }
     }
 
-    /// The most recently used idle connection that still looks open, attached to the calling
-    /// task's runtime.
-    fn take_idle(&self, read_cap: usize) -> Option<Conn> {
+    /// Keeps a connection registered with no runtime (one connected ahead and not used).
+    pub fn put_detached(&self, conn: DetachedConn) {
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() < self.max_idle {
+                idle.push(conn);
+            }
+        }
+    }
+
+    /// Idle connections kept now.
+    pub fn idle_len(&self) -> usize {
+        self.idle.lock().map_or(0, |idle| idle.len())
+    }
+
+    /// The most recently used idle connection that still looks open, registered with no
+    /// runtime.
+    pub fn take_idle_detached(&self) -> Option<DetachedConn> {
         loop {
             let conn = self.idle.lock().ok()?.pop()?;
             if conn.looks_idle_and_open() {
-                if let Ok(conn) = conn.attach(read_cap) {
-                    return Some(conn);
-                }
+                return Some(conn);
             }
         }
+    }
+
+    /// [`Pool::take_idle_detached`], attached to the calling task's runtime.
+    fn take_idle(&self, read_cap: usize) -> Option<Conn> {
+        loop {
+            if let Ok(conn) = self.take_idle_detached()?.attach(read_cap) {
+                return Some(conn);
+            }
+        }
+    }
+
+    /// Whether the host's addresses have been looked up.
+    pub fn addresses_known(&self) -> bool {
+        self.addrs.lock().is_ok_and(|a| !a.is_empty())
+    }
+
+    /// A new connection made on the calling thread (no runtime), waiting at most `limit`; only
+    /// when the host's addresses are known already (no name lookup here). `None` when it
+    /// could not be made: the request path will try again and report why.
+    pub fn connect_now(&self, limit: std::time::Duration) -> Option<DetachedConn> {
+        let addrs = self.addrs.lock().ok()?.clone();
+        let until = std::time::Instant::now() + limit;
+        for addr in addrs {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let Ok(stream) = std::net::TcpStream::connect_timeout(&addr, left) else {
+                continue;
+            };
+            if stream.set_nodelay(true).is_ok() && stream.set_nonblocking(true).is_ok() {
+                return Some(DetachedConn::new(stream));
+            }
+        }
+        None
     }
 
     async fn resolve(&self) -> Result<Vec<SocketAddr>, ConnectFailure> {

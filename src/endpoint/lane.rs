@@ -1,8 +1,8 @@
 //! The first-token lane: one thread of its own, with its own small runtime, that reads each
 //! `http://` answer up to its first token before handing the connection back to the worker
-//! for the rest of the stream. The worker writes the request itself (sends never queue behind
-//! the lane); the lane attaches the socket to its own reactor for the head and the first
-//! events.
+//! for the rest of the stream. The worker writes the request itself, or the open-loop
+//! dispatcher on its own thread (`super::direct`): sends never queue behind the lane; the
+//! lane attaches the socket to its own reactor for the head and the first events.
 //!
 //! Why: at high concurrency the workers' runtime is busy reading hundreds of streams, and a
 //! stream's next read waits its turn behind all of them. A new request's first token would

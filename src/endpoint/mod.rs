@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 pub mod calibrate;
 mod chunked;
 pub mod client;
+mod direct;
 mod h1;
 mod h1_client;
 mod h1_pool;
@@ -20,6 +21,7 @@ pub mod sse;
 mod transport;
 
 pub use client::{api_base, Endpoint, EndpointError};
+pub use direct::{DirectWriter, Prepared, Written};
 pub use preflight::{preflight, PreflightError, ServerIdentity};
 
 /// Which OpenAI-compatible API to call.

@@ -390,22 +390,34 @@ struct Dispatch {
 /// The longest the dispatcher sleeps before looking at the stop token again.
 const STOP_CHECK: Duration = Duration::from_millis(20);
 
-/// Sends each request at its intended time (after a free slot, when capped), each on a task
-/// of its own; returns when every request is sent (or the level stops).
+/// Sends each request at its intended time (after a free slot, when capped), each read on a
+/// task of its own; returns when every request is sent (or the level stops).
 ///
 /// It runs on a thread of its own, not on the runtime: tokio's timer wheel fires to the
 /// millisecond and late when the workers are busy, while a thread sleeping on the system
-/// clock wakes within tens of microseconds, and hands the request to an idle runtime worker
-/// at once. The request's send is still stamped where the bytes go out, so any delay past
-/// this point shows in the schedule lag.
+/// clock wakes within tens of microseconds. On an `http://` endpoint it writes the request
+/// itself the moment it wakes, on an idle connection or one it connected ahead
+/// ([`crate::endpoint::DirectWriter`]), and the runtime only reads the answer: a send waits
+/// on this thread's wake-up alone. Without a ready connection (or over `https://`) the
+/// runtime sends it, one wake-up later. Either way the send is stamped where the bytes go
+/// out, so any delay shows in the schedule lag.
 fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
     crate::sched::short_slice();
     let d = Arc::new(d);
+    let mut writer = d.endpoint.direct_writer();
     for (i, at) in d.intended.iter().enumerate() {
         let due = d.level_start + *at;
+        let prompt = &d.book[i];
+        // the bytes are built before the sleep, not at the intended time
+        let prepared = writer
+            .as_ref()
+            .map(|w| d.endpoint.prepare(w, prompt.input(), prompt.max_tokens));
         loop {
             if d.stop.is_cancelled() {
                 return;
+            }
+            if let Some(w) = writer.as_mut() {
+                w.get_ready(due);
             }
             let now = now_ns();
             if now >= due {
@@ -432,6 +444,10 @@ fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
         };
         d.dispatched.fetch_add(1, Ordering::Relaxed);
         let released = now_ns();
+        let written = match (writer.as_mut(), prepared) {
+            (Some(w), Some(p)) => w.write(p),
+            _ => None,
+        };
         let d = d.clone();
         let at = *at;
         rt.spawn(async move {
@@ -443,10 +459,15 @@ fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
                 drop_on: &CancellationToken::new(),
                 released_ns: Some(released),
             };
-            if let Some(mut rec) = sent
-                .send(&d.book[i], i as u64, i as u32, d.level_start)
-                .await
-            {
+            let prompt = &d.book[i];
+            let rec = match written {
+                Some(w) => {
+                    sent.send_written(prompt, w, i as u64, i as u32, d.level_start)
+                        .await
+                }
+                None => sent.send(prompt, i as u64, i as u32, d.level_start).await,
+            };
+            if let Some(mut rec) = rec {
                 rec.detail.intended_ns = Some(at);
                 let _ = d.tx.send(rec);
             }

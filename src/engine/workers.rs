@@ -27,7 +27,7 @@
 
 use super::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
 use crate::clock::now_ns;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Endpoint, Written};
 use crate::workload::{Prompt, Session, WorkloadSpec};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -323,7 +323,22 @@ impl Sent<'_> {
         worker: u32,
         level_start: u64,
     ) -> Option<RequestRecord> {
-        self.exchange(prompt, index, worker, level_start)
+        self.exchange(prompt, None, index, worker, level_start)
+            .await
+            .map(|(rec, _)| rec)
+    }
+
+    /// [`Sent::send`] of a request the open-loop dispatcher wrote already on its own thread:
+    /// its answer is read here.
+    pub async fn send_written(
+        &self,
+        prompt: &Prompt,
+        written: Written,
+        index: u64,
+        worker: u32,
+        level_start: u64,
+    ) -> Option<RequestRecord> {
+        self.exchange(prompt, Some(written), index, worker, level_start)
             .await
             .map(|(rec, _)| rec)
     }
@@ -340,7 +355,7 @@ impl Sent<'_> {
     ) -> Option<TurnSent> {
         let turn = session.next_turn(workload)?;
         let (mut rec, answer) = self
-            .exchange(&turn.prompt, index, worker, level_start)
+            .exchange(&turn.prompt, None, index, worker, level_start)
             .await?;
         rec.detail.session = Some(session.index);
         rec.detail.turn = Some(turn.number);
@@ -351,21 +366,34 @@ impl Sent<'_> {
         })
     }
 
-    /// [`Sent::send`], also returning the answer text as received.
+    /// [`Sent::send`] (of a request already `written` when given), also returning the answer
+    /// text as received.
     async fn exchange(
         &self,
         prompt: &Prompt,
+        written: Option<Written>,
         index: u64,
         worker: u32,
         level_start: u64,
     ) -> Option<(RequestRecord, String)> {
         let slot_free = self.released_ns.unwrap_or_else(now_ns);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let live = self.live.clone();
+        let send = async {
+            match written {
+                Some(w) => self.endpoint.send_written(w, live).await,
+                None => {
+                    self.endpoint
+                        .send_counting(prompt.input(), prompt.max_tokens, live)
+                        .await
+                }
+            }
+        };
         let outcome = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => Some(cancelled_outcome(slot_free)),
             _ = self.drop_on.cancelled() => None,
-            o = self.endpoint.send_counting(prompt.input(), prompt.max_tokens, self.live.clone()) => Some(o),
+            o = send => Some(o),
         };
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         let mut outcome = outcome?;
