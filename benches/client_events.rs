@@ -101,6 +101,7 @@ async fn one_level(
         headers: vec![],
         api_key_env: None,
         sim_timing,
+        sagemaker: None,
     };
     let root = std::env::temp_dir().join(format!("rightsize-bench-{}", std::process::id()));
     let req = RunRequest {

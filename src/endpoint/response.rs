@@ -191,9 +191,37 @@ fn keep_head(probe: &mut Option<&mut Probe>, bytes: &[u8]) {
     }
 }
 
+/// Which JSON the answer's events carry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// OpenAI chat or completions chunks.
+    #[default]
+    OpenAi,
+    /// Hugging Face TGI tokens ([`super::tgi`]): complete at the chunk with `generated_text`.
+    #[cfg_attr(not(feature = "sagemaker"), allow(dead_code))]
+    Tgi,
+}
+
+impl Dialect {
+    fn parse_event(self, data: &[u8]) -> Result<openai::Chunk<'_>, ChunkError> {
+        match self {
+            Dialect::OpenAi => openai::parse_chunk(data),
+            Dialect::Tgi => super::tgi::parse_stream_chunk(data),
+        }
+    }
+
+    fn parse_whole(self, data: &[u8]) -> Result<openai::Chunk<'_>, ChunkError> {
+        match self {
+            Dialect::OpenAi => openai::parse_chunk(data),
+            Dialect::Tgi => super::tgi::parse_whole(data),
+        }
+    }
+}
+
 /// Per-stream state while events are parsed.
 #[derive(Default)]
 struct StreamState {
+    dialect: Dialect,
     content: String,
     reasoning: String,
     usage: Option<Usage>,
@@ -211,7 +239,7 @@ impl StreamState {
         let Event::Data(data) = event else {
             return;
         };
-        match openai::parse_chunk(data) {
+        match self.dialect.parse_event(data) {
             Ok(c) => {
                 self.openai_chunks += u64::from(c.openai_shaped);
                 self.finished |= c.finished;
@@ -293,6 +321,18 @@ pub(crate) struct StreamReader {
 }
 
 impl StreamReader {
+    /// A reader of `dialect` events.
+    #[cfg_attr(not(feature = "sagemaker"), allow(dead_code))]
+    pub fn new(dialect: Dialect) -> Self {
+        StreamReader {
+            parser: StreamParser::default(),
+            st: StreamState {
+                dialect,
+                ..StreamState::default()
+            },
+        }
+    }
+
     /// Reads events into `out` until the body ends (or fails), or, with `until_first_token`,
     /// until a read has brought the first token. True when the body ended (or failed).
     pub async fn read(
@@ -302,9 +342,8 @@ impl StreamReader {
         mut probe: Option<&mut Probe>,
         until_first_token: bool,
     ) -> bool {
-        let (parser, st) = (&mut self.parser, &mut self.st);
         loop {
-            let next = if parser.saw_done() {
+            let next = if self.parser.saw_done() {
                 // Complete; wait briefly for the body's end so the connection can be reused.
                 tokio::time::timeout(AFTER_DONE_GRACE, resp.next())
                     .await
@@ -314,19 +353,7 @@ impl StreamReader {
             };
             match next {
                 Ok(Some((bytes, t))) => {
-                    keep_head(&mut probe, bytes);
-                    parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
-                    if parser.overflowed() && out.error.is_none() {
-                        out.error = Some(RequestError {
-                            kind: ErrorKind::BadPayload,
-                            status: None,
-                            message: format!(
-                                "the stream sent a line (or an event) longer than {} MiB",
-                                MAX_LINE_BYTES >> 20
-                            ),
-                        });
-                    }
-                    if out.error.is_some() {
+                    if self.on_bytes(bytes, t, out, probe.as_deref_mut()) {
                         return true;
                     }
                     if until_first_token && out.first_token_ns.is_some() {
@@ -334,26 +361,63 @@ impl StreamReader {
                     }
                 }
                 Ok(None) => {
-                    let t = now_ns();
-                    st.at_end = true;
-                    parser.finish(&mut |ev| st.on_event(out, ev, t));
-                    if out.error.is_none() {
-                        let complete = parser.saw_done()
-                            || (parser.framing() == Framing::JsonLines && st.finished);
-                        if !complete {
-                            out.error = Some(RequestError {
-                                kind: ErrorKind::BrokenStream,
-                                status: None,
-                                message: "the stream ended without [DONE]".to_string(),
-                            });
-                        }
-                    }
+                    self.on_end(out);
                     return true;
                 }
                 Err(e) => {
                     out.error = Some(broken_stream(&e));
                     return true;
                 }
+            }
+        }
+    }
+
+    /// The next bytes of the body, read at `t`: their events into `out`. True when the
+    /// stream failed (`out.error` says how).
+    pub fn on_bytes(
+        &mut self,
+        bytes: &[u8],
+        t: u64,
+        out: &mut ExchangeOutcome,
+        mut probe: Option<&mut Probe>,
+    ) -> bool {
+        let (parser, st) = (&mut self.parser, &mut self.st);
+        keep_head(&mut probe, bytes);
+        parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
+        if parser.overflowed() && out.error.is_none() {
+            out.error = Some(RequestError {
+                kind: ErrorKind::BadPayload,
+                status: None,
+                message: format!(
+                    "the stream sent a line (or an event) longer than {} MiB",
+                    MAX_LINE_BYTES >> 20
+                ),
+            });
+        }
+        out.error.is_some()
+    }
+
+    /// The body ended: its last unterminated event, and `BrokenStream` when the stream was
+    /// not complete (no `[DONE]`, or no final chunk in a format without one).
+    pub fn on_end(&mut self, out: &mut ExchangeOutcome) {
+        let (parser, st) = (&mut self.parser, &mut self.st);
+        let t = now_ns();
+        st.at_end = true;
+        parser.finish(&mut |ev| st.on_event(out, ev, t));
+        if out.error.is_none() {
+            let complete = parser.saw_done()
+                || (st.finished
+                    && (parser.framing() == Framing::JsonLines || st.dialect == Dialect::Tgi));
+            if !complete {
+                out.error = Some(RequestError {
+                    kind: ErrorKind::BrokenStream,
+                    status: None,
+                    message: match st.dialect {
+                        Dialect::OpenAi => "the stream ended without [DONE]",
+                        Dialect::Tgi => "the stream ended without its generated_text",
+                    }
+                    .to_string(),
+                });
             }
         }
     }
@@ -426,13 +490,31 @@ pub(crate) async fn read_whole(
             }
         }
     }
-    let mut st = StreamState::default();
-    match openai::parse_chunk(&body) {
+    parse_whole(Dialect::OpenAi, &body, t, out, probe);
+}
+
+/// A whole answer's `body`, read by `t`, into `out`.
+pub(crate) fn parse_whole(
+    dialect: Dialect,
+    body: &[u8],
+    t: u64,
+    out: &mut ExchangeOutcome,
+    probe: Option<&mut Probe>,
+) {
+    let mut st = StreamState {
+        dialect,
+        ..StreamState::default()
+    };
+    match dialect.parse_whole(body) {
         Ok(c) if !c.openai_shaped => {
             out.error = Some(RequestError {
                 kind: ErrorKind::BadPayload,
                 status: None,
-                message: "the response has no choices".to_string(),
+                message: match dialect {
+                    Dialect::OpenAi => "the response has no choices",
+                    Dialect::Tgi => "the response has no generated_text",
+                }
+                .to_string(),
             });
         }
         Ok(c) => {
