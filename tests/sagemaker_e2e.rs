@@ -420,3 +420,62 @@ fn broken_frames_are_broken_streams() {
         assert!(err.to_lowercase().contains(said), "{fault}: {err}");
     }
 }
+
+/// The search's answer and its bracket [highest passing, first failing] from `--json`.
+fn search_answer(o: &std::process::Output) -> (u64, u64, u64) {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    let v: Value = serde_json::from_str(&stdout(o)).expect("stdout is JSON");
+    let s = &v["search"];
+    let answer = v["answer"]["concurrency"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("an answer in {s}"));
+    let low = s["bracket"][0].as_u64().unwrap_or(answer);
+    // no failing level: the answer is the search's maximum
+    let high = s["bracket"][1].as_u64().unwrap_or(answer);
+    (answer, low, high)
+}
+
+/// The same model through both of the simulator's APIs: the SLA search lands on the same
+/// answer within what each search can tell apart: their brackets [highest passing, first
+/// failing] share a concurrency. 8 batch slots at 2x real time, a 10 ms step and
+/// 16-token answers: up to 8 streams take ~165 ms, past 8 a request waits a whole answer for
+/// a slot, and p90 e2e <= 250 ms breaks between 8 and 16. Requests this long, and payload
+/// parts of up to 1 KiB (a debug build decodes each frame in ~50 us, and the default 96-byte
+/// parts make ~80 frames of a 16-token answer), keep the client's own cost small beside them.
+#[test]
+fn search_finds_the_same_answer_as_through_the_openai_api() {
+    let mut args = vec!["--max-num-seqs", "8"];
+    args.extend_from_slice(&PACED);
+    args.extend_from_slice(&["--time-scale", "2", "--sagemaker-max-part-bytes", "1024"]);
+    let sim = Sim::start(SECRET, &args);
+    let search = |endpoint: &str, extra: &[&str]| {
+        let out = tmpdir("sm-search");
+        aws_bin(&sim, true)
+            .args(["search", "--no-tui", "--json", "--no-calibrate"])
+            .args(["--endpoint", endpoint])
+            .args(["--input-tokens", "64", "--output-tokens", "16", "-n", "16"])
+            .args([
+                "--min",
+                "4",
+                "--max",
+                "16",
+                "--e2e-sla",
+                "p90:250ms",
+                "--no-confirm",
+            ])
+            // 0 errors in 16 requests decide a 20 % error limit: few requests per level
+            .args(["--max-error-rate", "0.2", "--max-requests-per-level", "48"])
+            .args(["--out", out.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let openai = search_answer(&search(&sim.url, &["--model", "sim-moe-30b-a3b"]));
+    let sagemaker = search_answer(&search("sagemaker:sim-llm", &["--region", "us-east-1"]));
+    let (low, high) = (openai.1.max(sagemaker.1), openai.2.min(sagemaker.2));
+    assert!(
+        low <= high,
+        "openai {openai:?} vs sagemaker {sagemaker:?} (answer, bracket)"
+    );
+    assert!((8..=9).contains(&openai.0), "{openai:?}");
+}
