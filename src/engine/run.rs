@@ -129,7 +129,13 @@ pub async fn run(
         r = setup(&req, &events) => r?,
         _ = cancel.cancelled() => return Err(RunError::Cancelled),
     };
-    let model = endpoint.spec().model.clone();
+    let model = match &endpoint.spec().sagemaker {
+        // a SageMaker container serves the model it holds, unnamed
+        Some(sm) if endpoint.spec().model.is_empty() => {
+            format!("the container's ({})", sm.format.as_str())
+        }
+        _ => endpoint.spec().model.clone(),
+    };
 
     let run_id = crate::report::new_run_id(&req.kind, std::time::SystemTime::now());
     let dir = ResultsDir::create(&req.results_root, &run_id)?;
