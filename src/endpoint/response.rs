@@ -552,3 +552,92 @@ pub(crate) fn parse_whole(
         p.openai_chunks = st.openai_chunks;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a stream read in `parts` (each stamped with its index) gave.
+    fn read_parts(dialect: Dialect, parts: &[&[u8]]) -> ExchangeOutcome {
+        let mut out = ExchangeOutcome::default();
+        let mut reader = StreamReader::new(dialect);
+        for (i, part) in parts.iter().enumerate() {
+            if reader.on_bytes(part, i as u64 + 1, &mut out, None) {
+                break;
+            }
+        }
+        if out.error.is_none() {
+            reader.on_end(&mut out);
+        }
+        reader.finish(&mut out, None);
+        out
+    }
+
+    const OPENAI: &str = "data: {\"choices\":[{\"delta\":{\"content\":\" h\u{e9}llo\"}}]}\n\n\
+        data: {\"choices\":[{\"delta\":{\"content\":\" world\"},\"finish_reason\":\"length\"}]}\n\n\
+        data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n\
+        data: [DONE]\n\n";
+    const TGI: &str = "data:{\"token\":{\"text\":\" h\u{e9}llo\",\"special\":false},\"generated_text\":null}\n\n\
+        data:{\"token\":{\"text\":\" world\",\"special\":false},\"generated_text\":\" h\u{e9}llo world\",\"details\":{\"generated_tokens\":2}}\n\n";
+
+    /// SageMaker cuts the container's stream into payload parts at any byte (inside a JSON
+    /// object, inside a UTF-8 character): every cut into two parts, and one byte per part,
+    /// read as the whole stream in one part does; the first token is stamped with the part
+    /// that completed its event.
+    #[test]
+    fn payload_parts_cut_anywhere_read_alike() {
+        for (dialect, body) in [(Dialect::OpenAi, OPENAI), (Dialect::Tgi, TGI)] {
+            let bytes = body.as_bytes();
+            let whole = read_parts(dialect, &[bytes]);
+            assert_eq!(whole.error, None, "{dialect:?}");
+            assert_eq!(whole.answer_text, " h\u{e9}llo world", "{dialect:?}");
+            assert_eq!(whole.output_tokens, Some(2), "{dialect:?}");
+            assert_eq!(whole.content_chunk_ns, vec![1, 1], "{dialect:?}");
+            let first_event_end = body.find("\n\n").unwrap() + 2;
+            for cut in 1..bytes.len() {
+                let (a, b) = bytes.split_at(cut);
+                let got = read_parts(dialect, &[a, b]);
+                assert_eq!(got.error, None, "{dialect:?} cut at {cut}");
+                assert_eq!(
+                    got.answer_text, whole.answer_text,
+                    "{dialect:?} cut at {cut}"
+                );
+                assert_eq!(got.output_tokens, Some(2), "{dialect:?} cut at {cut}");
+                // the first event completes with part 1 when the cut is past its blank line
+                let first = if cut >= first_event_end { 1 } else { 2 };
+                assert_eq!(got.first_token_ns, Some(first), "{dialect:?} cut at {cut}");
+            }
+            let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
+            let got = read_parts(dialect, &bytewise);
+            assert_eq!(
+                got.answer_text, whole.answer_text,
+                "{dialect:?} byte by byte"
+            );
+            assert_eq!(got.output_tokens, Some(2), "{dialect:?} byte by byte");
+        }
+    }
+
+    /// A stream that ends before it is complete is a broken stream in either format.
+    #[test]
+    fn streams_cut_short_are_broken() {
+        for (dialect, body, said) in [
+            (
+                Dialect::OpenAi,
+                &OPENAI[..OPENAI.len() - 14],
+                "the stream ended without [DONE]",
+            ),
+            (
+                Dialect::Tgi,
+                &TGI[..TGI.find("\n\n").unwrap() + 2],
+                "the stream ended without its generated_text",
+            ),
+        ] {
+            let got = read_parts(dialect, &[body.as_bytes()]);
+            let err = got.error.expect("an error");
+            assert_eq!(
+                (err.kind, err.message.as_str()),
+                (ErrorKind::BrokenStream, said)
+            );
+        }
+    }
+}
