@@ -15,6 +15,8 @@
 //!   SageMaker API (through the AWS SDK, SigV4 checked) and, side by side, its OpenAI API. The
 //!   AWS settings (the simulator as `AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`, test credentials) are
 //!   set on that child process only; its CPU time is the whole process's (set-up included).
+//!   The simulator cuts payload parts at random sizes up to `RIGHTSIZE_BENCH_SM_PART` bytes
+//!   (default 96, its own default: a token's event then spans 3-5 frames).
 //!
 //! By default both processes share every core, as they would if a user ran `rightsize sim` on
 //! the machine under test. With `RIGHTSIZE_BENCH_PIN=1` the client runs one runtime worker
@@ -403,8 +405,15 @@ fn children_cpu_seconds() -> f64 {
 /// simulator's SageMaker API and its OpenAI API.
 #[cfg(feature = "sagemaker")]
 fn sagemaker_rows() {
+    let part = std::env::var("RIGHTSIZE_BENCH_SM_PART").unwrap_or_else(|_| "96".into());
+    println!("payload parts cut at random sizes up to {part} bytes");
     let start = |model: &[&str]| {
-        let mut args = vec!["--sagemaker-access-key-id", SM_KEY_ID];
+        let mut args = vec![
+            "--sagemaker-access-key-id",
+            SM_KEY_ID,
+            "--sagemaker-max-part-bytes",
+            &part,
+        ];
         args.extend_from_slice(model);
         // the simulator's secret: set on its process alone
         start_sim_with_env(
