@@ -10,6 +10,13 @@
 //!   with the default model (slots raised) at a time scale, and how long the level took to
 //!   send its first request on every slot.
 //! - `idle`: CPU seconds the client uses at concurrency 1 against a slow simulator.
+//! - `sagemaker` (with the `sagemaker` feature): the same figures at concurrency 1 and 256,
+//!   decode free and paced, for the real binary in its own process against the simulator's
+//!   SageMaker API (through the AWS SDK, SigV4 checked) and, side by side, its OpenAI API. The
+//!   AWS settings (the simulator as `AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME`, test credentials) are
+//!   set on that child process only; its CPU time is the whole process's (set-up included).
+//!   The simulator cuts payload parts at random sizes up to `RIGHTSIZE_BENCH_SM_PART` bytes
+//!   (default 96, its own default: a token's event then spans 3-5 frames).
 //!
 //! By default both processes share every core, as they would if a user ran `rightsize sim` on
 //! the machine under test. With `RIGHTSIZE_BENCH_PIN=1` the client runs one runtime worker
@@ -44,6 +51,11 @@ fn pinned() -> bool {
 }
 
 fn start_sim(args: &[&str]) -> SimProcess {
+    start_sim_with_env(args, None)
+}
+
+/// [`start_sim`] with one variable set on the simulator's process alone.
+fn start_sim_with_env(args: &[&str], env: Option<(&str, &str)>) -> SimProcess {
     let exe = env!("CARGO_BIN_EXE_rightsize");
     let mut cmd = if pinned() {
         let mut c = Command::new("taskset");
@@ -52,6 +64,9 @@ fn start_sim(args: &[&str]) -> SimProcess {
     } else {
         Command::new(exe)
     };
+    if let Some((var, value)) = env {
+        cmd.env(var, value);
+    }
     let mut child = cmd
         .args(["sim", "--port", "0"])
         .args(args)
@@ -101,6 +116,7 @@ async fn one_level(
         headers: vec![],
         api_key_env: None,
         sim_timing,
+        sagemaker: None,
     };
     let root = std::env::temp_dir().join(format!("rightsize-bench-{}", std::process::id()));
     let req = RunRequest {
@@ -284,6 +300,166 @@ async fn idle() {
     let _ = std::fs::remove_dir_all(&out.dir);
 }
 
+/// One level run by the real binary in its own process against `sim`, SageMaker or OpenAI
+/// API; prints its row (CPU: the child's user + system time, set-up included).
+#[cfg(feature = "sagemaker")]
+fn child_level(sim: &SimProcess, sagemaker: bool, concurrency: u32, requests: u32, output: u32) {
+    let out = std::env::temp_dir().join(format!(
+        "rightsize-bench-sm-{}-{concurrency}-{sagemaker}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rightsize"));
+    if sagemaker {
+        let root = sim.base_url.trim_end_matches("/v1").to_string();
+        let none = out.join("no-aws-config");
+        c.args(["sweep", "-e", "sagemaker:bench", "--region", "us-east-1"])
+            .env("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", root)
+            .env("AWS_ACCESS_KEY_ID", SM_KEY_ID)
+            .env("AWS_SECRET_ACCESS_KEY", SM_SECRET)
+            .env("AWS_CONFIG_FILE", &none)
+            .env("AWS_SHARED_CREDENTIALS_FILE", &none)
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env_remove("AWS_PROFILE")
+            .env_remove("AWS_SESSION_TOKEN");
+    } else {
+        c.args(["sweep", "-e", &sim.base_url, "--model", "sim-moe-30b-a3b"]);
+    }
+    let before = children_cpu_seconds();
+    let o = c
+        .args([
+            "--no-tui",
+            "--no-calibrate",
+            "--sim-timing",
+            "--input-tokens",
+            "64",
+        ])
+        .args(["--output-tokens", &output.to_string()])
+        .args(["-c", &concurrency.to_string(), "-n", &requests.to_string()])
+        .args(["--out", out.to_str().expect("utf-8 temp dir")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run rightsize sweep");
+    let cpu = children_cpu_seconds() - before;
+    assert!(o.status.success(), "the sweep failed");
+    let run = std::fs::read_dir(&out)
+        .expect("results")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.is_dir() && p.join("requests.jsonl").exists())
+        .expect("a run folder");
+    let level: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run.join(format!("level-001-c{concurrency:04}.json")))
+            .expect("level file"),
+    )
+    .expect("level JSON");
+    let recs = rightsize::report::load_requests(&run.join("requests.jsonl")).expect("records");
+    let mut err = Histogram::latency();
+    let mut events = 0u64;
+    for r in recs.iter().map(|l| &l.record) {
+        events += r.content_chunks as u64;
+        if let (Some(got), Some(sent)) = (r.first_token_ns, r.server_first_sent_ns) {
+            err.record_ns(got.saturating_sub(sent));
+        }
+    }
+    let e = err.stats().expect("ttft errors");
+    let duration = level["benchmark_duration"]["avg"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    println!(
+        "{:>10} {:>11} {:>9} {:>13.0} {:>10.0} {:>14.2} {:>15.3} {:>15.3} {:>14.3} {:>7}",
+        if sagemaker { "sagemaker" } else { "openai" },
+        concurrency,
+        recs.len(),
+        events as f64 / duration,
+        level["request_throughput"]["avg"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        cpu / events as f64 * 1e6,
+        e.p50,
+        e.p99,
+        e.max,
+        level["error_request_count"]["avg"]
+            .as_f64()
+            .unwrap_or(f64::NAN)
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[cfg(feature = "sagemaker")]
+const SM_KEY_ID: &str = "AKIDRIGHTSIZEBENCH";
+#[cfg(feature = "sagemaker")]
+const SM_SECRET: &str = "rightsize-bench-secret";
+
+/// User + system CPU seconds of the waited-for child processes.
+#[cfg(feature = "sagemaker")]
+fn children_cpu_seconds() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// The SageMaker rows: decode free and paced, at concurrency 1 and 256, each through the
+/// simulator's SageMaker API and its OpenAI API.
+#[cfg(feature = "sagemaker")]
+fn sagemaker_rows() {
+    let part = std::env::var("RIGHTSIZE_BENCH_SM_PART").unwrap_or_else(|_| "96".into());
+    println!("payload parts cut at random sizes up to {part} bytes");
+    let start = |model: &[&str]| {
+        let mut args = vec![
+            "--sagemaker-access-key-id",
+            SM_KEY_ID,
+            "--sagemaker-max-part-bytes",
+            &part,
+        ];
+        args.extend_from_slice(model);
+        // the simulator's secret: set on its process alone
+        start_sim_with_env(
+            &args,
+            Some(("RIGHTSIZE_SIM_AWS_SECRET_ACCESS_KEY", SM_SECRET)),
+        )
+    };
+    let header = || {
+        println!(
+            "{:>10} {:>11} {:>9} {:>13} {:>10} {:>14} {:>15} {:>15} {:>14} {:>7}",
+            "api",
+            "concurrency",
+            "requests",
+            "token ev/s",
+            "req/s",
+            "cpu us/event",
+            "ttft err p50 ms",
+            "ttft err p99 ms",
+            "ttft err max ms",
+            "errors"
+        );
+    };
+    println!("decode free: the simulator sends as fast as it can");
+    header();
+    let sim = start(&free_model("0"));
+    for (concurrency, requests) in [(1, 400), (256, 2048)] {
+        for sagemaker in [false, true] {
+            child_level(&sim, sagemaker, concurrency, requests, 256);
+        }
+    }
+    drop(sim);
+    println!();
+    println!(
+        "paced: one decode step emits a token on every stream, steps timed for {} token events/s in all",
+        PACED_EVENTS_PER_SEC
+    );
+    header();
+    for (concurrency, requests) in [(1u32, 200u32), (256, 1024)] {
+        let step_ms = format!("{}", concurrency as f64 / PACED_EVENTS_PER_SEC * 1e3);
+        let sim = start(&free_model(&step_ms));
+        for sagemaker in [false, true] {
+            child_level(&sim, sagemaker, concurrency, requests, 128);
+        }
+    }
+}
+
 fn main() {
     let mode = std::env::args()
         .skip(1)
@@ -307,6 +483,8 @@ fn main() {
             "idle" => idle().await,
             "free" => decode_free().await,
             "paced" => paced().await,
+            #[cfg(feature = "sagemaker")]
+            "sagemaker" => sagemaker_rows(),
             _ => events().await,
         }
     });

@@ -55,6 +55,7 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
         headers: vec![],
         api_key_env: None,
         sim_timing: false,
+        sagemaker: None,
     };
     let root = std::env::temp_dir().join(format!("rightsize-bench-open-{}", std::process::id()));
     let requests = (rps * 4.0) as u32;

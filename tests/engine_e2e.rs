@@ -44,6 +44,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
         headers: vec![],
         api_key_env: None,
         sim_timing: s.sim_timing,
+        sagemaker: None,
     };
     let req = RunRequest {
         kind: "sweep".into(),

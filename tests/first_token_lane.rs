@@ -31,6 +31,7 @@ async fn first_token_is_timed_while_the_worker_is_blocked() {
         headers: vec![],
         api_key_env: None,
         sim_timing: true,
+        sagemaker: None,
     };
     let ep = Endpoint::new(&spec, 4, Duration::from_secs(10)).expect("endpoint");
     // a first exchange leaves a pooled connection: the next request is written at once

@@ -366,7 +366,7 @@ async fn preflight(p: &Prepared) -> Result<String, RunError> {
     use crate::endpoint::Endpoint;
     let timeout = p.req.timeout.min(PREFLIGHT_TIMEOUT);
     let mut spec = p.req.endpoint.clone();
-    if spec.model.is_empty() {
+    if spec.model.is_empty() && spec.sagemaker.is_none() {
         let probe = Endpoint::new(&spec, 1, timeout)?;
         spec.model = crate::endpoint::preflight::only_model(&probe).await?;
     }

@@ -20,8 +20,8 @@ pub enum ApiArg {
 /// Where the load goes.
 #[derive(Debug, Clone, Args)]
 pub struct EndpointArgs {
-    /// Endpoint: a name from the config (`sim` is the built-in simulator) or a base URL such
-    /// as http://127.0.0.1:8000/v1
+    /// Endpoint: a name from the config (`sim` is the built-in simulator), a base URL such
+    /// as http://127.0.0.1:8000/v1, or sagemaker:ENDPOINT-NAME (Amazon SageMaker AI)
     #[arg(short, long, value_name = "NAME|URL")]
     pub endpoint: Option<String>,
     /// Model name to send (default: the config's, else the only one /v1/models lists)
@@ -43,6 +43,27 @@ pub struct EndpointArgs {
     /// Simulator only: run its model this many times faster than real time
     #[arg(long, value_name = "F")]
     pub sim_time_scale: Option<f64>,
+    /// SageMaker only: AWS region (default: AWS_REGION or the profile's region)
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// SageMaker only: AWS named profile for credentials (default: the SDK's chain)
+    #[arg(long, value_name = "NAME")]
+    pub aws_profile: Option<String>,
+    /// SageMaker only: the inference component to invoke
+    #[arg(long, value_name = "NAME")]
+    pub inference_component: Option<String>,
+    /// SageMaker only: the container's payload format
+    #[arg(long, value_name = "FORMAT", value_parser = parse_sagemaker_format)]
+    pub sagemaker_format: Option<crate::endpoint::SageMakerFormat>,
+}
+
+fn parse_sagemaker_format(s: &str) -> Result<crate::endpoint::SageMakerFormat, String> {
+    crate::endpoint::SageMakerFormat::parse(s.trim()).ok_or_else(|| {
+        format!(
+            "`{s}` is not a SageMaker payload format; use one of: {}",
+            crate::endpoint::SageMakerFormat::NAMES.join(", ")
+        )
+    })
 }
 
 /// What each request looks like.
@@ -240,6 +261,10 @@ impl EndpointArgs {
             no_exact_length: self.no_exact_length,
             sim_time_scale: self.sim_time_scale,
             sim_timing: false,
+            region: self.region.clone(),
+            aws_profile: self.aws_profile.clone(),
+            inference_component: self.inference_component.clone(),
+            sagemaker_format: self.sagemaker_format,
         }
     }
 }

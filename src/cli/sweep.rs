@@ -71,6 +71,10 @@ impl SweepArgs {
                 api_key_env: None,
                 no_exact_length: false,
                 sim_time_scale: None,
+                region: None,
+                aws_profile: None,
+                inference_component: None,
+                sagemaker_format: None,
             },
             workload: WorkloadArgs {
                 profile: None,

@@ -58,6 +58,8 @@ pub enum EndpointKind {
     Openai,
     /// The built-in simulator, started in-process.
     Simulator,
+    /// An Amazon SageMaker AI endpoint, called through the AWS SDK (docs/sagemaker.md).
+    Sagemaker,
 }
 
 /// `[endpoints.NAME]`.
@@ -82,6 +84,21 @@ pub struct EndpointEntry {
     /// Calibrate prompt lengths against the server's count in pre-flight (default: on for
     /// HTTP endpoints, off for the simulator).
     pub calibrate: Option<bool>,
+    /// SageMaker only (kind = "sagemaker"): the endpoint's name.
+    pub endpoint_name: Option<String>,
+    /// SageMaker only: AWS region (default: the SDK's chain, `AWS_REGION` or the profile's).
+    pub region: Option<String>,
+    /// SageMaker only: AWS named profile (credentials never go in this file).
+    pub profile: Option<String>,
+    /// SageMaker only: the inference component to invoke.
+    pub inference_component: Option<String>,
+    /// SageMaker only: the production variant to invoke.
+    pub target_variant: Option<String>,
+    /// SageMaker only: `X-Amzn-SageMaker-Custom-Attributes`.
+    pub custom_attributes: Option<String>,
+    /// SageMaker only: the container's payload format (`openai-chat`, `openai-completions`,
+    /// `tgi`).
+    pub format: Option<crate::endpoint::SageMakerFormat>,
 }
 
 /// Reads an endpoint URL, refusing one that is not an http(s) URL with a host (the error

@@ -31,6 +31,11 @@ pub struct EndpointOverrides {
     pub sim_time_scale: Option<f64>,
     /// Ask the simulator for ground-truth chunk send times.
     pub sim_timing: bool,
+    /// SageMaker: `--region`, `--aws-profile`, `--inference-component`, `--sagemaker-format`.
+    pub region: Option<String>,
+    pub aws_profile: Option<String>,
+    pub inference_component: Option<String>,
+    pub sagemaker_format: Option<crate::endpoint::SageMakerFormat>,
 }
 
 /// Workload choices given on the command line.
@@ -181,7 +186,17 @@ pub fn resolve_endpoint(
         .or_else(|| cfg.defaults.endpoint.clone())
         .unwrap_or_else(|| "sim".to_string());
     let is_url = name.starts_with("http://") || name.starts_with("https://");
-    let entry = if is_url {
+    let direct_sagemaker = name.strip_prefix("sagemaker:").map(str::to_string);
+    if direct_sagemaker
+        .as_deref()
+        .is_some_and(|n| n.trim().is_empty())
+    {
+        return Err(InputError(
+            "--endpoint sagemaker: needs the endpoint's name, e.g. --endpoint sagemaker:my-llm"
+                .to_string(),
+        ));
+    }
+    let entry = if is_url || direct_sagemaker.is_some() {
         None
     } else {
         Some(
@@ -190,7 +205,30 @@ pub fn resolve_endpoint(
                 .ok_or_else(|| unknown("endpoint", &name, cfg.endpoints.keys().cloned()))?,
         )
     };
-    let kind = entry.map(|e| e.kind).unwrap_or_default();
+    let kind = match direct_sagemaker {
+        Some(_) => EndpointKind::Sagemaker,
+        None => entry.map(|e| e.kind).unwrap_or_default(),
+    };
+    let sagemaker = match kind {
+        EndpointKind::Sagemaker => Some(sagemaker_target(&name, direct_sagemaker, entry, o)?),
+        _ => {
+            let flag = [
+                ("--region", o.region.is_some()),
+                ("--aws-profile", o.aws_profile.is_some()),
+                ("--inference-component", o.inference_component.is_some()),
+                ("--sagemaker-format", o.sagemaker_format.is_some()),
+            ]
+            .into_iter()
+            .find(|(_, given)| *given);
+            if let Some((flag, _)) = flag {
+                return Err(InputError(format!(
+                    "{flag} applies to SageMaker endpoints only; endpoint `{name}` is not one \
+                     (use --endpoint sagemaker:NAME, or kind = \"sagemaker\" in its config)"
+                )));
+            }
+            None
+        }
+    };
     let mut headers: Vec<(String, String)> = entry
         .map(|e| {
             e.headers
@@ -202,6 +240,8 @@ pub fn resolve_endpoint(
     headers.extend(o.headers.iter().cloned());
     let base_url = if is_url {
         name.clone()
+    } else if let Some(sm) = &sagemaker {
+        crate::endpoint::sagemaker_spec::display_name(&sm.endpoint_name)
     } else {
         entry.and_then(|e| e.url.clone()).unwrap_or_default()
     };
@@ -232,6 +272,7 @@ pub fn resolve_endpoint(
             .clone()
             .or_else(|| entry.and_then(|e| e.api_key_env.clone())),
         sim_timing: o.sim_timing,
+        sagemaker,
     };
     Ok(match kind {
         EndpointKind::Simulator => {
@@ -246,7 +287,49 @@ pub fn resolve_endpoint(
             }
             EndpointTarget::Simulator { time_scale, spec }
         }
-        EndpointKind::Openai => EndpointTarget::Remote(spec),
+        EndpointKind::Openai | EndpointKind::Sagemaker => EndpointTarget::Remote(spec),
+    })
+}
+
+/// The SageMaker endpoint `name` names: `sagemaker:ENDPOINT` on the command line, or a config
+/// entry with kind = "sagemaker"; flags win over the entry.
+fn sagemaker_target(
+    name: &str,
+    direct: Option<String>,
+    entry: Option<&super::file::EndpointEntry>,
+    o: &EndpointOverrides,
+) -> Result<crate::endpoint::SageMakerTarget, InputError> {
+    let endpoint_name = match direct {
+        Some(n) => n.trim().to_string(),
+        None => entry
+            .and_then(|e| e.endpoint_name.clone())
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| {
+                InputError(format!(
+                    "endpoint `{name}` (kind = \"sagemaker\") has no `endpoint_name`; add \
+                     endpoint_name = \"YOUR-ENDPOINT\" to [endpoints.{name}]"
+                ))
+            })?,
+    };
+    let pick = |flag: &Option<String>, file: Option<&Option<String>>| {
+        flag.clone()
+            .or_else(|| file.and_then(Clone::clone))
+            .filter(|v| !v.trim().is_empty())
+    };
+    Ok(crate::endpoint::SageMakerTarget {
+        endpoint_name,
+        region: pick(&o.region, entry.map(|e| &e.region)),
+        profile: pick(&o.aws_profile, entry.map(|e| &e.profile)),
+        inference_component: pick(
+            &o.inference_component,
+            entry.map(|e| &e.inference_component),
+        ),
+        target_variant: entry.and_then(|e| e.target_variant.clone()),
+        custom_attributes: entry.and_then(|e| e.custom_attributes.clone()),
+        format: o
+            .sagemaker_format
+            .or(entry.and_then(|e| e.format))
+            .unwrap_or_default(),
     })
 }
 
@@ -491,5 +574,99 @@ mod tests {
         };
         let err = resolve_workload(&shipped(), &w).unwrap_err().to_string();
         assert_eq!(err, "unknown profile `x`; the config defines: chat, rag");
+    }
+
+    #[test]
+    fn sagemaker_endpoints_from_the_flag_and_from_the_config() {
+        use crate::endpoint::{SageMakerFormat, SageMakerTarget};
+        let e = EndpointOverrides {
+            endpoint: Some("sagemaker:my-llm".into()),
+            region: Some("eu-west-1".into()),
+            sagemaker_format: Some(SageMakerFormat::Tgi),
+            ..Default::default()
+        };
+        let EndpointTarget::Remote(spec) = resolve_endpoint(&shipped(), &e, true).unwrap() else {
+            panic!("expected a remote endpoint")
+        };
+        assert_eq!(spec.base_url, "sagemaker:my-llm");
+        assert_eq!(
+            spec.sagemaker,
+            Some(SageMakerTarget {
+                endpoint_name: "my-llm".into(),
+                region: Some("eu-west-1".into()),
+                format: SageMakerFormat::Tgi,
+                ..Default::default()
+            })
+        );
+        let file = "[endpoints.prod]\nkind = \"sagemaker\"\nendpoint_name = \"llama-prod\"\n\
+                    region = \"us-west-2\"\nprofile = \"ml\"\ninference_component = \"ic-1\"\n\
+                    target_variant = \"blue\"\ncustom_attributes = \"trace=1\"\n\
+                    format = \"openai-completions\"\n";
+        let cfg = shipped().merge(ConfigFile::parse(file, "my.toml").unwrap());
+        let e = EndpointOverrides {
+            endpoint: Some("prod".into()),
+            inference_component: Some("ic-2".into()),
+            ..Default::default()
+        };
+        let EndpointTarget::Remote(spec) = resolve_endpoint(&cfg, &e, true).unwrap() else {
+            panic!("expected a remote endpoint")
+        };
+        assert_eq!(
+            spec.sagemaker,
+            Some(SageMakerTarget {
+                endpoint_name: "llama-prod".into(),
+                region: Some("us-west-2".into()),
+                profile: Some("ml".into()),
+                // the flag wins over the file
+                inference_component: Some("ic-2".into()),
+                target_variant: Some("blue".into()),
+                custom_attributes: Some("trace=1".into()),
+                format: SageMakerFormat::OpenaiCompletions,
+            })
+        );
+    }
+
+    #[test]
+    fn sagemaker_mistakes_name_the_flag_or_key() {
+        let cases: Vec<(ConfigFile, EndpointOverrides, &str)> = vec![
+            (
+                shipped(),
+                EndpointOverrides {
+                    endpoint: Some("sagemaker:".into()),
+                    ..Default::default()
+                },
+                "--endpoint sagemaker: needs the endpoint's name, e.g. --endpoint sagemaker:my-llm",
+            ),
+            (
+                shipped(),
+                EndpointOverrides {
+                    endpoint: Some("http://127.0.0.1:9/v1".into()),
+                    region: Some("us-east-1".into()),
+                    ..Default::default()
+                },
+                "--region applies to SageMaker endpoints only; endpoint `http://127.0.0.1:9/v1` \
+                 is not one (use --endpoint sagemaker:NAME, or kind = \"sagemaker\" in its config)",
+            ),
+            (
+                shipped().merge(
+                    ConfigFile::parse("[endpoints.sm]\nkind = \"sagemaker\"\n", "my.toml").unwrap(),
+                ),
+                EndpointOverrides {
+                    endpoint: Some("sm".into()),
+                    ..Default::default()
+                },
+                "endpoint `sm` (kind = \"sagemaker\") has no `endpoint_name`; add endpoint_name \
+                 = \"YOUR-ENDPOINT\" to [endpoints.sm]",
+            ),
+        ];
+        for (cfg, e, want) in cases {
+            let err = resolve_endpoint(&cfg, &e, true).unwrap_err().to_string();
+            assert_eq!(err, want);
+        }
+        let bad =
+            "[endpoints.sm]\nkind = \"sagemaker\"\nendpoint_name = \"x\"\nformat = \"vllm\"\n";
+        let e = ConfigFile::parse(bad, "my.toml").unwrap_err().to_string();
+        assert!(e.contains("line 4"), "{e}");
+        assert!(e.contains("unknown variant `vllm`"), "{e}");
     }
 }

@@ -51,6 +51,12 @@ pub enum EndpointError {
     /// The TLS / HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
+    /// A SageMaker endpoint, in a build without the `sagemaker` feature.
+    #[error(
+        "endpoint {name} is a SageMaker endpoint, and this rightsize was built without the \
+         `sagemaker` feature: build it with default features (cargo build --release)"
+    )]
+    NoSageMaker { name: String },
 }
 
 struct Inner {
@@ -61,6 +67,9 @@ struct Inner {
     request_timeout: Duration,
     /// Our own client, for `http://` endpoints.
     h1: Option<Arc<H1Client>>,
+    /// The AWS SDK's client, for SageMaker endpoints.
+    #[cfg(feature = "sagemaker")]
+    sagemaker: Option<super::sagemaker::SageMakerClient>,
 }
 
 /// An endpoint ready to send requests: one shared HTTP client (cheap to clone).
@@ -141,6 +150,9 @@ impl Endpoint {
         pool_size: usize,
         request_timeout: Duration,
     ) -> Result<Endpoint, EndpointError> {
+        if let Some(target) = &spec.sagemaker {
+            return Self::new_sagemaker(spec, target, request_timeout);
+        }
         let base = api_base(&spec.base_url)?;
         let generate_url = join(
             &base,
@@ -211,9 +223,60 @@ impl Endpoint {
                 models_url,
                 request_timeout,
                 h1,
+                #[cfg(feature = "sagemaker")]
+                sagemaker: None,
             }),
             counter: Arc::new(ApproxTokenizer),
         })
+    }
+
+    /// A SageMaker endpoint: requests go through the AWS SDK; `generate_url` and `models_url`
+    /// only name it (`sagemaker:NAME`).
+    #[cfg(feature = "sagemaker")]
+    fn new_sagemaker(
+        spec: &EndpointSpec,
+        target: &super::SageMakerTarget,
+        request_timeout: Duration,
+    ) -> Result<Endpoint, EndpointError> {
+        let name = super::sagemaker_spec::display_name(&target.endpoint_name);
+        let url = Url::parse(&name).map_err(|e| EndpointError::InvalidUrl {
+            url: name.clone(),
+            reason: e.to_string(),
+        })?;
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| EndpointError::Client(error_chain(&e)))?;
+        Ok(Endpoint {
+            inner: Arc::new(Inner {
+                spec: spec.clone(),
+                client,
+                generate_url: url.clone(),
+                models_url: url,
+                request_timeout,
+                h1: None,
+                sagemaker: Some(super::sagemaker::SageMakerClient::new(
+                    target,
+                    request_timeout,
+                )),
+            }),
+            counter: Arc::new(ApproxTokenizer),
+        })
+    }
+
+    #[cfg(not(feature = "sagemaker"))]
+    fn new_sagemaker(
+        _spec: &EndpointSpec,
+        target: &super::SageMakerTarget,
+        _request_timeout: Duration,
+    ) -> Result<Endpoint, EndpointError> {
+        Err(EndpointError::NoSageMaker {
+            name: super::sagemaker_spec::display_name(&target.endpoint_name),
+        })
+    }
+
+    /// True for a SageMaker endpoint.
+    pub fn is_sagemaker(&self) -> bool {
+        self.inner.spec.sagemaker.is_some()
     }
 
     /// This endpoint, counting answers without usage (and reasoning without a server count)
@@ -318,10 +381,25 @@ impl Endpoint {
         live_chunks: Option<Arc<std::sync::atomic::AtomicU64>>,
     ) -> ExchangeOutcome {
         let inner = &*self.inner;
+        #[cfg(feature = "sagemaker")]
+        let body = match &inner.sagemaker {
+            Some(sm) => sm.request_body(&inner.spec, input, max_tokens),
+            None => openai::request_body(&inner.spec, input, max_tokens),
+        };
+        #[cfg(not(feature = "sagemaker"))]
         let body = openai::request_body(&inner.spec, input, max_tokens);
         let mut out = self.new_outcome(max_tokens, live_chunks);
         let deadline = tokio::time::Instant::now() + inner.request_timeout;
         out.start_ns = now_ns();
+        #[cfg(feature = "sagemaker")]
+        if let Some(sm) = &inner.sagemaker {
+            let (stream, timing) = (inner.spec.stream, inner.spec.sim_timing);
+            let run = sm.exchange(body, stream, timing, &mut out, probe.as_deref_mut());
+            if tokio::time::timeout_at(deadline, run).await.is_err() {
+                self.timed_out(&mut out, probe);
+            }
+            return self.finish(out, max_tokens);
+        }
         let finished = match &inner.h1 {
             Some(h1) => {
                 let stream = inner.spec.stream;
@@ -333,7 +411,10 @@ impl Endpoint {
                 tokio::time::timeout_at(deadline, run).await
             }
         };
-        self.finished(out, finished.is_ok(), probe, max_tokens)
+        if finished.is_err() {
+            self.timed_out(&mut out, probe);
+        }
+        self.finish(out, max_tokens)
     }
 
     /// A writer for the open-loop dispatcher's thread, which writes each request itself at
@@ -375,8 +456,10 @@ impl Endpoint {
         out.start_ns = start_ns;
         let deadline = tokio::time::Instant::from_std(started) + inner.request_timeout;
         let run = client.exchange_early(&request, early, inner.spec.stream, &mut out);
-        let finished = tokio::time::timeout_at(deadline, run).await;
-        self.finished(out, finished.is_ok(), None, max_tokens)
+        if tokio::time::timeout_at(deadline, run).await.is_err() {
+            self.timed_out(&mut out, None);
+        }
+        self.finish(out, max_tokens)
     }
 
     /// An outcome to fill for a request of at most `max_tokens`.
@@ -397,29 +480,23 @@ impl Endpoint {
         out
     }
 
-    /// `out` completed: a timeout when the exchange did not finish in time, its end time, and
-    /// what the server did not count.
-    fn finished(
-        &self,
-        mut out: ExchangeOutcome,
-        in_time: bool,
-        probe: Option<&mut Probe>,
-        max_tokens: u32,
-    ) -> ExchangeOutcome {
-        let inner = &*self.inner;
-        if !in_time {
-            out.error = Some(RequestError {
-                kind: ErrorKind::Timeout,
-                status: None,
-                message: format!(
-                    "no complete response within {} ms",
-                    inner.request_timeout.as_millis()
-                ),
-            });
-            if let Some(p) = probe {
-                p.transport = Some(Transport::Timeout);
-            }
+    /// The request timeout ran out.
+    fn timed_out(&self, out: &mut ExchangeOutcome, probe: Option<&mut Probe>) {
+        out.error = Some(RequestError {
+            kind: ErrorKind::Timeout,
+            status: None,
+            message: format!(
+                "no complete response within {} ms",
+                self.inner.request_timeout.as_millis()
+            ),
+        });
+        if let Some(p) = probe {
+            p.transport = Some(Transport::Timeout);
         }
+    }
+
+    /// The end of an exchange: its end time and the client-side token counts.
+    fn finish(&self, mut out: ExchangeOutcome, max_tokens: u32) -> ExchangeOutcome {
         out.end_ns = now_ns();
         out.max_tokens = Some(max_tokens);
         self.count_client_side(&mut out);

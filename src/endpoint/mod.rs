@@ -1,5 +1,6 @@
 //! Endpoint adapters: OpenAI-compatible chat and completions over one shared HTTP client (our
-//! own HTTP/1.1 client for `http://`, reqwest for `https://`), the SSE / JSON-lines stream
+//! own HTTP/1.1 client for `http://`, reqwest for `https://`), Amazon SageMaker AI endpoints
+//! through the AWS SDK (feature `sagemaker`, [`sagemaker`]), the SSE / JSON-lines stream
 //! parser, and the pre-flight check.
 
 use serde::{Deserialize, Serialize};
@@ -17,12 +18,17 @@ pub mod outcome;
 pub mod preflight;
 mod proxy;
 mod response;
+#[cfg(feature = "sagemaker")]
+pub mod sagemaker;
+pub mod sagemaker_spec;
 pub mod sse;
+mod tgi;
 mod transport;
 
 pub use client::{api_base, Endpoint, EndpointError};
 pub use direct::{DirectWriter, Prepared, Written};
 pub use preflight::{preflight, PreflightError, ServerIdentity};
+pub use sagemaker_spec::{SageMakerFormat, SageMakerTarget};
 
 /// Which OpenAI-compatible API to call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -83,6 +89,10 @@ pub struct EndpointSpec {
     /// Ask the simulator to stamp each chunk with its monotonic send time (ground truth).
     #[serde(default)]
     pub sim_timing: bool,
+    /// A SageMaker AI endpoint (kind `sagemaker`): requests go through the AWS SDK, not to
+    /// `base_url` (which then reads `sagemaker:NAME`). `None` for HTTP endpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sagemaker: Option<SageMakerTarget>,
 }
 
 impl std::fmt::Debug for EndpointSpec {
@@ -100,6 +110,7 @@ impl std::fmt::Debug for EndpointSpec {
             .field("stream", &self.stream)
             .field("headers", &headers)
             .field("api_key_env", &self.api_key_env)
+            .field("sagemaker", &self.sagemaker)
             .finish_non_exhaustive()
     }
 }

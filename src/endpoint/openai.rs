@@ -26,6 +26,8 @@ struct StreamOptions {
 /// A chat or completions request body.
 #[derive(Debug, Serialize)]
 struct RequestBody<'a> {
+    /// Left out when empty (a SageMaker container serves one model and may not want a name).
+    #[serde(skip_serializing_if = "str::is_empty")]
     model: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<Vec<Message<'a>>>,
@@ -306,6 +308,7 @@ mod tests {
             headers: vec![],
             api_key_env: None,
             sim_timing: false,
+            sagemaker: None,
         }
     }
 

@@ -115,6 +115,13 @@ pub enum PreflightError {
     InStreamError { url: String, message: String },
     #[error("{url}: the stream broke before it was complete ({detail}); check the server's logs")]
     BrokenStream { url: String, detail: String },
+    /// A SageMaker endpoint's diagnosis (see [`sagemaker_diagnosis`]).
+    #[error("{endpoint}: {message}")]
+    SageMaker {
+        /// `sagemaker:NAME`.
+        endpoint: String,
+        message: String,
+    },
 }
 
 fn key_hint(key_var: &Option<String>) -> String {
@@ -219,6 +226,9 @@ pub async fn only_model(ep: &Endpoint) -> Result<String, PreflightError> {
 /// streams, if asked) like an OpenAI-compatible API. Sends one small generation request (up to
 /// three while the server answers 5xx or 429).
 pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> {
+    if ep.is_sagemaker() {
+        return preflight_sagemaker(ep).await;
+    }
     let timeout = ep.request_timeout();
     let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
     let spec = ep.spec();
@@ -306,6 +316,164 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
         Some(e) => Err(e),
         None => Ok(id),
     }
+}
+
+/// A SageMaker endpoint's pre-flight: one small invocation, the way the run sends them (no
+/// `/models` to ask: the container serves the model it holds). Asked again, twice at most,
+/// while SageMaker throttles or the container answers 5xx, as on the HTTP path.
+async fn preflight_sagemaker(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> {
+    let mut attempt = 1;
+    let (out, probe) = loop {
+        let mut probe = Probe::default();
+        let out = ep
+            .exchange(
+                crate::workload::messages::RequestInput::Text(PREFLIGHT_PROMPT),
+                PREFLIGHT_MAX_TOKENS,
+                Some(&mut probe),
+                None,
+            )
+            .await;
+        let transient = out.error.as_ref().is_some_and(|e| {
+            e.kind == ErrorKind::HttpStatus
+                && e.status
+                    .is_some_and(|s| s == 429 || (500..600).contains(&s))
+        });
+        if !transient || attempt == PREFLIGHT_ATTEMPTS {
+            break (out, probe);
+        }
+        attempt += 1;
+        tokio::time::sleep(PREFLIGHT_RETRY_PAUSE).await;
+    };
+    let spec = ep.spec();
+    let target = spec.sagemaker.clone().unwrap_or_default();
+    let message = sagemaker_diagnosis(
+        &target,
+        spec.stream,
+        out.error.as_ref(),
+        probe.data_events,
+        ep.request_timeout().as_millis(),
+    );
+    match message {
+        Some(message) => Err(PreflightError::SageMaker {
+            endpoint: super::sagemaker_spec::display_name(&target.endpoint_name),
+            message,
+        }),
+        None => Ok(ServerIdentity {
+            models: Vec::new(),
+            server_header: probe
+                .server_header
+                .map(|variant| format!("SageMaker production variant {variant}")),
+            owned_by: None,
+        }),
+    }
+}
+
+/// What went wrong with a SageMaker pre-flight invocation, in one line, or `None`.
+pub fn sagemaker_diagnosis(
+    target: &super::SageMakerTarget,
+    stream: bool,
+    error: Option<&crate::endpoint::outcome::RequestError>,
+    data_events: u64,
+    timeout_ms: u128,
+) -> Option<String> {
+    let action = if stream {
+        "sagemaker:InvokeEndpointWithResponseStream"
+    } else {
+        "sagemaker:InvokeEndpoint"
+    };
+    let region = target.region.as_deref().unwrap_or("the default region");
+    let name = &target.endpoint_name;
+    let Some(err) = error else {
+        if stream && data_events == 0 {
+            return Some(
+                "the response stream carried no events: the container may not support \
+                 streaming; try --no-stream"
+                    .to_string(),
+            );
+        }
+        return None;
+    };
+    let m = &err.message;
+    let lower = m.to_ascii_lowercase();
+    let code = m.split([':', ' ']).next().unwrap_or_default();
+    Some(match err.kind {
+        ErrorKind::Connect if lower.contains("credential") => {
+            let profile = target
+                .profile
+                .as_deref()
+                .map(|p| format!(" (profile {p})"))
+                .unwrap_or_default();
+            format!(
+                "no AWS credentials found: the SDK tried the environment (AWS_ACCESS_KEY_ID, \
+                 AWS_SECRET_ACCESS_KEY), the shared config and credentials files{profile}, SSO, \
+                 web identity, and container and instance metadata; set them, or pass \
+                 --aws-profile NAME"
+            )
+        }
+        ErrorKind::Connect if lower.contains("region") => {
+            "no AWS region: pass --region REGION (or set AWS_REGION, or region in the \
+             endpoint's config)"
+                .to_string()
+        }
+        ErrorKind::Connect => format!("cannot reach SageMaker in {region}: {m}"),
+        ErrorKind::Timeout => format!(
+            "no answer within {timeout_ms} ms: the endpoint may be overloaded or scaling from \
+             zero; retry, or raise --timeout"
+        ),
+        ErrorKind::HttpStatus => match code {
+            "ExpiredTokenException" | "ExpiredToken" => {
+                "the AWS credentials have expired: refresh them (e.g. aws sso login) and run again"
+                    .to_string()
+            }
+            "AccessDeniedException" => format!(
+                "access denied: the AWS identity may not call {action} on endpoint {name}; \
+                 grant it that action (docs/sagemaker.md has the IAM policy)"
+            ),
+            "UnrecognizedClientException"
+            | "InvalidSignatureException"
+            | "InvalidClientTokenId"
+            | "SignatureDoesNotMatch" => format!(
+                "the AWS credentials were rejected ({code}): check the access key, the secret \
+                 and the profile"
+            ),
+            "ValidationError" if lower.contains("inference component") => format!(
+                "the inference component {} was not found on endpoint {name}: check \
+                 --inference-component (SageMaker says: {m})",
+                target
+                    .inference_component
+                    .as_deref()
+                    .unwrap_or("(none given)")
+            ),
+            "ValidationError" if lower.contains("not found") => {
+                format!("endpoint {name} was not found in {region}: check the name and --region")
+            }
+            "ValidationError"
+                if lower.contains("not in service") || lower.contains("inservice") =>
+            {
+                format!(
+                    "endpoint {name} is not InService yet: wait until its status is InService \
+                     (SageMaker says: {m})"
+                )
+            }
+            "ValidationError" if stream && lower.contains("stream") => format!(
+                "the container does not support response streaming: try --no-stream \
+                 (SageMaker says: {m})"
+            ),
+            "ModelError" => format!(
+                "the container rejected the request in format {}: {m}; check \
+                 --sagemaker-format",
+                target.format.as_str()
+            ),
+            _ => format!("SageMaker answered HTTP {}: {m}", err.status.unwrap_or(0)),
+        },
+        ErrorKind::InStreamError => format!("the container failed inside the stream: {m}"),
+        ErrorKind::BrokenStream => format!("the response stream broke: {m}"),
+        ErrorKind::BadPayload => format!(
+            "the container's answer is not {} JSON ({m}): check --sagemaker-format",
+            target.format.as_str()
+        ),
+        ErrorKind::Cancelled => return None,
+    })
 }
 
 /// The diagnosis of the generation request, or `None` when it went well.

@@ -191,9 +191,37 @@ fn keep_head(probe: &mut Option<&mut Probe>, bytes: &[u8]) {
     }
 }
 
+/// Which JSON the answer's events carry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// OpenAI chat or completions chunks.
+    #[default]
+    OpenAi,
+    /// Hugging Face TGI tokens ([`super::tgi`]): complete at the chunk with `generated_text`.
+    #[cfg_attr(not(feature = "sagemaker"), allow(dead_code))]
+    Tgi,
+}
+
+impl Dialect {
+    fn parse_event(self, data: &[u8]) -> Result<openai::Chunk<'_>, ChunkError> {
+        match self {
+            Dialect::OpenAi => openai::parse_chunk(data),
+            Dialect::Tgi => super::tgi::parse_stream_chunk(data),
+        }
+    }
+
+    fn parse_whole(self, data: &[u8]) -> Result<openai::Chunk<'_>, ChunkError> {
+        match self {
+            Dialect::OpenAi => openai::parse_chunk(data),
+            Dialect::Tgi => super::tgi::parse_whole(data),
+        }
+    }
+}
+
 /// Per-stream state while events are parsed.
 #[derive(Default)]
 struct StreamState {
+    dialect: Dialect,
     content: String,
     reasoning: String,
     usage: Option<Usage>,
@@ -211,7 +239,7 @@ impl StreamState {
         let Event::Data(data) = event else {
             return;
         };
-        match openai::parse_chunk(data) {
+        match self.dialect.parse_event(data) {
             Ok(c) => {
                 self.openai_chunks += u64::from(c.openai_shaped);
                 self.finished |= c.finished;
@@ -293,6 +321,18 @@ pub(crate) struct StreamReader {
 }
 
 impl StreamReader {
+    /// A reader of `dialect` events.
+    #[cfg_attr(not(feature = "sagemaker"), allow(dead_code))]
+    pub fn new(dialect: Dialect) -> Self {
+        StreamReader {
+            parser: StreamParser::default(),
+            st: StreamState {
+                dialect,
+                ..StreamState::default()
+            },
+        }
+    }
+
     /// Reads events into `out` until the body ends (or fails), or, with `until_first_token`,
     /// until a read has brought the first token. True when the body ended (or failed).
     pub async fn read(
@@ -302,9 +342,8 @@ impl StreamReader {
         mut probe: Option<&mut Probe>,
         until_first_token: bool,
     ) -> bool {
-        let (parser, st) = (&mut self.parser, &mut self.st);
         loop {
-            let next = if parser.saw_done() {
+            let next = if self.parser.saw_done() {
                 // Complete; wait briefly for the body's end so the connection can be reused.
                 tokio::time::timeout(AFTER_DONE_GRACE, resp.next())
                     .await
@@ -314,19 +353,7 @@ impl StreamReader {
             };
             match next {
                 Ok(Some((bytes, t))) => {
-                    keep_head(&mut probe, bytes);
-                    parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
-                    if parser.overflowed() && out.error.is_none() {
-                        out.error = Some(RequestError {
-                            kind: ErrorKind::BadPayload,
-                            status: None,
-                            message: format!(
-                                "the stream sent a line (or an event) longer than {} MiB",
-                                MAX_LINE_BYTES >> 20
-                            ),
-                        });
-                    }
-                    if out.error.is_some() {
+                    if self.on_bytes(bytes, t, out, probe.as_deref_mut()) {
                         return true;
                     }
                     if until_first_token && out.first_token_ns.is_some() {
@@ -334,26 +361,63 @@ impl StreamReader {
                     }
                 }
                 Ok(None) => {
-                    let t = now_ns();
-                    st.at_end = true;
-                    parser.finish(&mut |ev| st.on_event(out, ev, t));
-                    if out.error.is_none() {
-                        let complete = parser.saw_done()
-                            || (parser.framing() == Framing::JsonLines && st.finished);
-                        if !complete {
-                            out.error = Some(RequestError {
-                                kind: ErrorKind::BrokenStream,
-                                status: None,
-                                message: "the stream ended without [DONE]".to_string(),
-                            });
-                        }
-                    }
+                    self.on_end(out);
                     return true;
                 }
                 Err(e) => {
                     out.error = Some(broken_stream(&e));
                     return true;
                 }
+            }
+        }
+    }
+
+    /// The next bytes of the body, read at `t`: their events into `out`. True when the
+    /// stream failed (`out.error` says how).
+    pub fn on_bytes(
+        &mut self,
+        bytes: &[u8],
+        t: u64,
+        out: &mut ExchangeOutcome,
+        mut probe: Option<&mut Probe>,
+    ) -> bool {
+        let (parser, st) = (&mut self.parser, &mut self.st);
+        keep_head(&mut probe, bytes);
+        parser.feed(bytes, &mut |ev| st.on_event(out, ev, t));
+        if parser.overflowed() && out.error.is_none() {
+            out.error = Some(RequestError {
+                kind: ErrorKind::BadPayload,
+                status: None,
+                message: format!(
+                    "the stream sent a line (or an event) longer than {} MiB",
+                    MAX_LINE_BYTES >> 20
+                ),
+            });
+        }
+        out.error.is_some()
+    }
+
+    /// The body ended: its last unterminated event, and `BrokenStream` when the stream was
+    /// not complete (no `[DONE]`, or no final chunk in a format without one).
+    pub fn on_end(&mut self, out: &mut ExchangeOutcome) {
+        let (parser, st) = (&mut self.parser, &mut self.st);
+        let t = now_ns();
+        st.at_end = true;
+        parser.finish(&mut |ev| st.on_event(out, ev, t));
+        if out.error.is_none() {
+            let complete = parser.saw_done()
+                || (st.finished
+                    && (parser.framing() == Framing::JsonLines || st.dialect == Dialect::Tgi));
+            if !complete {
+                out.error = Some(RequestError {
+                    kind: ErrorKind::BrokenStream,
+                    status: None,
+                    message: match st.dialect {
+                        Dialect::OpenAi => "the stream ended without [DONE]",
+                        Dialect::Tgi => "the stream ended without its generated_text",
+                    }
+                    .to_string(),
+                });
             }
         }
     }
@@ -426,13 +490,31 @@ pub(crate) async fn read_whole(
             }
         }
     }
-    let mut st = StreamState::default();
-    match openai::parse_chunk(&body) {
+    parse_whole(Dialect::OpenAi, &body, t, out, probe);
+}
+
+/// A whole answer's `body`, read by `t`, into `out`.
+pub(crate) fn parse_whole(
+    dialect: Dialect,
+    body: &[u8],
+    t: u64,
+    out: &mut ExchangeOutcome,
+    probe: Option<&mut Probe>,
+) {
+    let mut st = StreamState {
+        dialect,
+        ..StreamState::default()
+    };
+    match dialect.parse_whole(body) {
         Ok(c) if !c.openai_shaped => {
             out.error = Some(RequestError {
                 kind: ErrorKind::BadPayload,
                 status: None,
-                message: "the response has no choices".to_string(),
+                message: match dialect {
+                    Dialect::OpenAi => "the response has no choices",
+                    Dialect::Tgi => "the response has no generated_text",
+                }
+                .to_string(),
             });
         }
         Ok(c) => {
@@ -468,5 +550,94 @@ pub(crate) async fn read_whole(
     if let Some(p) = probe {
         p.data_events = u64::from(!body.is_empty());
         p.openai_chunks = st.openai_chunks;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a stream read in `parts` (each stamped with its index) gave.
+    fn read_parts(dialect: Dialect, parts: &[&[u8]]) -> ExchangeOutcome {
+        let mut out = ExchangeOutcome::default();
+        let mut reader = StreamReader::new(dialect);
+        for (i, part) in parts.iter().enumerate() {
+            if reader.on_bytes(part, i as u64 + 1, &mut out, None) {
+                break;
+            }
+        }
+        if out.error.is_none() {
+            reader.on_end(&mut out);
+        }
+        reader.finish(&mut out, None);
+        out
+    }
+
+    const OPENAI: &str = "data: {\"choices\":[{\"delta\":{\"content\":\" h\u{e9}llo\"}}]}\n\n\
+        data: {\"choices\":[{\"delta\":{\"content\":\" world\"},\"finish_reason\":\"length\"}]}\n\n\
+        data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n\
+        data: [DONE]\n\n";
+    const TGI: &str = "data:{\"token\":{\"text\":\" h\u{e9}llo\",\"special\":false},\"generated_text\":null}\n\n\
+        data:{\"token\":{\"text\":\" world\",\"special\":false},\"generated_text\":\" h\u{e9}llo world\",\"details\":{\"generated_tokens\":2}}\n\n";
+
+    /// SageMaker cuts the container's stream into payload parts at any byte (inside a JSON
+    /// object, inside a UTF-8 character): every cut into two parts, and one byte per part,
+    /// read as the whole stream in one part does; the first token is stamped with the part
+    /// that completed its event.
+    #[test]
+    fn payload_parts_cut_anywhere_read_alike() {
+        for (dialect, body) in [(Dialect::OpenAi, OPENAI), (Dialect::Tgi, TGI)] {
+            let bytes = body.as_bytes();
+            let whole = read_parts(dialect, &[bytes]);
+            assert_eq!(whole.error, None, "{dialect:?}");
+            assert_eq!(whole.answer_text, " h\u{e9}llo world", "{dialect:?}");
+            assert_eq!(whole.output_tokens, Some(2), "{dialect:?}");
+            assert_eq!(whole.content_chunk_ns, vec![1, 1], "{dialect:?}");
+            let first_event_end = body.find("\n\n").unwrap() + 2;
+            for cut in 1..bytes.len() {
+                let (a, b) = bytes.split_at(cut);
+                let got = read_parts(dialect, &[a, b]);
+                assert_eq!(got.error, None, "{dialect:?} cut at {cut}");
+                assert_eq!(
+                    got.answer_text, whole.answer_text,
+                    "{dialect:?} cut at {cut}"
+                );
+                assert_eq!(got.output_tokens, Some(2), "{dialect:?} cut at {cut}");
+                // the first event completes with part 1 when the cut is past its blank line
+                let first = if cut >= first_event_end { 1 } else { 2 };
+                assert_eq!(got.first_token_ns, Some(first), "{dialect:?} cut at {cut}");
+            }
+            let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
+            let got = read_parts(dialect, &bytewise);
+            assert_eq!(
+                got.answer_text, whole.answer_text,
+                "{dialect:?} byte by byte"
+            );
+            assert_eq!(got.output_tokens, Some(2), "{dialect:?} byte by byte");
+        }
+    }
+
+    /// A stream that ends before it is complete is a broken stream in either format.
+    #[test]
+    fn streams_cut_short_are_broken() {
+        for (dialect, body, said) in [
+            (
+                Dialect::OpenAi,
+                &OPENAI[..OPENAI.len() - 14],
+                "the stream ended without [DONE]",
+            ),
+            (
+                Dialect::Tgi,
+                &TGI[..TGI.find("\n\n").unwrap() + 2],
+                "the stream ended without its generated_text",
+            ),
+        ] {
+            let got = read_parts(dialect, &[body.as_bytes()]);
+            let err = got.error.expect("an error");
+            assert_eq!(
+                (err.kind, err.message.as_str()),
+                (ErrorKind::BrokenStream, said)
+            );
+        }
     }
 }

@@ -129,7 +129,13 @@ pub async fn run(
         r = setup(&req, &events) => r?,
         _ = cancel.cancelled() => return Err(RunError::Cancelled),
     };
-    let model = endpoint.spec().model.clone();
+    let model = match &endpoint.spec().sagemaker {
+        // a SageMaker container serves the model it holds, unnamed
+        Some(sm) if endpoint.spec().model.is_empty() => {
+            format!("the container's ({})", sm.format.as_str())
+        }
+        _ => endpoint.spec().model.clone(),
+    };
 
     let run_id = crate::report::new_run_id(&req.kind, std::time::SystemTime::now());
     let dir = ResultsDir::create(&req.results_root, &run_id)?;
@@ -164,11 +170,14 @@ pub async fn run(
         .await;
 
     let scrape_stop = CancellationToken::new();
-    let scraper = tokio::spawn(crate::telemetry::scrape::scrape(
-        endpoint.spec().base_url.clone(),
-        events.clone(),
-        scrape_stop.clone(),
-    ));
+    // a SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
+    let scraper = (!endpoint.is_sagemaker()).then(|| {
+        tokio::spawn(crate::telemetry::scrape::scrape(
+            endpoint.spec().base_url.clone(),
+            events.clone(),
+            scrape_stop.clone(),
+        ))
+    });
     let mut log = dir.request_log()?;
     let mut levels: Vec<LevelSummary> = Vec::new();
     let mut raised_said = false;
@@ -239,7 +248,9 @@ pub async fn run(
         levels.push(summary);
     }
     scrape_stop.cancel();
-    let _ = scraper.await;
+    if let Some(scraper) = scraper {
+        let _ = scraper.await;
+    }
     let interrupted = cancel.is_cancelled();
     echo.ended_at = Some(crate::report::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
@@ -275,7 +286,8 @@ async fn setup(
     let mut workload = req.workload.clone().ensure_loaded()?;
     let counter = workload.loaded().tokenizer.tokenizer.clone();
     let max_pool = 4096usize;
-    let endpoint = if req.endpoint.model.is_empty() {
+    // a SageMaker container serves the one model it holds: no name needed
+    let endpoint = if req.endpoint.model.is_empty() && req.endpoint.sagemaker.is_none() {
         // no model named: use the one the server lists (or say which to pick)
         let probe = Endpoint::new(&req.endpoint, 1, req.timeout)?;
         let mut spec = req.endpoint.clone();

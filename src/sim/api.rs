@@ -13,6 +13,9 @@ pub enum Endpoint {
     Chat,
     /// `POST /v1/completions`
     Completion,
+    /// A Hugging Face TGI body (`{"inputs", "parameters"}`), as SageMaker's TGI containers
+    /// take it on `/endpoints/{name}/invocations[-response-stream]`.
+    Tgi,
 }
 
 /// An error answered as `{"error": {"message", "type", "param", "code"}}`.
@@ -70,6 +73,19 @@ struct ChatRequest {
     ignore_eos: Option<bool>,
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct TgiParameters {
+    max_new_tokens: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TgiRequest {
+    inputs: String,
+    #[serde(default)]
+    parameters: Option<TgiParameters>,
+    stream: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -178,6 +194,11 @@ pub fn parse_request(
             let o = (r.ignore_eos, r.stream, r.stream_options);
             (r.model, prompt, r.max_tokens, r.min_tokens, o.0, o.1, o.2)
         }
+        Endpoint::Tgi => {
+            let r: TgiRequest = serde_json::from_slice(body).map_err(invalid)?;
+            let max = r.parameters.unwrap_or_default().max_new_tokens;
+            (None, r.inputs, max, None, None, r.stream, None)
+        }
     };
     if let Some(m) = req_model {
         if m != model {
@@ -194,7 +215,7 @@ pub fn parse_request(
     }
     let template_tokens = match endpoint {
         Endpoint::Chat => limits.template_overhead,
-        Endpoint::Completion => 0,
+        Endpoint::Completion | Endpoint::Tgi => 0,
     };
     let prompt_tokens = counted.tokens.saturating_add(template_tokens);
     if prompt_tokens >= max_model_len {

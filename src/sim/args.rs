@@ -87,6 +87,50 @@ pub struct SimArgs {
     /// answer generated for it to FILE, one JSON line each
     #[arg(long, value_name = "FILE")]
     pub request_log: Option<std::path::PathBuf>,
+    /// SageMaker API (/endpoints/NAME/invocations[-response-stream]): require every request
+    /// to be SigV4-signed with this access key id and the secret in the environment variable
+    /// RIGHTSIZE_SIM_AWS_SECRET_ACCESS_KEY
+    #[cfg(feature = "sagemaker")]
+    #[arg(long, value_name = "ID")]
+    pub sagemaker_access_key_id: Option<String>,
+    /// SageMaker API: refuse every invocation this way (access-denied, expired-token,
+    /// no-endpoint, not-in-service, no-component, no-streaming, throttled)
+    #[cfg(feature = "sagemaker")]
+    #[arg(long, value_name = "KIND", value_parser = parse_refusal)]
+    pub sagemaker_refuse: Option<super::sagemaker::Refusal>,
+    /// SageMaker API: break the second event-stream frame of every streamed answer
+    /// (bad-prelude-crc, bad-message-crc, truncated)
+    #[cfg(feature = "sagemaker")]
+    #[arg(long, value_name = "KIND", value_parser = parse_frame_fault)]
+    pub sagemaker_frame_fault: Option<super::sagemaker::FrameFault>,
+    /// SageMaker API: largest payload part in bytes; parts are cut at random sizes up to it
+    #[cfg(feature = "sagemaker")]
+    #[arg(long, value_name = "BYTES", default_value_t = super::sagemaker::DEFAULT_MAX_PART_BYTES)]
+    pub sagemaker_max_part_bytes: usize,
+}
+
+/// The variable holding the secret of `--sagemaker-access-key-id`.
+#[cfg(feature = "sagemaker")]
+pub const SIM_SECRET_ENV: &str = "RIGHTSIZE_SIM_AWS_SECRET_ACCESS_KEY";
+
+#[cfg(feature = "sagemaker")]
+fn parse_refusal(s: &str) -> Result<super::sagemaker::Refusal, String> {
+    super::sagemaker::Refusal::parse(s).ok_or_else(|| {
+        format!(
+            "`{s}` is not a refusal; use one of: {}",
+            super::sagemaker::Refusal::NAMES.join(", ")
+        )
+    })
+}
+
+#[cfg(feature = "sagemaker")]
+fn parse_frame_fault(s: &str) -> Result<super::sagemaker::FrameFault, String> {
+    super::sagemaker::FrameFault::parse(s).ok_or_else(|| {
+        format!(
+            "`{s}` is not a frame fault; use one of: {}",
+            super::sagemaker::FrameFault::NAMES.join(", ")
+        )
+    })
 }
 
 impl SimArgs {
@@ -120,6 +164,24 @@ impl SimArgs {
             tokenizer: self.tokenizer,
             template_overhead: self.template_overhead,
             request_log: self.request_log,
+            #[cfg(feature = "sagemaker")]
+            sagemaker: super::sagemaker::SageMakerSim {
+                credentials: match self.sagemaker_access_key_id {
+                    None => None,
+                    Some(id) => match std::env::var(SIM_SECRET_ENV) {
+                        Ok(secret) if !secret.is_empty() => Some((id, secret)),
+                        _ => {
+                            return Err(format!(
+                                "--sagemaker-access-key-id needs the secret in the environment \
+                                 variable {SIM_SECRET_ENV}"
+                            ))
+                        }
+                    },
+                },
+                refuse: self.sagemaker_refuse,
+                frame_fault: self.sagemaker_frame_fault,
+                max_part_bytes: self.sagemaker_max_part_bytes,
+            },
         };
         cfg.validate()?;
         Ok(cfg)

@@ -45,6 +45,20 @@ pub struct Completion {
     pub fault: Option<StreamFault>,
     /// Content chunks before the fault strikes.
     pub fault_after: u32,
+    /// Streamed through the SageMaker API: the stream goes out in event-stream frames.
+    #[cfg(feature = "sagemaker")]
+    pub sagemaker: Option<SageMakerFraming>,
+}
+
+/// A SageMaker stream's framing state (see [`super::sagemaker`]).
+#[cfg(feature = "sagemaker")]
+#[derive(Debug)]
+pub struct SageMakerFraming {
+    pub cfg: std::sync::Arc<super::sagemaker::SageMakerSim>,
+    pub rng: crate::rng::SplitMix64,
+    pub frames_sent: u64,
+    /// The in-stream error fault struck: send a `ModelStreamError` frame.
+    pub stream_error: bool,
 }
 
 impl Completion {
@@ -52,7 +66,7 @@ impl Completion {
         match (self.endpoint, stream) {
             (Endpoint::Chat, true) => "chat.completion.chunk",
             (Endpoint::Chat, false) => "chat.completion",
-            (Endpoint::Completion, _) => "text_completion",
+            (Endpoint::Completion | Endpoint::Tgi, _) => "text_completion",
         }
     }
 
@@ -125,6 +139,28 @@ impl SimBody {
         }))
     }
 
+    /// A body known up front: its bytes.
+    #[cfg(feature = "sagemaker")]
+    pub fn full_bytes(&self) -> Option<&Bytes> {
+        match self {
+            SimBody::Full(b) => b.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A streaming body goes out in SageMaker's event-stream frames; false when the body is
+    /// not a stream (the request asked for a whole answer).
+    #[cfg(feature = "sagemaker")]
+    pub fn frame_for_sagemaker(&mut self, framing: SageMakerFraming) -> bool {
+        match self {
+            SimBody::Stream(s) => {
+                s.c.sagemaker = Some(framing);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A non-streaming body fed by `rx`.
     pub fn whole(c: Completion, rx: UnboundedReceiver<TokenEvent>) -> Self {
         let stall = c.fault == Some(StreamFault::Stall);
@@ -164,6 +200,9 @@ impl StreamState {
     }
 
     fn token_chunk(&mut self, out: &mut String, last: bool) {
+        if self.c.endpoint == Endpoint::Tgi {
+            return self.tgi_token(out, last);
+        }
         let c = &self.c;
         if c.endpoint == Endpoint::Chat && !self.role_sent {
             self.role_sent = true;
@@ -186,7 +225,7 @@ impl StreamState {
             Endpoint::Chat => {
                 let _ = write!(out, "[{{\"index\":0,\"delta\":{{\"content\":\" {word}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}]");
             }
-            Endpoint::Completion => {
+            Endpoint::Completion | Endpoint::Tgi => {
                 let _ = write!(out, "[{{\"index\":0,\"text\":\" {word}\",\"logprobs\":null,\"finish_reason\":{finish}}}]");
             }
         }
@@ -194,7 +233,46 @@ impl StreamState {
         out.push_str("\n\n");
     }
 
+    /// A TGI stream line: the token, and with the last one the whole `generated_text` and
+    /// `details.generated_tokens`.
+    fn tgi_token(&mut self, out: &mut String, last: bool) {
+        let c = &self.c;
+        let word = token_word(c.text_seed, self.sent);
+        self.sent += 1;
+        let _ = write!(
+            out,
+            "data:{{\"index\":{},\"token\":{{\"id\":{},\"text\":\" {word}\",\"logprob\":-0.5,\"special\":false}},",
+            self.sent, self.sent
+        );
+        if last {
+            out.push_str("\"generated_text\":\"");
+            for i in 0..self.sent {
+                out.push(' ');
+                out.push_str(token_word(c.text_seed, i));
+            }
+            let finish = if self.sent >= c.max_tokens {
+                "length"
+            } else {
+                "eos_token"
+            };
+            let _ = write!(
+                out,
+                "\",\"details\":{{\"finish_reason\":\"{finish}\",\"generated_tokens\":{},\"seed\":null}}",
+                self.sent
+            );
+        } else {
+            out.push_str("\"generated_text\":null,\"details\":null");
+        }
+        c.tail(out);
+        out.push_str("\n\n");
+    }
+
     fn end(&mut self, out: &mut String) {
+        if self.c.endpoint == Endpoint::Tgi {
+            // TGI ends with the token that carries generated_text: no usage, no [DONE]
+            self.then = Then::End;
+            return;
+        }
         if self.c.include_usage {
             Self::event_start(out);
             self.c.head(out, true);
@@ -222,9 +300,24 @@ impl StreamState {
                 false
             }
             StreamFault::InStreamError => {
-                out.push_str("data: ");
-                out.push_str(IN_STREAM_ERROR);
-                out.push_str("\n\ndata: [DONE]\n\n");
+                #[cfg(feature = "sagemaker")]
+                if let Some(f) = self.c.sagemaker.as_mut() {
+                    // SageMaker reports a container failing mid-stream in its own frame
+                    f.stream_error = true;
+                    self.rx = None;
+                    self.then = Then::End;
+                    return true;
+                }
+                match self.c.endpoint {
+                    Endpoint::Tgi => out.push_str(
+                        "data:{\"error\":\"simulated in-stream error\",\"error_type\":\"generation\"}\n\n",
+                    ),
+                    _ => {
+                        out.push_str("data: ");
+                        out.push_str(IN_STREAM_ERROR);
+                        out.push_str("\n\ndata: [DONE]\n\n");
+                    }
+                }
                 self.rx = None;
                 self.then = Then::End;
                 true
@@ -286,6 +379,27 @@ impl StreamState {
                 Poll::Pending => break,
             }
         }
+        #[cfg(feature = "sagemaker")]
+        if let Some(f) = self.c.sagemaker.as_mut() {
+            let mut framed = Vec::with_capacity(out.len() * 2 + 64);
+            let cut = super::sagemaker::write_parts(
+                out.as_bytes(),
+                &f.cfg,
+                &mut f.rng,
+                &mut f.frames_sent,
+                &mut framed,
+            );
+            if cut {
+                self.rx = None;
+                self.then = Then::End;
+            } else if f.stream_error && self.then == Then::End {
+                f.stream_error = false;
+                super::sagemaker::model_stream_error("simulated in-stream error", &mut framed);
+            }
+            if !framed.is_empty() {
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(framed)))));
+            }
+        }
         if !out.is_empty() {
             return Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))));
         }
@@ -312,6 +426,9 @@ pub struct WholeState {
 impl WholeState {
     fn render(&self) -> String {
         let c = &self.c;
+        if c.endpoint == Endpoint::Tgi {
+            return self.render_tgi();
+        }
         let mut out = String::with_capacity(256 + 5 * self.generated as usize);
         c.head(&mut out, false);
         let mut text = String::with_capacity(5 * self.generated as usize);
@@ -324,12 +441,36 @@ impl WholeState {
             Endpoint::Chat => {
                 let _ = write!(out, "[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}],");
             }
-            Endpoint::Completion => {
+            Endpoint::Completion | Endpoint::Tgi => {
                 let _ = write!(out, "[{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}],");
             }
         }
         c.usage(&mut out, self.generated);
         c.tail(&mut out);
+        out
+    }
+
+    /// The SageMaker TGI containers' whole answer: `[{"generated_text", "details"}]`.
+    fn render_tgi(&self) -> String {
+        let c = &self.c;
+        let mut out = String::with_capacity(128 + 5 * self.generated as usize);
+        out.push_str("[{\"generated_text\":\"");
+        for i in 0..self.generated {
+            out.push(' ');
+            out.push_str(token_word(c.text_seed, i));
+        }
+        let finish = if self.generated >= c.max_tokens {
+            "length"
+        } else {
+            "eos_token"
+        };
+        let _ = write!(
+            out,
+            "\",\"details\":{{\"finish_reason\":\"{finish}\",\"generated_tokens\":{},\"seed\":null}}",
+            self.generated
+        );
+        c.tail(&mut out);
+        out.push(']');
         out
     }
 
@@ -364,11 +505,19 @@ impl WholeState {
                 let full = self.render();
                 full[..full.len() / 2].to_string()
             }
+            Some(StreamFault::InStreamError) if c_is_tgi(&self.c) => {
+                "{\"error\":\"simulated in-stream error\",\"error_type\":\"generation\"}"
+                    .to_string()
+            }
             Some(StreamFault::InStreamError) => IN_STREAM_ERROR.to_string(),
             _ => self.render(),
         };
         Poll::Ready(Some(Ok(Frame::data(Bytes::from(body)))))
     }
+}
+
+fn c_is_tgi(c: &Completion) -> bool {
+    c.endpoint == Endpoint::Tgi
 }
 
 impl Body for SimBody {

@@ -133,6 +133,9 @@ pub struct SimConfig {
     pub template_overhead: u32,
     /// Write each completion request taken on, and its answer, to this file (JSON lines).
     pub request_log: Option<std::path::PathBuf>,
+    /// The SageMaker runtime API's settings (test credentials, refusals, framing faults).
+    #[cfg(feature = "sagemaker")]
+    pub sagemaker: super::sagemaker::SageMakerSim,
 }
 
 impl Default for SimConfig {
@@ -158,6 +161,11 @@ impl Default for SimConfig {
             tokenizer: "approx".to_string(),
             template_overhead: 0,
             request_log: None,
+            #[cfg(feature = "sagemaker")]
+            sagemaker: super::sagemaker::SageMakerSim {
+                max_part_bytes: super::sagemaker::DEFAULT_MAX_PART_BYTES,
+                ..Default::default()
+            },
         }
     }
 }

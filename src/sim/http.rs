@@ -124,6 +124,10 @@ pub async fn accept_loop(
 pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBody> {
     let path = req.uri().path().to_string();
     let method = req.method().clone();
+    #[cfg(feature = "sagemaker")]
+    if path.starts_with("/endpoints/") {
+        return sagemaker(state, req).await;
+    }
     let allowed = match path.as_str() {
         "/health" | "/v1/models" | "/metrics" => Method::GET,
         "/v1/chat/completions" | "/v1/completions" => Method::POST,
@@ -200,6 +204,17 @@ async fn complete(
             )))
         }
     };
+    complete_body(state, endpoint, timing, arrival_ns, &body)
+}
+
+/// Answers a completion request's `body`, which arrived at `arrival_ns`.
+fn complete_body(
+    state: &AppState,
+    endpoint: Endpoint,
+    timing: bool,
+    arrival_ns: u64,
+    body: &[u8],
+) -> Response<SimBody> {
     let cfg = &state.cfg;
     let limits = Limits {
         model: &cfg.model,
@@ -208,7 +223,7 @@ async fn complete(
         counter: &state.counter,
         template_overhead: cfg.template_overhead,
     };
-    let params = match parse_request(endpoint, &body, &limits) {
+    let params = match parse_request(endpoint, body, &limits) {
         Ok(p) => p,
         Err(e) => return error(e),
     };
@@ -263,7 +278,7 @@ async fn complete(
         let answer: String = (0..output_len)
             .map(|i| format!(" {}", super::text::token_word(seed, i)))
             .collect();
-        log.record(n, endpoint, &body, params.prompt_tokens, &answer);
+        log.record(n, endpoint, body, params.prompt_tokens, &answer);
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let seq = NewSeq {
@@ -290,7 +305,7 @@ async fn complete(
         endpoint,
         id: match endpoint {
             Endpoint::Chat => format!("chatcmpl-sim-{n}"),
-            Endpoint::Completion => format!("cmpl-sim-{n}"),
+            Endpoint::Completion | Endpoint::Tgi => format!("cmpl-sim-{n}"),
         },
         created: unix_now(),
         model_json: state.model_json.clone(),
@@ -301,6 +316,8 @@ async fn complete(
         include_usage: params.include_usage,
         fault: stream_fault,
         fault_after: FAULT_AFTER_CHUNKS.min(output_len.saturating_sub(1)),
+        #[cfg(feature = "sagemaker")]
+        sagemaker: None,
     };
     if params.stream {
         let mut r = response(200, "text/event-stream", SimBody::stream(completion, rx));
@@ -310,4 +327,126 @@ async fn complete(
     } else {
         response(200, "application/json", SimBody::whole(completion, rx))
     }
+}
+
+/// A SageMaker runtime error: `X-Amzn-ErrorType` and `{"Message"}` (a ModelError also
+/// carries the container's status and message).
+#[cfg(feature = "sagemaker")]
+fn sagemaker_error(
+    status: u16,
+    kind: &'static str,
+    message: &str,
+    model_error: Option<(u16, &str)>,
+) -> Response<SimBody> {
+    let mut r = json(status, super::sagemaker::error_body(message, model_error));
+    r.headers_mut()
+        .insert("x-amzn-errortype", HeaderValue::from_static(kind));
+    r
+}
+
+/// `POST /endpoints/{name}/invocations` and `/invocations-response-stream`: the request's
+/// signature checked (with test credentials configured), a refusal when one is configured,
+/// then the container's answer: whole, or its stream in event-stream frames.
+#[cfg(feature = "sagemaker")]
+async fn sagemaker(state: &AppState, req: Request<Incoming>) -> Response<SimBody> {
+    let arrival_ns = now_ns();
+    let path = req.uri().path().to_string();
+    let rest = path.strip_prefix("/endpoints/").unwrap_or_default();
+    let (name, streamed) = if let Some(n) = rest.strip_suffix("/invocations-response-stream") {
+        (n.to_string(), true)
+    } else if let Some(n) = rest.strip_suffix("/invocations") {
+        (n.to_string(), false)
+    } else {
+        return sagemaker_error(404, "UnknownOperationException", "No such operation", None);
+    };
+    if req.method() != Method::POST {
+        return sagemaker_error(
+            405,
+            "UnknownOperationException",
+            &format!("{} is not allowed on {path}; use POST", req.method()),
+            None,
+        );
+    }
+    let (parts, body) = req.into_parts();
+    let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return sagemaker_error(
+                400,
+                "ValidationError",
+                &format!("Could not read the body: {e}"),
+                None,
+            )
+        }
+    };
+    let sm = &state.cfg.sagemaker;
+    if let Some((id, secret)) = &sm.credentials {
+        if let Err(why) = super::sagemaker::verify_sigv4(&parts, &body, id, secret) {
+            state.metrics.sagemaker_bad_signatures.fetch_add(1, Relaxed);
+            return sagemaker_error(403, "InvalidSignatureException", &why, None);
+        }
+        state.metrics.sagemaker_signed.fetch_add(1, Relaxed);
+    }
+    let header = |n: &str| parts.headers.get(n).and_then(|v| v.to_str().ok());
+    if let Some(refusal) = sm.refuse {
+        let component = header("x-amzn-sagemaker-inference-component");
+        let (status, kind, message) = refusal.answer(&name, component);
+        return sagemaker_error(status, kind, &message, None);
+    }
+    let timing = header(TIMING_HEADER) == Some("1");
+    // the container's format, from the body's shape
+    let endpoint = match serde_json::from_slice::<serde_json::Value>(&body) {
+        Ok(v) if v.get("inputs").is_some() => Endpoint::Tgi,
+        Ok(v) if v.get("messages").is_some() => Endpoint::Chat,
+        Ok(v) if v.get("prompt").is_some() => Endpoint::Completion,
+        _ => {
+            let said = "the body is neither OpenAI chat, OpenAI completions nor TGI JSON";
+            return sagemaker_error(
+                424,
+                "ModelError",
+                &format!("Received client error (400) from primary with message \"{said}\""),
+                Some((400, said)),
+            );
+        }
+    };
+    let mut resp = complete_body(state, endpoint, timing, arrival_ns, &body);
+    let status = resp.status().as_u16();
+    if status != 200 {
+        let said = resp
+            .body()
+            .full_bytes()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        let kind = if status >= 500 { "server" } else { "client" };
+        return sagemaker_error(
+            424,
+            "ModelError",
+            &format!("Received {kind} error ({status}) from primary with message \"{said}\""),
+            Some((status, &said)),
+        );
+    }
+    resp.headers_mut().insert(
+        "x-amzn-invoked-production-variant",
+        HeaderValue::from_static("AllTraffic"),
+    );
+    if streamed {
+        let framing = super::body::SageMakerFraming {
+            cfg: Arc::new(sm.clone()),
+            rng: crate::rng::SplitMix64::new(state.cfg.seed ^ arrival_ns),
+            frames_sent: 0,
+            stream_error: false,
+        };
+        let inner_type = resp.headers().get(CONTENT_TYPE).cloned();
+        if resp.body_mut().frame_for_sagemaker(framing) {
+            resp.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/vnd.amazon.eventstream"),
+            );
+            if let Some(t) = inner_type {
+                resp.headers_mut()
+                    .insert("x-amzn-sagemaker-content-type", t);
+            }
+        }
+    }
+    resp
 }

@@ -33,6 +33,12 @@ pub struct SharedMetrics {
     ttft_count: AtomicU64,
     /// Non-cumulative bucket counts; the last is `+Inf`.
     ttft_buckets: [AtomicU64; 23],
+    /// SageMaker requests whose SigV4 signature matched the test credentials, and those
+    /// whose signature did not.
+    #[cfg(feature = "sagemaker")]
+    pub(crate) sagemaker_signed: AtomicU64,
+    #[cfg(feature = "sagemaker")]
+    pub(crate) sagemaker_bad_signatures: AtomicU64,
 }
 
 impl SharedMetrics {
@@ -157,6 +163,20 @@ impl SharedMetrics {
             "{name}_count{{{labels}}} {}",
             self.ttft_count.load(Relaxed)
         );
+        #[cfg(feature = "sagemaker")]
+        {
+            let (signed, bad) = (
+                self.sagemaker_signed.load(Relaxed),
+                self.sagemaker_bad_signatures.load(Relaxed),
+            );
+            if signed + bad > 0 {
+                let _ = writeln!(
+                    out,
+                    "rightsize_sim:sagemaker_signed_requests_total {signed}\n\
+                     rightsize_sim:sagemaker_bad_signatures_total {bad}"
+                );
+            }
+        }
         out
     }
 }

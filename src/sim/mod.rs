@@ -17,6 +17,8 @@ mod http;
 mod metrics;
 mod prefix_cache;
 mod request_log;
+#[cfg(feature = "sagemaker")]
+pub mod sagemaker;
 mod scheduler;
 #[cfg(test)]
 mod scheduler_tests;

@@ -40,6 +40,7 @@ impl RequestLog {
             "api": match endpoint {
                 Endpoint::Chat => "chat",
                 Endpoint::Completion => "completions",
+                Endpoint::Tgi => "tgi",
             },
             "prompt_tokens": prompt_tokens,
             "answer": answer,

@@ -245,6 +245,7 @@ pub fn spec(base: &str) -> EndpointSpec {
         headers: vec![],
         api_key_env: None,
         sim_timing: false,
+        sagemaker: None,
     }
 }
 

@@ -52,6 +52,7 @@ pub async fn run_plan_with(
         headers: vec![],
         api_key_env: None,
         sim_timing: false,
+        sagemaker: None,
     };
     let req = RunRequest {
         kind: "search".into(),

@@ -1,0 +1,570 @@
+//! SageMaker AI endpoints end to end (docs/sagemaker.md): the real binary, through the AWS SDK,
+//! against `rightsize sim` in its own process on an OS-chosen loopback port. The SDK finds the
+//! simulator through `AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME` and signs with test credentials from
+//! the environment; both are set on the child processes only, never in this test's own
+//! environment. The simulator checks every signature with the SDK's signer.
+#![cfg(feature = "sagemaker")]
+
+mod common;
+use common::{http_get, only_run_dir, stderr, stdout, tmpdir};
+use serde_json::Value;
+use std::process::{Command, Stdio};
+
+const KEY_ID: &str = "AKIDRIGHTSIZETEST";
+
+/// The timing tests (TTFT to 2 ms, the search's latency SLA) run alone: the others, each a
+/// simulator and a client process, would take the two cores from them. Timing tests take it
+/// exclusively, the others shared.
+static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    TURNS.write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn together() -> std::sync::RwLockReadGuard<'static, ()> {
+    TURNS.read().unwrap_or_else(|e| e.into_inner())
+}
+const SECRET: &str = "rightsize-test-secret-0123456789";
+
+/// `rightsize sim --port 0 ARGS` requiring requests signed with the test credentials;
+/// stopped when dropped.
+struct Sim {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Sim {
+    fn start(secret: &str, args: &[&str]) -> Sim {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rightsize"))
+            .args(["sim", "--port", "0", "--sagemaker-access-key-id", KEY_ID])
+            .args(args)
+            .env("RIGHTSIZE_SIM_AWS_SECRET_ACCESS_KEY", secret)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the simulator");
+        let mut url = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut url)
+            .expect("the simulator prints its URL");
+        Sim {
+            child,
+            url: url.trim().to_string(),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`: what the SDK is pointed at.
+    fn root(&self) -> String {
+        self.url.trim_end_matches("/v1").to_string()
+    }
+
+    /// (signed requests, requests whose signature did not match) from its `/metrics`.
+    fn signatures(&self) -> (u64, u64) {
+        let text = http_get(&self.url, "/metrics");
+        let read = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().parse::<u64>().expect("a count"))
+                .unwrap_or(0)
+        };
+        (
+            read("rightsize_sim:sagemaker_signed_requests_total"),
+            read("rightsize_sim:sagemaker_bad_signatures_total"),
+        )
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real binary with the AWS settings on it alone: the simulator as the SageMaker
+/// runtime endpoint, the test credentials, and no shared config, profile or instance metadata
+/// of the machine's own.
+fn aws_bin(sim: &Sim, with_credentials: bool) -> Command {
+    let mut c = common::bin();
+    let none = tmpdir("aws-none");
+    for var in [
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_SESSION_TOKEN",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ENDPOINT_URL",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+    ] {
+        c.env_remove(var);
+    }
+    c.env("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", sim.root())
+        .env("AWS_CONFIG_FILE", none.join("config"))
+        .env("AWS_SHARED_CREDENTIALS_FILE", none.join("credentials"))
+        .env("AWS_EC2_METADATA_DISABLED", "true");
+    if with_credentials {
+        c.env("AWS_ACCESS_KEY_ID", KEY_ID)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET);
+    }
+    c
+}
+
+/// `sweep` at concurrency 1, 6 requests of 200 tokens in and `output` out, against
+/// `sagemaker:sim-llm` in `format`.
+fn sweep(
+    sim: &Sim,
+    out: &std::path::Path,
+    format: &str,
+    output: u32,
+    extra: &[&str],
+) -> std::process::Output {
+    aws_bin(sim, true)
+        .args(["sweep", "--no-tui", "--json", "--no-calibrate"])
+        .args(["--endpoint", "sagemaker:sim-llm", "--region", "us-east-1"])
+        .args(["--sagemaker-format", format])
+        .args([
+            "-c",
+            "1",
+            "-n",
+            "6",
+            "--input-tokens",
+            "200",
+            "--output-tokens",
+            &output.to_string(),
+        ])
+        .args(["--timeout", "20s", "--out", out.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// A simulator in real time with a 20 ms decode step.
+const PACED: [&str; 8] = [
+    "--decode-base-ms",
+    "20",
+    "--decode-per-seq-ms",
+    "0",
+    "--prefill-per-token-ms",
+    "0.05",
+    "--seed",
+    "7",
+];
+
+fn records(run: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(run.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every request the simulator received was signed with the test credentials: the
+/// pre-flight's, every recorded one, and at most one cooldown request dropped in flight when
+/// the level ended (not recorded, see the engine's workers).
+fn assert_all_signed(sim: &Sim, recorded: usize) {
+    let (signed, bad) = sim.signatures();
+    assert_eq!(bad, 0);
+    let sent = 1 + recorded as u64;
+    assert!(
+        signed == sent || signed == sent + 1,
+        "{signed} signed requests, {sent} recorded"
+    );
+}
+
+/// No file of the run holds the secret.
+fn assert_no_secret(run: &std::path::Path) {
+    for e in std::fs::read_dir(run).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            assert!(!text.contains(SECRET), "{} holds the secret", p.display());
+        }
+    }
+}
+
+/// A streamed sweep: every request counted, none failed, the server's token counts, TTFT
+/// within 5 % (or 2 ms) of the simulator's send time of the first token, every request
+/// signed. Returns the measured records.
+fn streamed(format: &str) -> Vec<Value> {
+    let _turn = alone();
+    // payload parts of up to 1 KiB, still cut at random bytes: a debug build's SDK decodes a
+    // frame in ~50 us, and the first token's event split over 3-5 parts of the default
+    // 96 bytes adds 1-4 ms on a loaded machine (the other tests keep the default)
+    // an 80 ms step: TTFT ~90 ms, like a small model's; 5 % of it (4.5 ms) is about one
+    // scheduler tick (4 ms), which a loaded machine adds now and then to any reader
+    let sim = Sim::start(
+        SECRET,
+        &[
+            "--decode-base-ms",
+            "80",
+            "--decode-per-seq-ms",
+            "0",
+            "--prefill-per-token-ms",
+            "0.05",
+            "--seed",
+            "7",
+            "--sagemaker-max-part-bytes",
+            "1024",
+        ],
+    );
+    let out = tmpdir(&format!("sm-{format}"));
+    let o = sweep(&sim, &out, format, 4, &["--sim-timing"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
+    let level = &v["levels"][0];
+    assert_eq!(level["request_count"]["avg"].as_f64(), Some(6.0), "{level}");
+    assert_eq!(level["error_request_count"]["avg"].as_f64(), Some(0.0));
+    let run = only_run_dir(&out);
+    let echo: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let sm = &echo["endpoint"]["sagemaker"];
+    assert_eq!(sm["endpoint_name"], "sim-llm");
+    assert_eq!(sm["region"], "us-east-1");
+    assert_eq!(sm["format"], format);
+    assert_eq!(echo["endpoint"]["base_url"], "sagemaker:sim-llm");
+    assert_eq!(
+        echo["server"]["server_header"],
+        "SageMaker production variant AllTraffic"
+    );
+    assert_no_secret(&run);
+    let recs = records(&run);
+    let measured: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r.get("cooldown").is_none())
+        .collect();
+    assert_eq!(measured.len(), 6);
+    for r in &measured {
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(r["output_tokens_source"], "server", "{r}");
+        let ns = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}")) as f64;
+        let ttft = (ns("first_token_ns") - ns("start_ns")) / 1e6;
+        let sim_ttft = (ns("server_first_sent_ns") - ns("start_ns")) / 1e6;
+        let tol = (0.05 * sim_ttft).max(2.0);
+        assert!(
+            (ttft - sim_ttft).abs() <= tol,
+            "{format}: ttft {ttft:.2} ms vs the simulator's {sim_ttft:.2} ms"
+        );
+    }
+    assert_all_signed(&sim, recs.len());
+    measured.into_iter().cloned().collect()
+}
+
+#[test]
+fn streamed_sweep_in_openai_chat_format() {
+    for r in streamed("openai-chat") {
+        // exact output length: the server's usage counts 4 tokens in 4 chunks
+        assert_eq!(r["output_tokens"], 4, "{r}");
+        assert_eq!(r["content_chunks"], 4, "{r}");
+    }
+}
+
+#[test]
+fn streamed_sweep_in_tgi_format() {
+    for r in streamed("tgi") {
+        // TGI has no exact-length switch: the model stops where it stops, and the count is
+        // its details.generated_tokens, one token per stream line
+        let n = r["output_tokens"].as_u64().unwrap();
+        assert!((1..=4).contains(&n), "{r}");
+        assert_eq!(r["content_chunks"].as_u64(), Some(n), "{r}");
+    }
+}
+
+#[test]
+fn whole_answers_without_streaming() {
+    let _turn = together();
+    let sim = Sim::start(SECRET, &["--time-scale", "20"]);
+    let out = tmpdir("sm-whole");
+    let o = sweep(&sim, &out, "openai-chat", 12, &["--no-stream"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let level = &v["levels"][0];
+    assert_eq!(level["request_count"]["avg"].as_f64(), Some(6.0), "{level}");
+    assert_eq!(level["error_request_count"]["avg"].as_f64(), Some(0.0));
+    // a body read whole has no first token
+    assert!(level.get("time_to_first_token").is_none(), "{level}");
+    let run = only_run_dir(&out);
+    let recs = records(&run);
+    for r in recs.iter().filter(|r| r.get("cooldown").is_none()) {
+        assert_eq!(r["output_tokens"], 12, "{r}");
+        assert_eq!(r["output_tokens_source"], "server", "{r}");
+        assert!(r.get("first_token_ns").is_none(), "{r}");
+    }
+    assert_all_signed(&sim, recs.len());
+}
+
+#[test]
+fn a_wrong_secret_is_refused_by_the_simulators_signature_check() {
+    let _turn = together();
+    let sim = Sim::start("another-secret", &["--time-scale", "20"]);
+    let out = tmpdir("sm-badsig");
+    let o = sweep(&sim, &out, "openai-chat", 12, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "sagemaker:sim-llm: the AWS credentials were rejected (InvalidSignatureException)"
+        ),
+        "{err}"
+    );
+    assert_eq!(sim.signatures(), (0, 1));
+}
+
+/// The pre-flight's one line for a simulator set to fail that way (`sim` flags), or for the
+/// client's flags (`extra`).
+fn preflight_says(sim_args: &[&str], with_credentials: bool, extra: &[&str]) -> String {
+    let mut args = vec!["--time-scale", "20"];
+    args.extend_from_slice(sim_args);
+    let sim = Sim::start(SECRET, &args);
+    let out = tmpdir("sm-preflight");
+    let o = aws_bin(&sim, with_credentials)
+        .args(["sweep", "--no-tui", "--no-calibrate"])
+        .args(["--endpoint", "sagemaker:sim-llm", "--region", "us-east-1"])
+        .args([
+            "-c",
+            "1",
+            "-n",
+            "2",
+            "--input-tokens",
+            "16",
+            "--output-tokens",
+            "8",
+        ])
+        .args(["--timeout", "10s", "--out", out.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    // no level ran
+    assert!(
+        !out.exists()
+            || std::fs::read_dir(&out).unwrap().all(|e| {
+                let p = e.unwrap().path();
+                !p.join("level-001-c0001.json").exists()
+            })
+    );
+    err
+}
+
+#[test]
+fn preflight_names_what_is_wrong() {
+    let _turn = together();
+    // (case, simulator flags, credentials in the environment, client flags, the line)
+    type Case<'a> = (&'a str, Vec<&'a str>, bool, Vec<&'a str>, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            "no credentials",
+            vec![],
+            false,
+            vec![],
+            "sagemaker:sim-llm: no AWS credentials found: the SDK tried the environment \
+             (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), the shared config and credentials \
+             files, SSO, web identity, and container and instance metadata; set them, or pass \
+             --aws-profile NAME",
+        ),
+        (
+            "expired",
+            vec!["--sagemaker-refuse", "expired-token"],
+            true,
+            vec![],
+            "sagemaker:sim-llm: the AWS credentials have expired: refresh them (e.g. aws sso \
+             login) and run again",
+        ),
+        (
+            "access denied",
+            vec!["--sagemaker-refuse", "access-denied"],
+            true,
+            vec![],
+            "sagemaker:sim-llm: access denied: the AWS identity may not call \
+             sagemaker:InvokeEndpointWithResponseStream on endpoint sim-llm; grant it that \
+             action (docs/sagemaker.md has the IAM policy)",
+        ),
+        (
+            "not found",
+            vec!["--sagemaker-refuse", "no-endpoint"],
+            true,
+            vec![],
+            "sagemaker:sim-llm: endpoint sim-llm was not found in us-east-1: check the name \
+             and --region",
+        ),
+        (
+            "not in service",
+            vec!["--sagemaker-refuse", "not-in-service"],
+            true,
+            vec![],
+            "sagemaker:sim-llm: endpoint sim-llm is not InService yet: wait until its status \
+             is InService (SageMaker says: ValidationError: Endpoint sim-llm of account \
+             000000000000 is not in service: Creating.)",
+        ),
+        (
+            "no inference component",
+            vec!["--sagemaker-refuse", "no-component"],
+            true,
+            vec!["--inference-component", "ic-llama"],
+            "sagemaker:sim-llm: the inference component ic-llama was not found on endpoint \
+             sim-llm: check --inference-component (SageMaker says: ValidationError: Inference \
+             Component ic-llama not found for endpoint sim-llm.)",
+        ),
+        (
+            "payload rejected",
+            vec![],
+            true,
+            vec!["--model", "no-such-model"],
+            "sagemaker:sim-llm: the container rejected the request in format openai-chat: \
+             ModelError: the container answered 404: {\"error\":{\"message\":\"The model \
+             `no-such-model` does not exist.\",\"type\":\"NotFoundError\",\"param\":null,\
+             \"code\":404}}; check --sagemaker-format",
+        ),
+        (
+            "streaming unsupported",
+            vec!["--sagemaker-refuse", "no-streaming"],
+            true,
+            vec![],
+            "sagemaker:sim-llm: the container does not support response streaming: try \
+             --no-stream (SageMaker says: ValidationError: Model container does not support \
+             response streaming.)",
+        ),
+        (
+            // asked three times, half a second apart, like an HTTP server's 429
+            "throttled",
+            vec!["--sagemaker-refuse", "throttled"],
+            true,
+            vec![],
+            "sagemaker:sim-llm: SageMaker answered HTTP 429: ThrottlingException (throttled): \
+             Rate exceeded",
+        ),
+        (
+            "model stream error",
+            vec!["--fault-in-stream-error", "every:1"],
+            true,
+            vec![],
+            "sagemaker:sim-llm: the container failed inside the stream: ModelStreamError \
+             (424): simulated in-stream error",
+        ),
+    ];
+    for (name, sim_args, creds, extra, want) in cases {
+        let err = preflight_says(&sim_args, creds, &extra);
+        assert!(err.contains(want), "{name}: {err}");
+    }
+}
+
+/// The event-stream framing, broken by the simulator: the SDK's decoder refuses it and the
+/// request is a broken stream, named as one.
+#[test]
+fn broken_frames_are_broken_streams() {
+    let _turn = together();
+    let cases = [
+        ("bad-prelude-crc", "prelude checksum 0x"),
+        ("bad-message-crc", "message checksum 0x"),
+        ("truncated", "unexpected end of stream"),
+    ];
+    for (fault, said) in cases {
+        let err = preflight_says(&["--sagemaker-frame-fault", fault], true, &[]);
+        assert!(
+            err.contains("sagemaker:sim-llm: the response stream broke: "),
+            "{fault}: {err}"
+        );
+        assert!(err.to_lowercase().contains(said), "{fault}: {err}");
+    }
+}
+
+/// The search's answer and its bracket [highest passing, first failing] from `--json`.
+fn search_answer(o: &std::process::Output) -> (u64, u64, u64) {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    let v: Value = serde_json::from_str(&stdout(o)).expect("stdout is JSON");
+    let s = &v["search"];
+    let answer = v["answer"]["concurrency"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("an answer in {s}"));
+    let low = s["bracket"][0].as_u64().unwrap_or(answer);
+    // no failing level: the answer is the search's maximum
+    let high = s["bracket"][1].as_u64().unwrap_or(answer);
+    (answer, low, high)
+}
+
+/// The same model through both of the simulator's APIs: the SLA search lands on the same
+/// answer within what each search can tell apart: their brackets [highest passing, first
+/// failing] share a concurrency. 8 batch slots at 2x real time, a 10 ms step and
+/// 16-token answers: up to 8 streams take ~165 ms, past 8 a request waits a whole answer for
+/// a slot, and p90 e2e <= 250 ms breaks between 8 and 16. Requests this long, and payload
+/// parts of up to 1 KiB (a debug build decodes each frame in ~50 us, and the default 96-byte
+/// parts make ~80 frames of a 16-token answer), keep the client's own cost small beside them.
+#[test]
+fn search_finds_the_same_answer_as_through_the_openai_api() {
+    let _turn = alone();
+    let mut args = vec!["--max-num-seqs", "8"];
+    args.extend_from_slice(&PACED);
+    args.extend_from_slice(&["--time-scale", "2", "--sagemaker-max-part-bytes", "1024"]);
+    let sim = Sim::start(SECRET, &args);
+    let search = |endpoint: &str, extra: &[&str]| {
+        let out = tmpdir("sm-search");
+        aws_bin(&sim, true)
+            .args(["search", "--no-tui", "--json", "--no-calibrate"])
+            .args(["--endpoint", endpoint])
+            .args(["--input-tokens", "64", "--output-tokens", "16", "-n", "16"])
+            .args([
+                "--min",
+                "4",
+                "--max",
+                "16",
+                "--e2e-sla",
+                "p90:250ms",
+                "--no-confirm",
+            ])
+            // 0 errors in 16 requests decide a 20 % error limit: few requests per level
+            .args(["--max-error-rate", "0.2", "--max-requests-per-level", "48"])
+            .args(["--out", out.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let openai = search_answer(&search(&sim.url, &["--model", "sim-moe-30b-a3b"]));
+    let sagemaker = search_answer(&search("sagemaker:sim-llm", &["--region", "us-east-1"]));
+    let (low, high) = (openai.1.max(sagemaker.1), openai.2.min(sagemaker.2));
+    assert!(
+        low <= high,
+        "openai {openai:?} vs sagemaker {sagemaker:?} (answer, bracket)"
+    );
+    assert!((8..=9).contains(&openai.0), "{openai:?}");
+}
+
+/// `--aws-profile`: the credentials come from the named profile of the shared credentials
+/// file (the environment has none), and the simulator accepts their signature.
+#[test]
+fn credentials_from_a_named_profile() {
+    let _turn = together();
+    let sim = Sim::start(SECRET, &["--time-scale", "20"]);
+    let dir = tmpdir("sm-profile");
+    let credentials = dir.join("credentials");
+    std::fs::write(
+        &credentials,
+        format!(
+            "[default]\naws_access_key_id = AKIDWRONG\naws_secret_access_key = wrong\n\n\
+             [bench]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = aws_bin(&sim, false)
+        .env("AWS_SHARED_CREDENTIALS_FILE", &credentials)
+        .args(["sweep", "--no-tui", "--json", "--no-calibrate"])
+        .args(["--endpoint", "sagemaker:sim-llm", "--region", "us-east-1"])
+        .args(["--aws-profile", "bench", "-c", "1", "-n", "2"])
+        .args(["--input-tokens", "16", "--output-tokens", "4"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = only_run_dir(&out);
+    let echo: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(echo["endpoint"]["sagemaker"]["profile"], "bench");
+    assert_no_secret(&run);
+    assert_all_signed(&sim, records(&run).len());
+}
