@@ -9,6 +9,12 @@
 //!
 //! `cargo bench --bench open_loop` (release build). `RIGHTSIZE_BENCH_PIN=1` pins the client to
 //! CPU 0 and the simulator to CPU 1.
+//!
+//! `cargo bench --bench open_loop -- stall` measures the machine instead, with no client and
+//! no server: how late a lone thread reaches 300 instants 7 ms apart when it sleeps until each,
+//! and when it sleeps until 1 or 3 ms before and spins the rest. A spinning thread needs no
+//! wake-up, so what lateness it still shows is the machine holding it off its CPU: the floor
+//! under any send error (docs/open-loop.md, "How sends are timed").
 
 #[path = "support/sim_process.rs"]
 mod sim_process;
@@ -136,7 +142,45 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// Lateness (ms) of a thread reaching 300 instants 7 ms apart, sleeping until `spin` before
+/// each and spinning the rest: p50, p99.
+fn stall_round(spin: Duration) -> (f64, f64) {
+    let start = std::time::Instant::now();
+    let mut late: Vec<f64> = (1..=300u32)
+        .map(|i| {
+            let due = start + Duration::from_millis(7) * i;
+            loop {
+                let now = std::time::Instant::now();
+                if now >= due {
+                    return (now - due).as_secs_f64() * 1e3;
+                }
+                if due - now > spin {
+                    std::thread::sleep(due - now - spin);
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        })
+        .collect();
+    late.sort_by(f64::total_cmp);
+    (late[149], late[296])
+}
+
+fn stall() {
+    for round in 1..=3 {
+        for spin_us in [0, 1000, 3000] {
+            let (p50, p99) = stall_round(Duration::from_micros(spin_us));
+            println!(
+                "round {round}: sleep, spin the last {spin_us} us: late p50 {p50:.3} ms, p99 {p99:.3} ms"
+            );
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "stall") {
+        return stall();
+    }
     let sim = sim_process::start_sim(
         &[
             "--decode-base-ms",
