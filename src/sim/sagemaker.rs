@@ -384,3 +384,7 @@ mod tests {
         assert_eq!(parse_amz_date("2026-12-01T19:45:01Z"), None);
     }
 }
+
+#[cfg(test)]
+#[path = "sagemaker_frame_tests.rs"]
+mod frame_tests;
