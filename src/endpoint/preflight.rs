@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::client::{display_url, Endpoint};
 use super::h1_client::{FetchError, Fetched};
 use super::openai;
-use super::outcome::ErrorKind;
+use super::outcome::{ErrorKind, ExchangeOutcome};
 use super::response::Probe;
 use super::sse::Framing;
 use super::transport::Transport;
@@ -287,28 +287,7 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
     // most, half a second apart) while the server answers 5xx or 429: a server that fails a
     // share of its requests, or is busy a moment, is for the run to measure, and one that
     // fails them all still fails here.
-    let mut attempt = 1;
-    let (out, probe) = loop {
-        let mut probe = Probe::default();
-        let out = ep
-            .exchange(
-                crate::workload::messages::RequestInput::Text(PREFLIGHT_PROMPT),
-                PREFLIGHT_MAX_TOKENS,
-                Some(&mut probe),
-                None,
-            )
-            .await;
-        let transient = out.error.as_ref().is_some_and(|e| {
-            e.kind == ErrorKind::HttpStatus
-                && e.status
-                    .is_some_and(|s| s == 429 || (500..600).contains(&s))
-        });
-        if !transient || attempt == PREFLIGHT_ATTEMPTS {
-            break (out, probe);
-        }
-        attempt += 1;
-        tokio::time::sleep(PREFLIGHT_RETRY_PAUSE).await;
-    };
+    let (out, probe) = small_request(ep).await;
     if probe.server_header.is_some() {
         id.server_header = probe.server_header.clone();
     }
@@ -318,12 +297,12 @@ pub async fn preflight(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> 
     }
 }
 
-/// A SageMaker endpoint's pre-flight: one small invocation, the way the run sends them (no
-/// `/models` to ask: the container serves the model it holds). Asked again, twice at most,
-/// while SageMaker throttles or the container answers 5xx, as on the HTTP path.
-async fn preflight_sagemaker(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> {
+/// One small generation request, exactly as the run sends them; asked again (up to
+/// [`PREFLIGHT_ATTEMPTS`] in all, [`PREFLIGHT_RETRY_PAUSE`] apart) while the answer is a 5xx
+/// or 429, so a server busy for a moment is left for the run to measure.
+async fn small_request(ep: &Endpoint) -> (ExchangeOutcome, Probe) {
     let mut attempt = 1;
-    let (out, probe) = loop {
+    loop {
         let mut probe = Probe::default();
         let out = ep
             .exchange(
@@ -339,11 +318,18 @@ async fn preflight_sagemaker(ep: &Endpoint) -> Result<ServerIdentity, PreflightE
                     .is_some_and(|s| s == 429 || (500..600).contains(&s))
         });
         if !transient || attempt == PREFLIGHT_ATTEMPTS {
-            break (out, probe);
+            return (out, probe);
         }
         attempt += 1;
         tokio::time::sleep(PREFLIGHT_RETRY_PAUSE).await;
-    };
+    }
+}
+
+/// A SageMaker endpoint's pre-flight: one small invocation, the way the run sends them (no
+/// `/models` to ask: the container serves the model it holds). Asked again, twice at most,
+/// while SageMaker throttles or the container answers 5xx, as on the HTTP path.
+async fn preflight_sagemaker(ep: &Endpoint) -> Result<ServerIdentity, PreflightError> {
+    let (out, probe) = small_request(ep).await;
     let spec = ep.spec();
     let target = spec.sagemaker.clone().unwrap_or_default();
     let message = sagemaker_diagnosis(
