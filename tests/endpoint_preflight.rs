@@ -48,6 +48,7 @@ async fn healthy_server_gives_its_identity() {
             models: vec!["test-model".into(), "other-model".into()],
             server_header: Some("test-server/1.0".into()),
             owned_by: Some("vllm".into()),
+            production_variant: None,
         }
     );
     let reqs = s.requests();

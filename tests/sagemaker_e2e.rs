@@ -220,6 +220,8 @@ fn streamed(format: &str) -> Vec<Value> {
         echo["server"]["server_header"],
         "SageMaker production variant AllTraffic"
     );
+    // the server identity: the variant that answered (x-amzn-invoked-production-variant)
+    assert_eq!(echo["server"]["production_variant"], "AllTraffic");
     assert_no_secret(&run);
     let recs = records(&run);
     let measured: Vec<&Value> = recs

@@ -31,6 +31,10 @@ pub struct ServerIdentity {
     pub server_header: Option<String>,
     /// `owned_by` of the model in use (e.g. `vllm`), when `/models` says.
     pub owned_by: Option<String>,
+    /// SageMaker: the production variant that answered the pre-flight
+    /// (`x-amzn-invoked-production-variant`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub production_variant: Option<String>,
 }
 
 /// What the pre-flight check found wrong. Each message is one line naming the URL and the fix.
@@ -347,9 +351,11 @@ async fn preflight_sagemaker(ep: &Endpoint) -> Result<ServerIdentity, PreflightE
         None => Ok(ServerIdentity {
             models: Vec::new(),
             server_header: probe
-                .server_header
+                .production_variant
+                .as_ref()
                 .map(|variant| format!("SageMaker production variant {variant}")),
             owned_by: None,
+            production_variant: probe.production_variant,
         }),
     }
 }

@@ -28,6 +28,9 @@ pub(crate) struct Probe {
     pub status: Option<u16>,
     pub content_type: Option<String>,
     pub server_header: Option<String>,
+    /// SageMaker: the production variant that answered (`x-amzn-invoked-production-variant`).
+    #[cfg_attr(not(feature = "sagemaker"), allow(dead_code))]
+    pub production_variant: Option<String>,
     /// The first bytes of the body.
     pub head: Vec<u8>,
     /// Data events (SSE events or JSON lines) received.

@@ -196,7 +196,7 @@ impl SageMakerClient {
                     if let Some(p) = probe.as_deref_mut() {
                         p.status = Some(200);
                         p.content_type = o.content_type().map(str::to_string);
-                        p.server_header = o.invoked_production_variant().map(str::to_string);
+                        p.production_variant = o.invoked_production_variant().map(str::to_string);
                     }
                     let body = o.body.map(Blob::into_inner).unwrap_or_default();
                     if let Some(p) = probe.as_deref_mut() {
@@ -230,7 +230,7 @@ impl SageMakerClient {
         if let Some(p) = probe.as_deref_mut() {
             p.status = Some(200);
             p.content_type = o.content_type().map(str::to_string);
-            p.server_header = o.invoked_production_variant().map(str::to_string);
+            p.production_variant = o.invoked_production_variant().map(str::to_string);
         }
         let mut reader = StreamReader::new(self.dialect());
         loop {
