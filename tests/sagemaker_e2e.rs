@@ -179,7 +179,7 @@ fn assert_no_secret(run: &std::path::Path) {
 /// A streamed sweep: every request counted, none failed, the server's token counts, TTFT
 /// within 5 % (or 2 ms) of the simulator's send time of the first token, every request
 /// signed. Returns the measured records.
-fn streamed(format: &str) -> Vec<Value> {
+fn streamed(format: &str, extra: &[&str]) -> Vec<Value> {
     let _turn = alone();
     // payload parts of up to 1 KiB, still cut at random bytes: a debug build's SDK decodes a
     // frame in ~50 us, and the first token's event split over 3-5 parts of the default
@@ -202,7 +202,9 @@ fn streamed(format: &str) -> Vec<Value> {
         ],
     );
     let out = tmpdir(&format!("sm-{format}"));
-    let o = sweep(&sim, &out, format, 4, &["--sim-timing"]);
+    let mut args = vec!["--sim-timing"];
+    args.extend_from_slice(extra);
+    let o = sweep(&sim, &out, format, 4, &args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
     let level = &v["levels"][0];
@@ -247,7 +249,7 @@ fn streamed(format: &str) -> Vec<Value> {
 
 #[test]
 fn streamed_sweep_in_openai_chat_format() {
-    for r in streamed("openai-chat") {
+    for r in streamed("openai-chat", &[]) {
         // exact output length: the server's usage counts 4 tokens in 4 chunks
         assert_eq!(r["output_tokens"], 4, "{r}");
         assert_eq!(r["content_chunks"], 4, "{r}");
@@ -256,13 +258,129 @@ fn streamed_sweep_in_openai_chat_format() {
 
 #[test]
 fn streamed_sweep_in_tgi_format() {
-    for r in streamed("tgi") {
+    for r in streamed("tgi", &[]) {
         // TGI has no exact-length switch: the model stops where it stops, and the count is
         // its details.generated_tokens, one token per stream line
         let n = r["output_tokens"].as_u64().unwrap();
         assert!((1..=4).contains(&n), "{r}");
         assert_eq!(r["content_chunks"].as_u64(), Some(n), "{r}");
     }
+}
+
+/// A container in no known format, described by a template and pointers: the simulator's
+/// OpenAI completions JSON (`min_tokens` and `ignore_eos` for an exact length, the usage chunk
+/// for the server's count), streamed as SSE `data:` lines ending in `[DONE]`, or whole.
+const CUSTOM_TEMPLATE: &str = r#"{"prompt": "{prompt}", "max_tokens": "{max_tokens}",
+  "min_tokens": "{max_tokens}", "ignore_eos": true, "stream": "{stream}",
+  "stream_options": {"include_usage": true}}"#;
+const CUSTOM_POINTERS: [&str; 4] = [
+    "--sagemaker-text-pointer",
+    "/choices/0/text",
+    "--sagemaker-token-count-pointer",
+    "/usage/completion_tokens",
+];
+
+/// The template in a file, for `--sagemaker-request-template @FILE`.
+fn custom_template_file() -> String {
+    let path = tmpdir("sm-custom-template").join("template.json");
+    std::fs::write(&path, CUSTOM_TEMPLATE).unwrap();
+    format!("@{}", path.display())
+}
+
+#[test]
+fn streamed_sweep_in_a_custom_format() {
+    let template = custom_template_file();
+    let mut extra = vec!["--sagemaker-request-template", template.as_str()];
+    extra.extend_from_slice(&CUSTOM_POINTERS);
+    for r in streamed("custom", &extra) {
+        // the template asked for exactly 4 tokens; the count is the usage chunk's, read at
+        // the token count pointer; one text piece per token at the text pointer
+        assert_eq!(r["output_tokens"], 4, "{r}");
+        assert_eq!(r["output_tokens_source"], "server", "{r}");
+        assert_eq!(r["content_chunks"], 4, "{r}");
+    }
+}
+
+#[test]
+fn whole_answers_in_a_custom_format() {
+    let _turn = together();
+    let sim = Sim::start(SECRET, &["--time-scale", "20"]);
+    let out = tmpdir("sm-custom-whole");
+    let mut extra = vec![
+        "--no-stream",
+        "--sagemaker-request-template",
+        CUSTOM_TEMPLATE,
+    ];
+    extra.extend_from_slice(&CUSTOM_POINTERS);
+    let o = sweep(&sim, &out, "custom", 12, &extra);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let level = &v["levels"][0];
+    assert_eq!(level["request_count"]["avg"].as_f64(), Some(6.0), "{level}");
+    assert_eq!(level["error_request_count"]["avg"].as_f64(), Some(0.0));
+    let run = only_run_dir(&out);
+    // the record holds the format as it was used: the template parsed, the pointers
+    let echo: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let sm = &echo["endpoint"]["sagemaker"];
+    assert_eq!(sm["format"], "custom");
+    assert_eq!(
+        sm["custom"]["request_template"]["min_tokens"],
+        "{max_tokens}"
+    );
+    assert_eq!(sm["custom"]["text_pointer"], "/choices/0/text");
+    assert_eq!(
+        sm["custom"]["token_count_pointer"],
+        "/usage/completion_tokens"
+    );
+    let recs = records(&run);
+    let measured: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r.get("cooldown").is_none())
+        .collect();
+    assert_eq!(measured.len(), 6);
+    for r in measured {
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(r["output_tokens"], 12, "{r}");
+        assert_eq!(r["output_tokens_source"], "server", "{r}");
+    }
+    assert_all_signed(&sim, recs.len());
+}
+
+/// A bad template or pointer is bad input: exit 2, one line naming the flag, nothing sent.
+#[test]
+fn a_bad_custom_format_is_refused_before_any_request() {
+    let _turn = together();
+    let sim = Sim::start(SECRET, &["--time-scale", "20"]);
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--sagemaker-request-template", r#"{"inputs": "{prompt}""#],
+            "--sagemaker-request-template: the request template is not JSON",
+        ),
+        (
+            &[
+                "--sagemaker-request-template",
+                r#"{"inputs": "{prompt}"}"#,
+                "--sagemaker-text-pointer",
+                "token.text",
+            ],
+            "--sagemaker-text-pointer: `token.text` is not a JSON pointer (RFC 6901)",
+        ),
+        (
+            &["--sagemaker-text-pointer", "/token/text"],
+            "--sagemaker-format custom needs request template: pass \
+             --sagemaker-request-template",
+        ),
+    ];
+    for (flags, said) in cases {
+        let out = tmpdir("sm-custom-bad");
+        let o = sweep(&sim, &out, "custom", 4, flags);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(said), "{err}");
+    }
+    assert_eq!(sim.signatures(), (0, 0));
 }
 
 #[test]

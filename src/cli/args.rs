@@ -52,9 +52,26 @@ pub struct EndpointArgs {
     /// SageMaker only: the inference component to invoke
     #[arg(long, value_name = "NAME")]
     pub inference_component: Option<String>,
-    /// SageMaker only: the container's payload format
+    /// SageMaker only: the production variant to invoke (X-Amzn-SageMaker-Target-Variant)
+    #[arg(long, value_name = "NAME")]
+    pub target_variant: Option<String>,
+    /// SageMaker only: the container's payload format (openai-chat, openai-completions, tgi,
+    /// custom)
     #[arg(long, value_name = "FORMAT", value_parser = parse_sagemaker_format)]
     pub sagemaker_format: Option<crate::endpoint::SageMakerFormat>,
+    /// SageMaker custom format: the request body as JSON, or @FILE to read it from a file;
+    /// "{prompt}", "{max_tokens}" and "{stream}" in its strings are filled in as JSON values,
+    /// e.g. '{"inputs": "{prompt}", "parameters": {"max_new_tokens": "{max_tokens}"}}'
+    #[arg(long, value_name = "JSON|@FILE")]
+    pub sagemaker_request_template: Option<String>,
+    /// SageMaker custom format: JSON pointer (RFC 6901) to the text in each streamed event (or
+    /// in the whole answer with --no-stream), e.g. /token/text
+    #[arg(long, value_name = "POINTER")]
+    pub sagemaker_text_pointer: Option<String>,
+    /// SageMaker custom format: JSON pointer to the server's output token count, e.g.
+    /// /details/generated_tokens (default: the tokenizer counts the text)
+    #[arg(long, value_name = "POINTER")]
+    pub sagemaker_token_count_pointer: Option<String>,
 }
 
 fn parse_sagemaker_format(s: &str) -> Result<crate::endpoint::SageMakerFormat, String> {
@@ -264,7 +281,11 @@ impl EndpointArgs {
             region: self.region.clone(),
             aws_profile: self.aws_profile.clone(),
             inference_component: self.inference_component.clone(),
+            target_variant: self.target_variant.clone(),
             sagemaker_format: self.sagemaker_format,
+            request_template: self.sagemaker_request_template.clone(),
+            text_pointer: self.sagemaker_text_pointer.clone(),
+            token_count_pointer: self.sagemaker_token_count_pointer.clone(),
         }
     }
 }

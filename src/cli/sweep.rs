@@ -74,7 +74,11 @@ impl SweepArgs {
                 region: None,
                 aws_profile: None,
                 inference_component: None,
+                target_variant: None,
                 sagemaker_format: None,
+                sagemaker_request_template: None,
+                sagemaker_text_pointer: None,
+                sagemaker_token_count_pointer: None,
             },
             workload: WorkloadArgs {
                 profile: None,

@@ -97,8 +97,15 @@ pub struct EndpointEntry {
     /// SageMaker only: `X-Amzn-SageMaker-Custom-Attributes`.
     pub custom_attributes: Option<String>,
     /// SageMaker only: the container's payload format (`openai-chat`, `openai-completions`,
-    /// `tgi`).
+    /// `tgi`, `custom`).
     pub format: Option<crate::endpoint::SageMakerFormat>,
+    /// SageMaker `format = "custom"`: the request body as JSON with `"{prompt}"`,
+    /// `"{max_tokens}"` and `"{stream}"` placeholders.
+    pub request_template: Option<String>,
+    /// SageMaker `format = "custom"`: JSON pointer to the text of each streamed event.
+    pub text_pointer: Option<String>,
+    /// SageMaker `format = "custom"`: JSON pointer to the server's output token count.
+    pub token_count_pointer: Option<String>,
 }
 
 /// Reads an endpoint URL, refusing one that is not an http(s) URL with a host (the error

@@ -2,6 +2,7 @@
 //! the resolution of files plus flags into one run specification. Flags win over files.
 
 pub mod campaign;
+mod custom_format;
 pub mod file;
 pub mod resolve;
 pub mod search;

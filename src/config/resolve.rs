@@ -31,11 +31,18 @@ pub struct EndpointOverrides {
     pub sim_time_scale: Option<f64>,
     /// Ask the simulator for ground-truth chunk send times.
     pub sim_timing: bool,
-    /// SageMaker: `--region`, `--aws-profile`, `--inference-component`, `--sagemaker-format`.
+    /// SageMaker: `--region`, `--aws-profile`, `--inference-component`, `--target-variant`,
+    /// `--sagemaker-format`.
     pub region: Option<String>,
     pub aws_profile: Option<String>,
     pub inference_component: Option<String>,
+    pub target_variant: Option<String>,
     pub sagemaker_format: Option<crate::endpoint::SageMakerFormat>,
+    /// SageMaker custom format: `--sagemaker-request-template` (JSON, or `@FILE`),
+    /// `--sagemaker-text-pointer`, `--sagemaker-token-count-pointer`.
+    pub request_template: Option<String>,
+    pub text_pointer: Option<String>,
+    pub token_count_pointer: Option<String>,
 }
 
 /// Workload choices given on the command line.
@@ -216,7 +223,14 @@ pub fn resolve_endpoint(
                 ("--region", o.region.is_some()),
                 ("--aws-profile", o.aws_profile.is_some()),
                 ("--inference-component", o.inference_component.is_some()),
+                ("--target-variant", o.target_variant.is_some()),
                 ("--sagemaker-format", o.sagemaker_format.is_some()),
+                ("--sagemaker-request-template", o.request_template.is_some()),
+                ("--sagemaker-text-pointer", o.text_pointer.is_some()),
+                (
+                    "--sagemaker-token-count-pointer",
+                    o.token_count_pointer.is_some(),
+                ),
             ]
             .into_iter()
             .find(|(_, given)| *given);
@@ -316,6 +330,10 @@ fn sagemaker_target(
             .or_else(|| file.and_then(Clone::clone))
             .filter(|v| !v.trim().is_empty())
     };
+    let format = o
+        .sagemaker_format
+        .or(entry.and_then(|e| e.format))
+        .unwrap_or_default();
     Ok(crate::endpoint::SageMakerTarget {
         endpoint_name,
         region: pick(&o.region, entry.map(|e| &e.region)),
@@ -324,12 +342,10 @@ fn sagemaker_target(
             &o.inference_component,
             entry.map(|e| &e.inference_component),
         ),
-        target_variant: entry.and_then(|e| e.target_variant.clone()),
+        target_variant: pick(&o.target_variant, entry.map(|e| &e.target_variant)),
         custom_attributes: entry.and_then(|e| e.custom_attributes.clone()),
-        format: o
-            .sagemaker_format
-            .or(entry.and_then(|e| e.format))
-            .unwrap_or_default(),
+        format,
+        custom: super::custom_format::custom_payload(name, format, entry, o)?,
     })
 }
 
@@ -622,6 +638,7 @@ mod tests {
                 target_variant: Some("blue".into()),
                 custom_attributes: Some("trace=1".into()),
                 format: SageMakerFormat::OpenaiCompletions,
+                custom: None,
             })
         );
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub mod calibrate;
 mod chunked;
 pub mod client;
+pub mod custom_payload;
 mod direct;
 mod h1;
 mod h1_client;

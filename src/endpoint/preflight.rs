@@ -360,6 +360,17 @@ async fn preflight_sagemaker(ep: &Endpoint) -> Result<ServerIdentity, PreflightE
     }
 }
 
+/// The settings that shape a SageMaker request and read its answer.
+fn format_flags(target: &super::SageMakerTarget) -> &'static str {
+    match target.format {
+        super::SageMakerFormat::Custom => {
+            "--sagemaker-request-template and the pointers (--sagemaker-text-pointer, \
+             --sagemaker-token-count-pointer)"
+        }
+        _ => "--sagemaker-format",
+    }
+}
+
 /// What went wrong with a SageMaker pre-flight invocation, in one line, or `None`.
 pub fn sagemaker_diagnosis(
     target: &super::SageMakerTarget,
@@ -452,17 +463,18 @@ pub fn sagemaker_diagnosis(
                  (SageMaker says: {m})"
             ),
             "ModelError" => format!(
-                "the container rejected the request in format {}: {m}; check \
-                 --sagemaker-format",
-                target.format.as_str()
+                "the container rejected the request in format {}: {m}; check {}",
+                target.format.as_str(),
+                format_flags(target)
             ),
             _ => format!("SageMaker answered HTTP {}: {m}", err.status.unwrap_or(0)),
         },
         ErrorKind::InStreamError => format!("the container failed inside the stream: {m}"),
         ErrorKind::BrokenStream => format!("the response stream broke: {m}"),
         ErrorKind::BadPayload => format!(
-            "the container's answer is not {} JSON ({m}): check --sagemaker-format",
-            target.format.as_str()
+            "the container's answer is not {} JSON ({m}): check {}",
+            target.format.as_str(),
+            format_flags(target)
         ),
         ErrorKind::Cancelled => return None,
     })

@@ -195,7 +195,7 @@ fn keep_head(probe: &mut Option<&mut Probe>, bytes: &[u8]) {
 }
 
 /// Which JSON the answer's events carry.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) enum Dialect {
     /// OpenAI chat or completions chunks.
     #[default]
@@ -203,20 +203,41 @@ pub(crate) enum Dialect {
     /// Hugging Face TGI tokens ([`super::tgi`]): complete at the chunk with `generated_text`.
     #[cfg_attr(not(feature = "sagemaker"), allow(dead_code))]
     Tgi,
+    /// A custom format's pointers ([`super::custom_payload`]): complete when the body ends.
+    #[cfg_attr(not(feature = "sagemaker"), allow(dead_code))]
+    Custom(std::sync::Arc<super::custom_payload::CustomPayload>),
 }
 
 impl Dialect {
-    fn parse_event(self, data: &[u8]) -> Result<openai::Chunk<'_>, ChunkError> {
+    fn parse_event<'a>(&self, data: &'a [u8]) -> Result<openai::Chunk<'a>, ChunkError> {
         match self {
             Dialect::OpenAi => openai::parse_chunk(data),
             Dialect::Tgi => super::tgi::parse_stream_chunk(data),
+            Dialect::Custom(c) => c.parse(data),
         }
     }
 
-    fn parse_whole(self, data: &[u8]) -> Result<openai::Chunk<'_>, ChunkError> {
+    fn parse_whole<'a>(&self, data: &'a [u8]) -> Result<openai::Chunk<'a>, ChunkError> {
         match self {
             Dialect::OpenAi => openai::parse_chunk(data),
             Dialect::Tgi => super::tgi::parse_whole(data),
+            Dialect::Custom(c) => c.parse(data),
+        }
+    }
+
+    /// A whole answer without what this dialect reads.
+    fn nothing_in_the_answer(&self) -> String {
+        match self {
+            Dialect::OpenAi => "the response has no choices".to_string(),
+            Dialect::Tgi => "the response has no generated_text".to_string(),
+            Dialect::Custom(c) => format!(
+                "the response has nothing at the text pointer {}{}",
+                c.text_pointer,
+                c.token_count_pointer
+                    .as_deref()
+                    .map(|p| format!(" or the token count pointer {p}"))
+                    .unwrap_or_default()
+            ),
         }
     }
 }
@@ -410,7 +431,10 @@ impl StreamReader {
         if out.error.is_none() {
             let complete = parser.saw_done()
                 || (st.finished
-                    && (parser.framing() == Framing::JsonLines || st.dialect == Dialect::Tgi));
+                    && (parser.framing() == Framing::JsonLines || st.dialect == Dialect::Tgi))
+                // a custom format has no end marker of its own: its stream ends with the body
+                // (a SageMaker stream cut short is the SDK's error, not an end)
+                || (matches!(st.dialect, Dialect::Custom(_)) && parser.data_events() > 0);
             if !complete {
                 out.error = Some(RequestError {
                     kind: ErrorKind::BrokenStream,
@@ -418,6 +442,7 @@ impl StreamReader {
                     message: match st.dialect {
                         Dialect::OpenAi => "the stream ended without [DONE]",
                         Dialect::Tgi => "the stream ended without its generated_text",
+                        Dialect::Custom(_) => "the stream ended without an event",
                     }
                     .to_string(),
                 });
@@ -493,19 +518,19 @@ pub(crate) async fn read_whole(
             }
         }
     }
-    parse_whole(Dialect::OpenAi, &body, t, out, probe);
+    parse_whole(&Dialect::OpenAi, &body, t, out, probe);
 }
 
 /// A whole answer's `body`, read by `t`, into `out`.
 pub(crate) fn parse_whole(
-    dialect: Dialect,
+    dialect: &Dialect,
     body: &[u8],
     t: u64,
     out: &mut ExchangeOutcome,
     probe: Option<&mut Probe>,
 ) {
     let mut st = StreamState {
-        dialect,
+        dialect: dialect.clone(),
         ..StreamState::default()
     };
     match dialect.parse_whole(body) {
@@ -513,11 +538,7 @@ pub(crate) fn parse_whole(
             out.error = Some(RequestError {
                 kind: ErrorKind::BadPayload,
                 status: None,
-                message: match dialect {
-                    Dialect::OpenAi => "the response has no choices",
-                    Dialect::Tgi => "the response has no generated_text",
-                }
-                .to_string(),
+                message: dialect.nothing_in_the_answer(),
             });
         }
         Ok(c) => {
@@ -582,6 +603,7 @@ mod tests {
         data: [DONE]\n\n";
     const TGI: &str = "data:{\"token\":{\"text\":\" h\u{e9}llo\",\"special\":false},\"generated_text\":null}\n\n\
         data:{\"token\":{\"text\":\" world\",\"special\":false},\"generated_text\":\" h\u{e9}llo world\",\"details\":{\"generated_tokens\":2}}\n\n";
+    const CUSTOM_LINES: &str = "{\"out\":[\" h\u{e9}llo\"]}\n{\"out\":[\" world\"],\"n\":2}\n";
 
     /// SageMaker cuts the container's stream into payload parts at any byte (inside a JSON
     /// object, inside a UTF-8 character): every cut into two parts, and one byte per part,
@@ -589,17 +611,42 @@ mod tests {
     /// that completed its event.
     #[test]
     fn payload_parts_cut_anywhere_read_alike() {
-        for (dialect, body) in [(Dialect::OpenAi, OPENAI), (Dialect::Tgi, TGI)] {
+        let custom = |text: &str, count: &str| {
+            Dialect::Custom(std::sync::Arc::new(
+                crate::endpoint::custom_payload::CustomPayload {
+                    request_template: serde_json::json!("{prompt}"),
+                    text_pointer: text.into(),
+                    token_count_pointer: Some(count.into()),
+                },
+            ))
+        };
+        for (dialect, body, first_event_end) in [
+            (Dialect::OpenAi, OPENAI, OPENAI.find("\n\n").unwrap() + 2),
+            (Dialect::Tgi, TGI, TGI.find("\n\n").unwrap() + 2),
+            // the TGI stream read through a custom format's pointers
+            (
+                custom("/token/text", "/details/generated_tokens"),
+                TGI,
+                TGI.find("\n\n").unwrap() + 2,
+            ),
+            // JSON lines, no end marker: complete when the body ends
+            (
+                custom("/out/0", "/n"),
+                CUSTOM_LINES,
+                CUSTOM_LINES.find('\n').unwrap() + 1,
+            ),
+        ] {
+            let dialect = &dialect;
+            let read_parts = |parts: &[&[u8]]| read_parts(dialect.clone(), parts);
             let bytes = body.as_bytes();
-            let whole = read_parts(dialect, &[bytes]);
+            let whole = read_parts(&[bytes]);
             assert_eq!(whole.error, None, "{dialect:?}");
             assert_eq!(whole.answer_text, " h\u{e9}llo world", "{dialect:?}");
             assert_eq!(whole.output_tokens, Some(2), "{dialect:?}");
             assert_eq!(whole.content_chunk_ns, vec![1, 1], "{dialect:?}");
-            let first_event_end = body.find("\n\n").unwrap() + 2;
             for cut in 1..bytes.len() {
                 let (a, b) = bytes.split_at(cut);
-                let got = read_parts(dialect, &[a, b]);
+                let got = read_parts(&[a, b]);
                 assert_eq!(got.error, None, "{dialect:?} cut at {cut}");
                 assert_eq!(
                     got.answer_text, whole.answer_text,
@@ -611,7 +658,7 @@ mod tests {
                 assert_eq!(got.first_token_ns, Some(first), "{dialect:?} cut at {cut}");
             }
             let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-            let got = read_parts(dialect, &bytewise);
+            let got = read_parts(&bytewise);
             assert_eq!(
                 got.answer_text, whole.answer_text,
                 "{dialect:?} byte by byte"
@@ -633,6 +680,11 @@ mod tests {
                 Dialect::Tgi,
                 &TGI[..TGI.find("\n\n").unwrap() + 2],
                 "the stream ended without its generated_text",
+            ),
+            (
+                Dialect::Custom(std::sync::Arc::default()),
+                "",
+                "the stream ended without an event",
             ),
         ] {
             let got = read_parts(dialect, &[body.as_bytes()]);

@@ -18,18 +18,22 @@ pub enum SageMakerFormat {
     /// Hugging Face TGI / LLM container: `{"inputs", "parameters": {"max_new_tokens"},
     /// "stream"}`, streamed as `data:{"token":{"text"}}` lines with a final `generated_text`.
     Tgi,
+    /// Any other JSON: a request template and JSON pointers ([`SageMakerTarget::custom`],
+    /// [`super::custom_payload`]).
+    Custom,
 }
 
 impl SageMakerFormat {
     /// Every format, as the flag and the config spell it.
-    pub const NAMES: [&'static str; 3] = ["openai-chat", "openai-completions", "tgi"];
+    pub const NAMES: [&'static str; 4] = ["openai-chat", "openai-completions", "tgi", "custom"];
 
-    /// The format named `s` (`openai-chat`, `openai-completions`, `tgi`).
+    /// The format named `s` (one of [`Self::NAMES`]).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "openai-chat" => Some(Self::OpenaiChat),
             "openai-completions" => Some(Self::OpenaiCompletions),
             "tgi" => Some(Self::Tgi),
+            "custom" => Some(Self::Custom),
             _ => None,
         }
     }
@@ -40,6 +44,7 @@ impl SageMakerFormat {
             Self::OpenaiChat => "openai-chat",
             Self::OpenaiCompletions => "openai-completions",
             Self::Tgi => "tgi",
+            Self::Custom => "custom",
         }
     }
 }
@@ -66,9 +71,29 @@ pub struct SageMakerTarget {
     pub custom_attributes: Option<String>,
     #[serde(default)]
     pub format: SageMakerFormat,
+    /// With `format` custom: the request template and the pointers into the answer (never
+    /// credentials: the template is the request body).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom: Option<super::custom_payload::CustomPayload>,
 }
 
 /// The `base_url` a SageMaker endpoint's spec carries (for tables and the record).
 pub fn display_name(endpoint_name: &str) -> String {
     format!("sagemaker:{endpoint_name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_name_reads_back() {
+        for name in SageMakerFormat::NAMES {
+            let f = SageMakerFormat::parse(name).unwrap();
+            assert_eq!(f.as_str(), name);
+            // the config and run.json spell it the same
+            assert_eq!(serde_json::to_value(f).unwrap(), name);
+        }
+        assert_eq!(SageMakerFormat::parse("vllm"), None);
+    }
 }

@@ -42,14 +42,25 @@ const SIM_TIMING_HEADER: &str = "x-rightsize-sim-timing";
 /// async, and building an [`super::Endpoint`] is not).
 pub(crate) struct SageMakerClient {
     target: SageMakerTarget,
+    /// How the answer's events read (a custom format's pointers, shared by every request).
+    dialect: Dialect,
     timeout: Duration,
     client: tokio::sync::OnceCell<sm::Client>,
 }
 
 impl SageMakerClient {
     pub fn new(target: &SageMakerTarget, timeout: Duration) -> Self {
+        let dialect = match target.format {
+            SageMakerFormat::Tgi => Dialect::Tgi,
+            SageMakerFormat::OpenaiChat | SageMakerFormat::OpenaiCompletions => Dialect::OpenAi,
+            // the config's resolution gives a custom format its template and pointers
+            SageMakerFormat::Custom => Dialect::Custom(std::sync::Arc::new(
+                target.custom.clone().unwrap_or_default(),
+            )),
+        };
         SageMakerClient {
             target: target.clone(),
+            dialect,
             timeout,
             client: tokio::sync::OnceCell::new(),
         }
@@ -102,22 +113,11 @@ impl SageMakerClient {
         match self.target.format {
             SageMakerFormat::OpenaiChat => openai_as(Api::Chat),
             SageMakerFormat::OpenaiCompletions => openai_as(Api::Completions),
-            SageMakerFormat::Tgi => {
-                let prompt = match input {
-                    RequestInput::Text(t) => std::borrow::Cow::Borrowed(t),
-                    RequestInput::Messages(list) => {
-                        std::borrow::Cow::Owned(flatten_for_completions(list))
-                    }
-                };
-                tgi::request_body(&prompt, max_tokens, spec.stream)
-            }
-        }
-    }
-
-    fn dialect(&self) -> Dialect {
-        match self.target.format {
-            SageMakerFormat::Tgi => Dialect::Tgi,
-            SageMakerFormat::OpenaiChat | SageMakerFormat::OpenaiCompletions => Dialect::OpenAi,
+            SageMakerFormat::Tgi => tgi::request_body(&prompt_text(input), max_tokens, spec.stream),
+            SageMakerFormat::Custom => match &self.dialect {
+                Dialect::Custom(c) => c.request_body(&prompt_text(input), max_tokens, spec.stream),
+                _ => Vec::new(),
+            },
         }
     }
 
@@ -202,7 +202,7 @@ impl SageMakerClient {
                     if let Some(p) = probe.as_deref_mut() {
                         p.head = body.iter().take(2048).copied().collect();
                     }
-                    parse_whole(self.dialect(), &body, at, out, probe);
+                    parse_whole(&self.dialect, &body, at, out, probe);
                 }
                 Err(e) => {
                     let model = match &e {
@@ -232,7 +232,7 @@ impl SageMakerClient {
             p.content_type = o.content_type().map(str::to_string);
             p.production_variant = o.invoked_production_variant().map(str::to_string);
         }
-        let mut reader = StreamReader::new(self.dialect());
+        let mut reader = StreamReader::new(self.dialect.clone());
         loop {
             match o.body.recv().await {
                 Ok(Some(ResponseStream::PayloadPart(part))) => {
@@ -255,6 +255,15 @@ impl SageMakerClient {
             }
         }
         reader.finish(out, probe);
+    }
+}
+
+/// A prompt as one text: a chat-message workload flattened to one labelled prompt, as on the
+/// completions API.
+fn prompt_text(input: RequestInput<'_>) -> std::borrow::Cow<'_, str> {
+    match input {
+        RequestInput::Text(t) => std::borrow::Cow::Borrowed(t),
+        RequestInput::Messages(list) => std::borrow::Cow::Owned(flatten_for_completions(list)),
     }
 }
 
