@@ -725,3 +725,94 @@ fn credentials_from_a_named_profile() {
     assert_no_secret(&run);
     assert_all_signed(&sim, records(&run).len());
 }
+
+/// A campaign ranks a SageMaker endpoint (a `kind = "sagemaker"` config entry) beside the same
+/// simulator through its OpenAI API: both candidates searched, every SageMaker request signed.
+#[test]
+fn a_campaign_ranks_a_sagemaker_candidate() {
+    let _turn = together();
+    // requests of ~45 ms: long beside the client's turnaround between two (a debug SDK's
+    // takes a few hundred microseconds), so every level holds its concurrency
+    let sim = Sim::start(SECRET, &["--time-scale", "2"]);
+    let dir = tmpdir("sm-campaign");
+    let config = dir.join("rightsize.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[endpoints.sm-sim]
+kind = "sagemaker"
+endpoint_name = "sim-llm"
+region = "us-east-1"
+
+[searches.easy]
+e2e_sla_ms = "p90:10s"
+max_error_rate = 0.2
+concurrency_min = 1
+concurrency_max = 4
+search_max_iterations = 4
+request_count = 16
+
+[profiles.small]
+input_tokens = 32
+output_tokens = 8
+stream = true
+
+[campaigns.both]
+search = "easy"
+profile = "small"
+
+[[campaigns.both.candidates]]
+label = "through SageMaker"
+endpoint = "sm-sim"
+price_per_hour = 2.0
+
+[[campaigns.both.candidates]]
+label = "through the OpenAI API"
+endpoint = "{}"
+model = "sim-moe-30b-a3b"
+price_per_hour = 1.0
+"#,
+            sim.url
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = aws_bin(&sim, true)
+        .args([
+            "campaign", "--no-tui", "--json", "--plan", "both", "--config",
+        ])
+        .arg(&config)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rec: Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
+    let candidates = rec["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 2, "{rec}");
+    for c in candidates {
+        assert_eq!(c["state"], "done", "{c}");
+        let run = std::path::PathBuf::from(c["run_dir"].as_str().unwrap());
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap())
+                .unwrap();
+        // every level passes: the answer is the search's maximum
+        assert_eq!(summary["answer"]["concurrency"], 4, "{c}");
+        assert!(
+            records(&run).iter().all(|r| r.get("error").is_none()),
+            "{c}"
+        );
+    }
+    let sm_run = std::path::PathBuf::from(candidates[0]["run_dir"].as_str().unwrap());
+    let echo: Value =
+        serde_json::from_str(&std::fs::read_to_string(sm_run.join("run.json")).unwrap()).unwrap();
+    assert_eq!(echo["endpoint"]["sagemaker"]["endpoint_name"], "sim-llm");
+    assert_eq!(echo["server"]["production_variant"], "AllTraffic");
+    assert_no_secret(&sm_run);
+    assert_eq!(rec["ranking"].as_array().map(Vec::len), Some(2), "{rec}");
+    let (signed, bad) = sim.signatures();
+    assert_eq!(bad, 0);
+    // the campaign's pre-flight, the search's pre-flight and the recorded requests at least
+    assert!(signed as usize >= 2 + records(&sm_run).len(), "{signed}");
+}
