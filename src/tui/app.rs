@@ -315,6 +315,7 @@ impl App {
     }
 
     fn on_edit_key(&mut self, key: KeyEvent) -> Action {
+        const MAX_TYPED_BYTES: usize = 1024;
         let Some(text) = self.setup.editing.as_mut() else {
             return Action::None;
         };
@@ -329,7 +330,8 @@ impl App {
             KeyCode::Backspace => {
                 text.pop();
             }
-            KeyCode::Char(c) if text.len() < 64 => text.push(c),
+            // room for a custom format's request template
+            KeyCode::Char(c) if text.len() < MAX_TYPED_BYTES => text.push(c),
             _ => {}
         }
         Action::None

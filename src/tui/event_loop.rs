@@ -67,6 +67,12 @@ pub fn choices(config: Option<&Path>) -> anyhow::Result<SetupChoices> {
         .unwrap_or_default();
     Ok(SetupChoices {
         endpoints: cfg.endpoints.keys().cloned().collect(),
+        sagemaker_endpoints: cfg
+            .endpoints
+            .iter()
+            .filter(|(_, e)| e.kind == crate::config::file::EndpointKind::Sagemaker)
+            .map(|(name, _)| name.clone())
+            .collect(),
         profiles: cfg.profiles.keys().cloned().collect(),
         default_endpoint: cfg
             .defaults

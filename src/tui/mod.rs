@@ -9,6 +9,7 @@ pub mod history;
 pub mod render;
 pub mod series;
 pub mod setup;
+mod setup_sagemaker;
 pub mod timeline;
 
 use std::path::PathBuf;

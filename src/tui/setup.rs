@@ -17,6 +17,8 @@ use crate::plan::sla::{SlaMetric, SlaThreshold};
 pub enum FieldKind {
     /// Cycle through fixed choices with left/right.
     Choice(Vec<String>),
+    /// Cycle through choices with left/right, or type any text (Enter).
+    Open(Vec<String>),
     /// Typed text, checked by the field's validator.
     Text,
     /// On or off.
@@ -28,6 +30,15 @@ pub enum FieldKind {
 pub enum FieldId {
     Mode,
     Endpoint,
+    // SageMaker endpoints only (see [`super::setup_sagemaker`])
+    Region,
+    AwsProfile,
+    SageMakerFormat,
+    InferenceComponent,
+    TargetVariant,
+    RequestTemplate,
+    TextPointer,
+    TokenCountPointer,
     Model,
     Profile,
     InputTokens,
@@ -66,12 +77,17 @@ pub struct SetupForm {
     pub editing: Option<String>,
     /// The request the form's fields are laid over: the command line's, else the demo.
     pub base: LaunchRequest,
+    /// Config endpoints of kind `sagemaker` (they show the SageMaker fields, as
+    /// `sagemaker:NAME` does).
+    pub sagemaker_endpoints: Vec<String>,
 }
 
 /// Names offered in the form, read from the config.
 #[derive(Debug, Clone, Default)]
 pub struct SetupChoices {
     pub endpoints: Vec<String>,
+    /// The config's endpoints of kind `sagemaker`.
+    pub sagemaker_endpoints: Vec<String>,
     pub profiles: Vec<String>,
     pub default_endpoint: String,
     pub default_profile: String,
@@ -104,132 +120,148 @@ impl SetupForm {
             error: None,
             hint,
         };
+        let mut fields = vec![
+            f(
+                FieldId::Mode,
+                "plan",
+                FieldKind::Choice(vec!["sweep".into(), "search".into()]),
+                "sweep".into(),
+                "sweep: fixed levels; search: highest under the SLA",
+            ),
+            f(
+                FieldId::Endpoint,
+                "endpoint",
+                FieldKind::Open(c.endpoints.clone()),
+                choice_value(&c.endpoints, &c.default_endpoint),
+                "←→ from config (sim); Enter: a URL or sagemaker:NAME",
+            ),
+            f(
+                FieldId::Model,
+                "model",
+                FieldKind::Text,
+                String::new(),
+                "empty = the endpoint's own",
+            ),
+            f(
+                FieldId::Profile,
+                "profile",
+                FieldKind::Choice(c.profiles.clone()),
+                choice_value(&c.profiles, &c.default_profile),
+                "workload from the config",
+            ),
+            f(
+                FieldId::InputTokens,
+                "input tokens",
+                FieldKind::Text,
+                String::new(),
+                "empty = the profile's",
+            ),
+            f(
+                FieldId::OutputTokens,
+                "output tokens",
+                FieldKind::Text,
+                String::new(),
+                "empty = the profile's",
+            ),
+            f(
+                FieldId::Stream,
+                "streaming",
+                FieldKind::Toggle,
+                "on".into(),
+                "needed for TTFT",
+            ),
+            f(
+                FieldId::Concurrency,
+                "concurrency",
+                FieldKind::Text,
+                levels,
+                "levels, e.g. 16,64,256",
+            ),
+            f(
+                FieldId::Requests,
+                "requests/level",
+                FieldKind::Text,
+                c.default_requests.to_string(),
+                "per level",
+            ),
+            f(
+                FieldId::E2eSla,
+                "e2e SLA",
+                FieldKind::Text,
+                String::new(),
+                "[stat:]time, p99 default, e.g. 50s",
+            ),
+            f(
+                FieldId::TtftSla,
+                "TTFT SLA",
+                FieldKind::Text,
+                String::new(),
+                "[stat:]time, p95 default, e.g. 1.5s",
+            ),
+            f(
+                FieldId::SearchMin,
+                "search min",
+                FieldKind::Text,
+                "16".into(),
+                "search: first level",
+            ),
+            f(
+                FieldId::SearchMax,
+                "search max",
+                FieldKind::Text,
+                "4096".into(),
+                "search: highest level",
+            ),
+            f(
+                FieldId::MaxIterations,
+                "max iterations",
+                FieldKind::Text,
+                "10".into(),
+                "search: most levels",
+            ),
+            f(
+                FieldId::PeakConcurrency,
+                "peak concurrency",
+                FieldKind::Text,
+                String::new(),
+                "right-size for it (p on the run screen)",
+            ),
+            f(
+                FieldId::PricePerHour,
+                "price / hour",
+                FieldKind::Text,
+                String::new(),
+                "per instance ($ on the run screen)",
+            ),
+            f(
+                FieldId::TimeScale,
+                "sim time scale",
+                FieldKind::Text,
+                String::new(),
+                "simulator only; empty = config",
+            ),
+        ];
+        // the SageMaker fields, under the endpoint (shown for a SageMaker one)
+        let at = fields
+            .iter()
+            .position(|f| f.id == FieldId::Endpoint)
+            .map_or(0, |i| i + 1);
+        fields.splice(at..at, super::setup_sagemaker::fields());
         SetupForm {
-            fields: vec![
-                f(
-                    FieldId::Mode,
-                    "plan",
-                    FieldKind::Choice(vec!["sweep".into(), "search".into()]),
-                    "sweep".into(),
-                    "sweep: fixed levels; search: highest under the SLA",
-                ),
-                f(
-                    FieldId::Endpoint,
-                    "endpoint",
-                    FieldKind::Choice(c.endpoints.clone()),
-                    choice_value(&c.endpoints, &c.default_endpoint),
-                    "from the config; sim = built-in simulator",
-                ),
-                f(
-                    FieldId::Model,
-                    "model",
-                    FieldKind::Text,
-                    String::new(),
-                    "empty = the endpoint's own",
-                ),
-                f(
-                    FieldId::Profile,
-                    "profile",
-                    FieldKind::Choice(c.profiles.clone()),
-                    choice_value(&c.profiles, &c.default_profile),
-                    "workload from the config",
-                ),
-                f(
-                    FieldId::InputTokens,
-                    "input tokens",
-                    FieldKind::Text,
-                    String::new(),
-                    "empty = the profile's",
-                ),
-                f(
-                    FieldId::OutputTokens,
-                    "output tokens",
-                    FieldKind::Text,
-                    String::new(),
-                    "empty = the profile's",
-                ),
-                f(
-                    FieldId::Stream,
-                    "streaming",
-                    FieldKind::Toggle,
-                    "on".into(),
-                    "needed for TTFT",
-                ),
-                f(
-                    FieldId::Concurrency,
-                    "concurrency",
-                    FieldKind::Text,
-                    levels,
-                    "levels, e.g. 16,64,256",
-                ),
-                f(
-                    FieldId::Requests,
-                    "requests/level",
-                    FieldKind::Text,
-                    c.default_requests.to_string(),
-                    "per level",
-                ),
-                f(
-                    FieldId::E2eSla,
-                    "e2e SLA",
-                    FieldKind::Text,
-                    String::new(),
-                    "[stat:]time, p99 default, e.g. 50s",
-                ),
-                f(
-                    FieldId::TtftSla,
-                    "TTFT SLA",
-                    FieldKind::Text,
-                    String::new(),
-                    "[stat:]time, p95 default, e.g. 1.5s",
-                ),
-                f(
-                    FieldId::SearchMin,
-                    "search min",
-                    FieldKind::Text,
-                    "16".into(),
-                    "search: first level",
-                ),
-                f(
-                    FieldId::SearchMax,
-                    "search max",
-                    FieldKind::Text,
-                    "4096".into(),
-                    "search: highest level",
-                ),
-                f(
-                    FieldId::MaxIterations,
-                    "max iterations",
-                    FieldKind::Text,
-                    "10".into(),
-                    "search: most levels",
-                ),
-                f(
-                    FieldId::PeakConcurrency,
-                    "peak concurrency",
-                    FieldKind::Text,
-                    String::new(),
-                    "right-size for it (p on the run screen)",
-                ),
-                f(
-                    FieldId::PricePerHour,
-                    "price / hour",
-                    FieldKind::Text,
-                    String::new(),
-                    "per instance ($ on the run screen)",
-                ),
-                f(
-                    FieldId::TimeScale,
-                    "sim time scale",
-                    FieldKind::Text,
-                    String::new(),
-                    "simulator only; empty = config",
-                ),
-            ],
+            fields,
             selected: 0,
             editing: None,
             base: LaunchRequest::demo(),
+            sagemaker_endpoints: c.sagemaker_endpoints.clone(),
         }
+    }
+
+    /// True when row `i` is on the form now (the SageMaker rows only for a SageMaker
+    /// endpoint, the custom format's only in that format).
+    pub fn shown(&self, i: usize) -> bool {
+        self.fields
+            .get(i)
+            .is_some_and(|f| super::setup_sagemaker::shown(self, f.id))
     }
 
     /// A form showing what `req` asks for (the command line's flags), keeping `req` as the
@@ -257,6 +289,9 @@ impl SetupForm {
         let e = &req.endpoint;
         let w = &req.workload;
         set(FieldId::Endpoint, e.endpoint.clone());
+        for (id, value) in super::setup_sagemaker::values(e) {
+            set(id, value);
+        }
         set(FieldId::Model, Some(text(e.model.clone())));
         set(
             FieldId::TimeScale,
@@ -298,6 +333,7 @@ impl SetupForm {
             req.capacity.price_per_hour.map(|p| p.to_string()),
         );
         form.base = req.clone();
+        form.sagemaker_endpoints = c.sagemaker_endpoints.clone();
         form
     }
 
@@ -309,17 +345,39 @@ impl SetupForm {
             .map_or("", |f| f.value.as_str())
     }
 
-    /// Moves the cursor by `delta` rows (wrapping).
+    /// Moves the cursor by `delta` rows on the form (wrapping, over rows not shown).
     pub fn move_cursor(&mut self, delta: i32) {
         let n = self.fields.len() as i32;
-        self.selected = ((self.selected as i32 + delta).rem_euclid(n)) as usize;
+        let step = delta.signum();
+        for _ in 0..delta.abs() {
+            for _ in 0..n {
+                self.selected = ((self.selected as i32 + step).rem_euclid(n)) as usize;
+                if self.shown(self.selected) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Puts the cursor on field `id`.
+    pub fn select(&mut self, id: FieldId) {
+        if let Some(i) = self.fields.iter().position(|f| f.id == id) {
+            self.selected = i;
+        }
+    }
+
+    /// Sets field `id`'s text.
+    pub fn set(&mut self, id: FieldId, value: &str) {
+        if let Some(f) = self.fields.iter_mut().find(|f| f.id == id) {
+            f.value = value.to_string();
+        }
     }
 
     /// Cycles a choice or flips a toggle on the selected row.
     pub fn cycle(&mut self, delta: i32) {
         let field = &mut self.fields[self.selected];
         match &field.kind {
-            FieldKind::Choice(choices) if !choices.is_empty() => {
+            FieldKind::Choice(choices) | FieldKind::Open(choices) if !choices.is_empty() => {
                 let i = choices.iter().position(|c| *c == field.value).unwrap_or(0) as i32;
                 let n = choices.len() as i32;
                 field.value = choices[(i + delta).rem_euclid(n) as usize].clone();
@@ -344,6 +402,16 @@ impl SetupForm {
     pub fn activate(&mut self) {
         match self.fields[self.selected].kind {
             FieldKind::Text => self.editing = Some(self.fields[self.selected].value.clone()),
+            // typing a new one (a URL, sagemaker:NAME) starts afresh; a typed one is edited
+            FieldKind::Open(ref choices) => {
+                let f = &self.fields[self.selected];
+                let typed = !choices.contains(&f.value);
+                self.editing = Some(if typed {
+                    f.value.clone()
+                } else {
+                    String::new()
+                });
+            }
             _ => self.cycle(1),
         }
     }
@@ -359,10 +427,17 @@ impl SetupForm {
         }
     }
 
-    /// Checks every field; true when all are valid (errors are stored beside the fields).
+    /// Checks every field on the form; true when all are valid (errors are stored beside
+    /// the fields).
     pub fn validate(&mut self) -> bool {
-        for f in &mut self.fields {
-            f.error = check(f.id, &f.value).err();
+        for i in 0..self.fields.len() {
+            let shown = self.shown(i);
+            let f = &mut self.fields[i];
+            f.error = if shown {
+                check(f.id, &f.value).err()
+            } else {
+                None
+            };
         }
         self.fields.iter().all(|f| f.error.is_none())
     }
@@ -381,6 +456,7 @@ impl SetupForm {
         let non_empty = |id| Some(self.get(id).to_string()).filter(|s| !s.is_empty());
         let mut r = self.base.clone();
         r.endpoint.endpoint = non_empty(FieldId::Endpoint);
+        super::setup_sagemaker::apply(self, &mut r.endpoint);
         r.endpoint.model = non_empty(FieldId::Model);
         r.endpoint.sim_time_scale = self.get(FieldId::TimeScale).parse().ok();
         r.workload.profile = non_empty(FieldId::Profile);
@@ -476,6 +552,15 @@ pub fn check(id: FieldId, v: &str) -> Result<(), String> {
             Ok(f) if f.is_finite() && f > 0.0 => Ok(()),
             _ => Err(format!("`{v}` is not a positive number")),
         },
+        FieldId::Endpoint
+            if v.strip_prefix("sagemaker:")
+                .is_some_and(|n| n.trim().is_empty()) =>
+        {
+            Err("name the SageMaker endpoint: sagemaker:NAME".into())
+        }
+        FieldId::RequestTemplate | FieldId::TextPointer | FieldId::TokenCountPointer => {
+            super::setup_sagemaker::check(id, v)
+        }
         _ => Ok(()),
     }
 }
@@ -487,6 +572,7 @@ mod tests {
     fn choices() -> SetupChoices {
         SetupChoices {
             endpoints: vec!["local".into(), "sim".into()],
+            sagemaker_endpoints: vec![],
             profiles: vec!["chat".into(), "rag".into()],
             default_endpoint: "sim".into(),
             default_profile: "rag".into(),
@@ -502,16 +588,17 @@ mod tests {
         f.move_cursor(1);
         f.cycle(1);
         assert_eq!(f.get(FieldId::Endpoint), "local");
-        f.selected = 7; // concurrency
+        f.select(FieldId::Concurrency);
+        let concurrency = f.selected;
         f.activate();
         f.editing = Some("8, 0".into());
         f.finish_edit(true);
         assert_eq!(
-            f.fields[7].error.as_deref(),
+            f.fields[concurrency].error.as_deref(),
             Some("concurrency must be at least 1, got 0")
         );
         assert!(!f.validate());
-        f.fields[7].value = "8,32".into();
+        f.set(FieldId::Concurrency, "8,32");
         assert!(f.validate());
         let r = f.to_request();
         let PlanChoice::Sweep { overrides, .. } = &r.plan else {
@@ -521,8 +608,8 @@ mod tests {
         assert_eq!(r.run().requests, Some(128));
         assert_eq!(r.endpoint.endpoint.as_deref(), Some("local"));
         assert_eq!(r.workload.stream, Some(true));
-        f.fields[0].value = "search".into();
-        f.fields[9].value = "p99:2s".into(); // e2e SLA
+        f.set(FieldId::Mode, "search");
+        f.set(FieldId::E2eSla, "p99:2s");
         let r = f.to_request();
         let PlanChoice::Search(s) = &r.plan else {
             panic!("a search")

@@ -3,7 +3,7 @@
 
 use super::app::{App, Screen};
 use super::render::render;
-use super::setup::SetupChoices;
+use super::setup::{FieldId, SetupChoices};
 use crate::engine::record::ErrorKind;
 use crate::engine::EngineEvent;
 use crate::metrics::fixtures::level;
@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 pub(super) fn choices() -> SetupChoices {
     SetupChoices {
         endpoints: vec!["local-vllm".into(), "sim".into()],
+        sagemaker_endpoints: vec![],
         profiles: vec!["chat".into(), "rag".into()],
         default_endpoint: "sim".into(),
         default_profile: "rag".into(),
@@ -88,10 +89,32 @@ fn empty_setup() {
 #[test]
 fn setup_shows_validation_beside_the_field() {
     let mut a = app();
-    a.setup.selected = 7;
-    a.setup.fields[7].value = "16,0".into();
+    a.setup.select(FieldId::Concurrency);
+    a.setup.set(FieldId::Concurrency, "16,0");
     a.on_key(key('s'));
     insta::assert_snapshot!(draw(&a, 100, 30));
+}
+
+/// `sagemaker:NAME` typed into the endpoint row brings the SageMaker rows under it, and the
+/// custom format its three; on a short terminal the form scrolls to keep the cursor in view.
+#[test]
+fn setup_with_a_sagemaker_endpoint_in_a_custom_format() {
+    let mut a = app();
+    a.setup.select(FieldId::Endpoint);
+    a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    for c in "sagemaker:llama-prod".chars() {
+        a.on_key(key(c));
+    }
+    a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    a.setup.set(FieldId::Region, "us-east-1");
+    a.setup.set(FieldId::SageMakerFormat, "custom");
+    a.setup
+        .set(FieldId::RequestTemplate, r#"{"inputs": "{prompt}"}"#);
+    a.setup.set(FieldId::TextPointer, "token.text");
+    a.setup.select(FieldId::TextPointer);
+    a.on_key(key('s'));
+    insta::assert_snapshot!(draw(&a, 120, 40));
+    insta::assert_snapshot!("setup_with_a_sagemaker_endpoint_at_80x24", draw(&a, 80, 24));
 }
 
 #[test]
@@ -134,8 +157,8 @@ fn finished_search_with_knee_sla_line_and_planning() {
             price_per_hour: Some(4.0),
         },
     };
-    a.setup.fields[14].value = "1000".into(); // peak concurrency
-    a.setup.fields[15].value = "4".into(); // price per hour
+    a.setup.set(FieldId::PeakConcurrency, "1000");
+    a.setup.set(FieldId::PricePerHour, "4");
     a.run_started(Some(20.0), analysis);
     a.on_engine(&started());
     for l in sweep_levels() {

@@ -13,13 +13,24 @@ use ratatui::Frame;
 pub fn render_setup(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let form = &app.setup;
     let mut lines = Vec::new();
+    // the selected row's line, to keep it in view on a short terminal
+    let mut selected_line = 0;
     for (i, f) in form.fields.iter().enumerate() {
+        if !form.shown(i) {
+            continue;
+        }
         let selected = i == form.selected;
+        if selected {
+            selected_line = lines.len();
+        }
         let value = match (&form.editing, selected) {
             (Some(text), true) => format!("{text}▏"),
             _ => match &f.kind {
                 // a URL from the command line may carry a password: shown masked
-                FieldKind::Choice(_) => format!("‹ {} ›", crate::secrets::redact_url(&f.value)),
+                FieldKind::Choice(_) | FieldKind::Open(_) if f.value.is_empty() => "‹ - ›".into(),
+                FieldKind::Choice(_) | FieldKind::Open(_) => {
+                    format!("‹ {} ›", crate::secrets::redact_url(&f.value))
+                }
                 FieldKind::Toggle => format!("[{}]", f.value),
                 FieldKind::Text if f.value.is_empty() => "-".to_string(),
                 FieldKind::Text => f.value.clone(),
@@ -50,8 +61,11 @@ pub fn render_setup(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         "Press s to start: levels run one after another in the background.",
         theme.fg(Color::Green),
     )));
+    // rows past the bottom scroll up just enough to show the selected one
+    let inner = area.height.saturating_sub(2) as usize;
+    let scroll = (selected_line + 1).saturating_sub(inner);
     frame.render_widget(
-        Paragraph::new(lines).block(
+        Paragraph::new(lines).scroll((scroll as u16, 0)).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(" endpoint, workload and plan "),
