@@ -682,6 +682,7 @@ fn search_finds_the_same_answer_as_through_the_openai_api() {
     let openai = search_answer(&search(&sim.url, &["--model", "sim-moe-30b-a3b"]));
     let sagemaker = search_answer(&search("sagemaker:sim-llm", &["--region", "us-east-1"]));
     let said = format!("openai {openai:?} vs sagemaker {sagemaker:?} (answer, boundary range)");
+    eprintln!("{said}");
     assert!(
         answer_within(openai.0, (sagemaker.1, sagemaker.2)),
         "{said}"
