@@ -176,9 +176,9 @@ fn assert_no_secret(run: &std::path::Path) {
     }
 }
 
-/// A streamed sweep: every request counted, none failed, the server's token counts, TTFT
-/// within 5 % (or 2 ms) of the simulator's send time of the first token, every request
-/// signed. Returns the measured records.
+/// A streamed sweep: every request counted, none failed, the server's token counts, the
+/// median TTFT within 5 % (or 2 ms) of the simulator's send time of the first token (and no
+/// request's before it), every request signed. Returns the measured records.
 fn streamed(format: &str, extra: &[&str]) -> Vec<Value> {
     let _turn = alone();
     // payload parts of up to 1 KiB, still cut at random bytes: a debug build's SDK decodes a
@@ -231,18 +231,36 @@ fn streamed(format: &str, extra: &[&str]) -> Vec<Value> {
         .filter(|r| r.get("cooldown").is_none())
         .collect();
     assert_eq!(measured.len(), 6);
+    // (measured TTFT, the simulator's) per request, in ms
+    let mut ttfts = Vec::new();
     for r in &measured {
         assert!(r.get("error").is_none(), "{r}");
         assert_eq!(r["output_tokens_source"], "server", "{r}");
         let ns = |k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}")) as f64;
         let ttft = (ns("first_token_ns") - ns("start_ns")) / 1e6;
         let sim_ttft = (ns("server_first_sent_ns") - ns("start_ns")) / 1e6;
-        let tol = (0.05 * sim_ttft).max(2.0);
+        // one clock for both processes: the first token is read after it was sent
         assert!(
-            (ttft - sim_ttft).abs() <= tol,
-            "{format}: ttft {ttft:.2} ms vs the simulator's {sim_ttft:.2} ms"
+            ttft >= sim_ttft,
+            "{format}: ttft {ttft:.2} ms before the simulator sent it at {sim_ttft:.2} ms"
         );
+        ttfts.push((ttft, sim_ttft));
     }
+    // The level's TTFT against the simulator's: the medians of the six. A timing defect on
+    // this path (a hop, a late stamp) moves every request; one stall of this VM (10 ms now and
+    // then, even for a spinning thread: `cargo bench --bench open_loop -- stall`) moves one,
+    // and failed this test once when every request had to be within 5 % on its own.
+    let median = |f: fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = ttfts.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        (v[2] + v[3]) / 2.0
+    };
+    let (ttft, sim_ttft) = (median(|t| t.0), median(|t| t.1));
+    let tol = (0.05 * sim_ttft).max(2.0);
+    assert!(
+        (ttft - sim_ttft).abs() <= tol,
+        "{format}: median ttft {ttft:.2} ms vs the simulator's {sim_ttft:.2} ms ({ttfts:?})"
+    );
     assert_all_signed(&sim, recs.len());
     measured.into_iter().cloned().collect()
 }
