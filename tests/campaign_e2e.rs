@@ -6,7 +6,7 @@
 #![cfg(unix)]
 
 mod common;
-use common::{bin, stderr, stdout, tmpdir, SimProcess};
+use common::{bin, read_json, stderr, stdout, tmpdir, SimProcess};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -25,11 +25,6 @@ fn turn() -> std::sync::MutexGuard<'static, ()> {
 /// Equal but for the last bits a JSON round trip may change (see the cost check below).
 fn same(a: f64, b: f64) -> bool {
     (a / b - 1.0).abs() < 1e-12
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 /// The entries of `dir` (which must exist), as paths.

@@ -6,7 +6,7 @@
 #![cfg(feature = "sagemaker")]
 
 mod common;
-use common::{http_get, only_run_dir, stderr, stdout, tmpdir};
+use common::{http_get, only_run_dir, read_json, stderr, stdout, tmpdir};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
@@ -211,8 +211,7 @@ fn streamed(format: &str, extra: &[&str]) -> Vec<Value> {
     assert_eq!(level["request_count"]["avg"].as_f64(), Some(6.0), "{level}");
     assert_eq!(level["error_request_count"]["avg"].as_f64(), Some(0.0));
     let run = only_run_dir(&out);
-    let echo: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let echo: Value = read_json(&run.join("run.json"));
     let sm = &echo["endpoint"]["sagemaker"];
     assert_eq!(sm["endpoint_name"], "sim-llm");
     assert_eq!(sm["region"], "us-east-1");
@@ -338,8 +337,7 @@ fn whole_answers_in_a_custom_format() {
     assert_eq!(level["error_request_count"]["avg"].as_f64(), Some(0.0));
     let run = only_run_dir(&out);
     // the record holds the format as it was used: the template parsed, the pointers
-    let echo: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let echo: Value = read_json(&run.join("run.json"));
     let sm = &echo["endpoint"]["sagemaker"];
     assert_eq!(sm["format"], "custom");
     assert_eq!(
@@ -738,8 +736,7 @@ fn credentials_from_a_named_profile() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let run = only_run_dir(&out);
-    let echo: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+    let echo: Value = read_json(&run.join("run.json"));
     assert_eq!(echo["endpoint"]["sagemaker"]["profile"], "bench");
     assert_no_secret(&run);
     assert_all_signed(&sim, records(&run).len());
@@ -813,9 +810,7 @@ price_per_hour = 1.0
     for c in candidates {
         assert_eq!(c["state"], "done", "{c}");
         let run = std::path::PathBuf::from(c["run_dir"].as_str().unwrap());
-        let summary: Value =
-            serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap())
-                .unwrap();
+        let summary: Value = read_json(&run.join("summary.json"));
         // every level passes: the answer is the search's maximum
         assert_eq!(summary["answer"]["concurrency"], 4, "{c}");
         assert!(
@@ -824,8 +819,7 @@ price_per_hour = 1.0
         );
     }
     let sm_run = std::path::PathBuf::from(candidates[0]["run_dir"].as_str().unwrap());
-    let echo: Value =
-        serde_json::from_str(&std::fs::read_to_string(sm_run.join("run.json")).unwrap()).unwrap();
+    let echo: Value = read_json(&sm_run.join("run.json"));
     assert_eq!(echo["endpoint"]["sagemaker"]["endpoint_name"], "sim-llm");
     assert_eq!(echo["server"]["production_variant"], "AllTraffic");
     assert_no_secret(&sm_run);

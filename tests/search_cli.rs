@@ -2,7 +2,7 @@
 //! answer and planning numbers, `summary.json`, bad input (exit 2) and the CI gate (exit 3).
 
 mod common;
-use common::{bin, on_sim_at, only_run_dir, stderr, stdout, tmpdir};
+use common::{bin, on_sim_at, only_run_dir, read_json, stderr, stdout, tmpdir};
 use serde_json::Value;
 use std::path::Path;
 
@@ -28,11 +28,6 @@ fn quick_search(out: &Path, extra: &[&str]) -> std::process::Output {
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 /// A fake earlier run whose summary says `answer`.

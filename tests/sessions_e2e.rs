@@ -15,15 +15,10 @@
 //! needed on the slow side (model time is a floor).
 
 mod common;
-use common::{bin, only_run_dir, stderr, tmpdir, SimProcess};
+use common::{bin, only_run_dir, read_json, stderr, tmpdir, SimProcess};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 fn json_lines(p: &Path) -> Vec<Value> {
     std::fs::read_to_string(p)

@@ -4,14 +4,9 @@
 #![cfg(unix)]
 
 mod common;
-use common::{bin, only_run_dir, tmpdir, SimProcess};
+use common::{bin, only_run_dir, read_json, tmpdir, SimProcess};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-fn read_json(p: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 /// Sends `sig` and waits for the exit: (exit code, how long it took).
 fn stop(child: &mut Child, sig: i32) -> (Option<i32>, Duration) {

@@ -1,7 +1,7 @@
 //! `rightsize sweep` end to end: the real binary against its in-process simulator.
 
 mod common;
-use common::{bin, on_sim, only_run_dir, stderr, stdout, tmpdir};
+use common::{bin, on_sim, only_run_dir, read_json, stderr, stdout, tmpdir};
 use serde_json::Value;
 
 fn quick_sweep(out: &std::path::Path, extra: &[&str]) -> std::process::Output {
@@ -10,11 +10,6 @@ fn quick_sweep(out: &std::path::Path, extra: &[&str]) -> std::process::Output {
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn read_json(p: &std::path::Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 #[test]

@@ -4,14 +4,9 @@
 //! and a body read whole has no TTFT or inter-token latency.
 
 mod common;
-use common::{bin, on_sim_at, only_run_dir, stderr, stdout, tmpdir, SimProcess};
+use common::{bin, on_sim_at, only_run_dir, read_json, stderr, stdout, tmpdir, SimProcess};
 use serde_json::Value;
 use std::path::Path;
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 fn search_on(url: &str, out: &Path, extra: &[&str]) -> std::process::Output {
     bin()

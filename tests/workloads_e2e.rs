@@ -5,14 +5,11 @@
 #![cfg(feature = "exact-tokenizers")]
 
 mod common;
-use common::{bin, http_get, on_sim, only_run_dir, prometheus_value, stderr, tmpdir, SimProcess};
+use common::{
+    bin, http_get, on_sim, only_run_dir, prometheus_value, read_json, stderr, tmpdir, SimProcess,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 /// The one run's `run.json` and its first level's file.
 fn run_files(out: &Path) -> (Value, Value) {

@@ -225,6 +225,15 @@ impl Dialect {
         }
     }
 
+    /// A stream that ended before what this dialect calls its end.
+    fn cut_short(&self) -> &'static str {
+        match self {
+            Dialect::OpenAi => "the stream ended without [DONE]",
+            Dialect::Tgi => "the stream ended without its generated_text",
+            Dialect::Custom(_) => "the stream ended without an event",
+        }
+    }
+
     /// A whole answer without what this dialect reads.
     fn nothing_in_the_answer(&self) -> String {
         match self {
@@ -439,12 +448,7 @@ impl StreamReader {
                 out.error = Some(RequestError {
                     kind: ErrorKind::BrokenStream,
                     status: None,
-                    message: match st.dialect {
-                        Dialect::OpenAi => "the stream ended without [DONE]",
-                        Dialect::Tgi => "the stream ended without its generated_text",
-                        Dialect::Custom(_) => "the stream ended without an event",
-                    }
-                    .to_string(),
+                    message: st.dialect.cut_short().to_string(),
                 });
             }
         }

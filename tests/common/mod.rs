@@ -4,6 +4,12 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// A JSON file (a run's `run.json`, `summary.json`, a level file), or a panic naming it.
+pub fn read_json(p: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
 /// The `rightsize` binary cargo built for these tests.
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rightsize"));
