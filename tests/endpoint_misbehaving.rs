@@ -1,6 +1,7 @@
 //! `Endpoint::send` against servers that bend HTTP/1.1 the ways real ones do: trailers and
 //! chunk extensions, an HTTP/1.0 body delimited by the connection closing, an HTML page with a
-//! 200, a compressed body nobody asked for, and a stream line too long to hold.
+//! 200, a compressed body nobody asked for (gzip decoded, other codings refused), and a stream
+//! line too long to hold.
 
 mod endpoint_support;
 
@@ -89,26 +90,86 @@ async fn an_html_page_with_a_200_is_a_bad_payload_that_says_what_came() {
     assert!(e.message.contains("text/html"), "{}", e.message);
 }
 
+/// `data` compressed with gzip, flushed so that every byte of it can be decoded now (a
+/// server compressing a stream flushes each event).
+fn gzip_part(enc: &mut flate2::write::GzEncoder<Vec<u8>>, data: &str) -> Vec<u8> {
+    use std::io::Write;
+    enc.write_all(data.as_bytes()).unwrap();
+    enc.flush().unwrap();
+    std::mem::take(enc.get_mut())
+}
+
+/// One HTTP chunk of raw bytes.
+fn raw_chunk(data: &[u8]) -> Step {
+    let mut c = format!("{:x}\r\n", data.len()).into_bytes();
+    c.extend_from_slice(data);
+    c.extend_from_slice(b"\r\n");
+    Step::Write(c)
+}
+
 #[tokio::test]
-async fn a_compressed_body_nobody_asked_for_is_a_bad_payload_that_says_so() {
-    // gzip magic bytes and a header saying gzip; rightsize never asks for compression (its
-    // timing is of the bytes as they arrive), so a body compressed anyway is named as such
-    let mut head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ncontent-length: 10\r\n\r\n".to_vec();
-    head.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
-    let server = serve_one(vec![Step::Write(head)]).await;
-    let mut s = spec(&server.base());
-    s.stream = false;
-    let o = endpoint(&s).send("hi", 4).await;
-    let e = o.error.expect("a gzip body is not read as JSON");
-    assert_eq!(e.kind, ErrorKind::BadPayload);
-    assert!(e.message.contains("gzip"), "{}", e.message);
+async fn a_gzip_stream_nobody_asked_for_is_decoded_and_timed_as_it_arrives() {
+    // rightsize asks for no compression (its timing is of the bytes as they arrive); a server
+    // or proxy that gzips anyway is decoded piece by piece, each event at its own read
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let first = gzip_part(&mut enc, &format!("data: {}\n\n", content_json("Hello")));
+    let second = gzip_part(&mut enc, &format!("data: {}\n\n", content_json(" world")));
+    let mut last = gzip_part(&mut enc, "data: [DONE]\n\n");
+    last.extend(enc.finish().unwrap());
+    let server = serve_one(vec![
+        Step::Write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n".to_vec(),
+        ),
+        raw_chunk(&first),
+        Step::Sleep(200),
+        raw_chunk(&second),
+        raw_chunk(&last),
+        end(),
+    ])
+    .await;
+    let o = endpoint(&spec(&server.base())).send("hi", 4).await;
+    assert_eq!(o.error, None);
+    assert_eq!(o.answer_text, "Hello world");
+    assert_eq!(o.content_chunk_ns.len(), 2);
+    let gap = ms(o.content_chunk_ns[0], o.content_chunk_ns[1]);
+    // decoded when its piece came, not when the next one did (a stall of this machine can
+    // delay the first read, never bring the second one forward)
+    assert!(
+        gap >= 100.0,
+        "the second token was read {gap} ms after the first"
+    );
     // and the request said it takes the body as it is
     let req = &server.requests()[0];
-    let accepts = req.header("accept-encoding");
-    assert!(
-        accepts.is_none() || accepts.as_deref() == Some("identity"),
-        "{accepts:?}"
-    );
+    assert_eq!(req.header("accept-encoding").as_deref(), Some("identity"));
+}
+
+#[tokio::test]
+async fn a_body_in_a_coding_not_decoded_is_a_bad_payload_that_says_so() {
+    let server = serve(|_, n, _| {
+        let head = if n == 0 {
+            "content-encoding: br"
+        } else {
+            "content-encoding: gzip"
+        };
+        let mut r = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{head}\r\ncontent-length: 10\r\n\r\n"
+        )
+        .into_bytes();
+        // gzip's magic bytes, then nothing a decoder can use
+        r.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+        vec![Step::Write(r)]
+    })
+    .await;
+    let mut s = spec(&server.base());
+    s.stream = false;
+    let ep = endpoint(&s);
+    let e = ep.send("hi", 4).await.error.expect("brotli is not decoded");
+    assert_eq!(e.kind, ErrorKind::BadPayload);
+    assert!(e.message.contains("content-encoding: br"), "{}", e.message);
+    // a body that says gzip and is not: its reading fails, saying why
+    let e = ep.send("hi", 4).await.error.expect("a broken gzip body");
+    assert_eq!(e.kind, ErrorKind::BrokenStream);
+    assert!(e.message.contains("does not decode"), "{}", e.message);
 }
 
 #[tokio::test]

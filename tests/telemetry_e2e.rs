@@ -34,6 +34,7 @@ async fn scraper_reads_the_simulators_vllm_metrics_under_load() {
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let stop = CancellationToken::new();
     let task = tokio::spawn(rightsize::telemetry::scrape::scrape(
+        reqwest::Client::new(),
         sim.base_url.clone(),
         tx,
         stop.clone(),

@@ -1,11 +1,12 @@
 //! The shared HTTP client and one request/response exchange with exact timing.
 //!
-//! One [`Endpoint`] (one connection pool) is shared by every worker. `http://` endpoints use
-//! our own HTTP/1.1 client ([`super::h1_client`]): the worker writes the request (an open
-//! loop's dispatcher writes it on its own thread when a connection is ready,
-//! [`super::direct`]), the first-token lane ([`super::lane`]) reads the answer up to its first
-//! token, the worker reads the rest, each reading the socket itself. `https://` endpoints use
-//! `reqwest`.
+//! One [`Endpoint`] (one connection pool) is shared by every worker. Generation requests, on
+//! `http://` and `https://` alike, go through [`super::http_client`] (hyper's HTTP/1.1
+//! connections, rustls for TLS): the worker writes the request (an open loop's dispatcher
+//! writes it on its own thread when a connection is ready, [`super::direct`]), the
+//! first-token lane ([`super::lane`]) reads the answer up to its first token, the worker reads
+//! the rest, each driving the connection itself. `GET /models` goes through reqwest, with the
+//! same headers and credentials.
 //! Times are read with [`now_ns`] in the task that reads the bytes, once per network read, the
 //! moment the read completes; every event parsed from that read gets that time.
 
@@ -13,15 +14,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT};
 use reqwest::Url;
 
 use super::direct::{DirectWriter, Prepared, Written};
-use super::h1_client::{FetchError, Fetched, H1Client};
+use super::http_client::HttpClient;
 use super::openai;
 use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
-use super::response::{read_answer, read_error, unreadable, Body, Probe};
-use super::transport::{classify, error_chain, fail_transport, is_stale_connection, Transport};
+use super::pool::Target;
+use super::response::Probe;
+use super::transport::{classify, error_chain, Transport};
 use super::EndpointSpec;
 use crate::clock::now_ns;
 use crate::workload::messages::RequestInput;
@@ -59,14 +61,33 @@ pub enum EndpointError {
     NoSageMaker { name: String },
 }
 
+/// An answer read whole (`GET /models`).
+pub(crate) struct Fetched {
+    pub status: u16,
+    pub server: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// Why a `GET` got no answer.
+pub(crate) enum FetchError {
+    /// No response: how it failed and its text.
+    Transport(Transport, String),
+    /// The answer broke off inside its body.
+    Body,
+}
+
+/// Largest `GET /models` body read.
+const MAX_MODELS_BODY_BYTES: usize = 4 * 1024 * 1024;
+
 struct Inner {
     spec: EndpointSpec,
+    /// For `GET /models`.
     client: reqwest::Client,
     generate_url: Url,
     models_url: Url,
     request_timeout: Duration,
-    /// Our own client, for `http://` endpoints.
-    h1: Option<Arc<H1Client>>,
+    /// The generation requests' client (`None` for SageMaker endpoints).
+    http: Option<Arc<HttpClient>>,
     /// The AWS SDK's client, for SageMaker endpoints.
     #[cfg(feature = "sagemaker")]
     sagemaker: Option<super::sagemaker::SageMakerClient>,
@@ -190,20 +211,26 @@ impl Endpoint {
             headers.insert("x-rightsize-sim-timing", HeaderValue::from_static("1"));
         }
 
-        let h1 = if base.scheme() == "http" {
-            let proxy = super::proxy::proxy_for(&generate_url, |k| std::env::var(k).ok())
-                .map_err(EndpointError::Proxy)?;
-            Some(Arc::new(H1Client::new(
-                &generate_url,
-                &models_url,
-                &headers,
-                spec.stream,
-                pool_size,
-                proxy.as_ref(),
-            )))
-        } else {
-            None
+        let origin = super::http_client::origin(&generate_url).map_err(|reason| {
+            EndpointError::InvalidUrl {
+                url: crate::secrets::redact_url(&spec.base_url),
+                reason,
+            }
+        })?;
+        let target = Target {
+            proxy: super::pool::proxy_for(&origin, |k| std::env::var(k).ok())
+                .map_err(EndpointError::Proxy)?,
+            origin,
         };
+        let http = HttpClient::new(&generate_url, target, &headers, spec.stream, pool_size)
+            .map_err(EndpointError::Client)?;
+        // URL credentials as Basic authorization for reqwest too (it does not read them from
+        // a URL given per request)
+        if !headers.contains_key(reqwest::header::AUTHORIZATION) {
+            if let Some(creds) = super::http_client::basic_credentials(&generate_url) {
+                headers.insert(reqwest::header::AUTHORIZATION, creds);
+            }
+        }
         // HTTP/1.1 only: one connection per in-flight request, as a load test needs. Over
         // HTTP/2 the server's stream limit would silently queue requests on one connection.
         // No redirects: a redirected POST turns into a GET; show the status instead.
@@ -222,7 +249,7 @@ impl Endpoint {
                 generate_url,
                 models_url,
                 request_timeout,
-                h1,
+                http: Some(Arc::new(http)),
                 #[cfg(feature = "sagemaker")]
                 sagemaker: None,
             }),
@@ -253,7 +280,7 @@ impl Endpoint {
                 generate_url: url.clone(),
                 models_url: url,
                 request_timeout,
-                h1: None,
+                http: None,
                 sagemaker: Some(super::sagemaker::SageMakerClient::new(
                     target,
                     request_timeout,
@@ -317,6 +344,12 @@ impl Endpoint {
         &self.inner.models_url
     }
 
+    /// A plain HTTP client with the endpoint's headers and credentials (its `GET /models`;
+    /// the server telemetry's `/metrics`).
+    pub fn plain_client(&self) -> reqwest::Client {
+        self.inner.client.clone()
+    }
+
     /// The per-request timeout.
     pub fn request_timeout(&self) -> Duration {
         self.inner.request_timeout
@@ -324,9 +357,6 @@ impl Endpoint {
 
     /// `GET .../models`, read whole (up to 4 MiB), without a timeout (the caller sets one).
     pub(crate) async fn get_models(&self) -> Result<Fetched, FetchError> {
-        if let Some(h1) = &self.inner.h1 {
-            return h1.get_models().await;
-        }
         let mut resp = self
             .inner
             .client
@@ -338,7 +368,7 @@ impl Endpoint {
         let mut body = Vec::new();
         while let Some(b) = resp.chunk().await.map_err(|_| FetchError::Body)? {
             body.extend_from_slice(&b);
-            if body.len() > 4 * 1024 * 1024 {
+            if body.len() > MAX_MODELS_BODY_BYTES {
                 break;
             }
         }
@@ -400,27 +430,25 @@ impl Endpoint {
             }
             return self.finish(out, max_tokens);
         }
-        let finished = match &inner.h1 {
-            Some(h1) => {
-                let stream = inner.spec.stream;
-                let run = h1.exchange(&body, stream, &mut out, probe.as_deref_mut());
-                tokio::time::timeout_at(deadline, run).await
-            }
-            None => {
-                let run = self.run(body, &mut out, probe.as_deref_mut());
-                tokio::time::timeout_at(deadline, run).await
-            }
+        let Some(http) = &inner.http else {
+            unreachable!("an endpoint without SageMaker has an HTTP client")
         };
-        if finished.is_err() {
+        let run = http.exchange(
+            Bytes::from(body),
+            inner.spec.stream,
+            &mut out,
+            probe.as_deref_mut(),
+        );
+        if tokio::time::timeout_at(deadline, run).await.is_err() {
             self.timed_out(&mut out, probe);
         }
         self.finish(out, max_tokens)
     }
 
     /// A writer for the open-loop dispatcher's thread, which writes each request itself at
-    /// its intended time (`super::direct`); `None` for an `https://` endpoint.
+    /// its intended time (`super::direct`); `None` for a SageMaker endpoint.
     pub fn direct_writer(&self) -> Option<DirectWriter> {
-        self.inner.h1.clone().map(DirectWriter::new)
+        self.inner.http.clone().map(DirectWriter::new)
     }
 
     /// `input`'s request, built for `writer` to write later.
@@ -431,7 +459,7 @@ impl Endpoint {
         max_tokens: u32,
     ) -> Prepared {
         writer.prepare_body(
-            &openai::request_body(&self.inner.spec, input, max_tokens),
+            openai::request_body(&self.inner.spec, input, max_tokens),
             max_tokens,
         )
     }
@@ -446,7 +474,7 @@ impl Endpoint {
         let inner = &*self.inner;
         let Written {
             client,
-            request,
+            body,
             max_tokens,
             early,
             start_ns,
@@ -455,7 +483,7 @@ impl Endpoint {
         let mut out = self.new_outcome(max_tokens, Some(live));
         out.start_ns = start_ns;
         let deadline = tokio::time::Instant::from_std(started) + inner.request_timeout;
-        let run = client.exchange_early(&request, early, inner.spec.stream, &mut out);
+        let run = client.exchange_early(body, early, inner.spec.stream, &mut out);
         if tokio::time::timeout_at(deadline, run).await.is_err() {
             self.timed_out(&mut out, None);
         }
@@ -501,67 +529,6 @@ impl Endpoint {
         out.max_tokens = Some(max_tokens);
         self.count_client_side(&mut out);
         out
-    }
-
-    /// One exchange through reqwest (`https://`).
-    async fn run(&self, body: Vec<u8>, out: &mut ExchangeOutcome, mut probe: Option<&mut Probe>) {
-        let inner = &*self.inner;
-        let accept = if inner.spec.stream {
-            "text/event-stream"
-        } else {
-            "application/json"
-        };
-        let request = match inner
-            .client
-            .post(inner.generate_url.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, accept)
-            .body(Bytes::from(body))
-            .build()
-        {
-            Ok(r) => r,
-            Err(e) => return fail_transport(out, &e, probe),
-        };
-        let retry = request.try_clone();
-        let client = &inner.client;
-        let resp = match client.execute(request).await {
-            Ok(r) => r,
-            Err(e) => match retry {
-                Some(again) if is_stale_connection(&e) => {
-                    out.reconnected = true;
-                    match client.execute(again).await {
-                        Ok(r) => r,
-                        Err(e) => return fail_transport(out, &e, probe),
-                    }
-                }
-                _ => return fail_transport(out, &e, probe),
-            },
-        };
-        let status = resp.status();
-        if let Some(p) = probe.as_deref_mut() {
-            let header = |name| {
-                resp.headers()
-                    .get(name)
-                    .and_then(|v: &HeaderValue| v.to_str().ok())
-                    .map(str::to_string)
-            };
-            p.status = Some(status.as_u16());
-            p.content_type = header(CONTENT_TYPE);
-            p.server_header = header(reqwest::header::SERVER);
-            p.location = header(reqwest::header::LOCATION);
-        }
-        let head = |name| {
-            resp.headers()
-                .get(name)
-                .and_then(|v: &HeaderValue| v.to_str().ok())
-        };
-        let refused = unreadable(head(CONTENT_TYPE), head(reqwest::header::CONTENT_ENCODING));
-        let mut body = Body::reqwest(resp);
-        if !status.is_success() {
-            read_error(&mut body, status.as_u16(), out, probe).await;
-        } else {
-            read_answer(&mut body, inner.spec.stream, refused, out, probe).await;
-        }
     }
 }
 

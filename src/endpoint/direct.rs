@@ -1,24 +1,29 @@
 //! Open-loop sends written by the dispatcher's own thread (`docs/open-loop.md`, "How sends are
-//! timed"): at a request's intended time the dispatcher writes its bytes itself, on an idle
-//! keep-alive connection of the pool or on one it connected ahead of time, and only then
-//! hands the connection to the runtime, which reads the answer on the usual path (the
+//! timed"): at a request's intended time the dispatcher queues the request on an idle
+//! keep-alive connection of the pool (or one it connected ahead of time) and polls that
+//! connection once, outside any runtime, so hyper writes the request then and there; only
+//! then is the connection handed to the runtime, which reads the answer on the usual path (the
 //! first-token lane, then a worker). So one kernel wake-up stands between the intended time
 //! and the bytes, the dispatcher's, not two (the dispatcher's and then a runtime worker's).
 //!
 //! The request body is built before the dispatcher sleeps. A request that finds no connection
-//! ready when it is due is sent on the runtime's path as before, and its lag shows it. Only
-//! `http://` endpoints (our own client); `https://` goes through reqwest on the runtime.
+//! ready when it is due is sent on the runtime's path as before, and its lag shows it. Over
+//! TLS the dispatcher encrypts and writes too; connections made ahead are plain `http://`
+//! ones only (a TLS handshake on this thread could make a send late).
 //!
-//! The send time is read the moment before the `write()`; the socket is non-blocking, so the
-//! dispatcher never waits on it: bytes the socket does not take at once are written by the
-//! runtime. A write that fails sends the request again on a new connection (the stale
-//! keep-alive rule of [`super::h1_pool`]): every connection used here has waited idle.
+//! The send time is read the moment before the poll that writes; the socket is non-blocking,
+//! so the dispatcher never waits on it: bytes the socket does not take at once are written by
+//! the runtime. A request that fails before any response on such a connection is sent again
+//! on a new one (the stale keep-alive rule of [`super::http_client`]): every connection used
+//! here has waited idle.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::h1::DetachedConn;
-use super::h1_client::{Early, H1Client};
+use bytes::Bytes;
+
+use super::conn::Conn;
+use super::http_client::{Early, HttpClient};
 use crate::clock::now_ns;
 
 /// Connect ahead only when the next send is at least this far off (a connect on this thread
@@ -37,27 +42,27 @@ const CONNECT_BACKOFF: Duration = Duration::from_secs(1);
 /// The dispatcher's writer for one `http://` endpoint: its pool and its own reserve of
 /// connections opened ahead of time.
 pub struct DirectWriter {
-    client: Arc<H1Client>,
+    client: Arc<HttpClient>,
     /// Connected ahead and never used.
-    reserve: Vec<DetachedConn>,
+    reserve: Vec<Conn>,
     /// No connect ahead before this time (ns): the last one failed.
     quiet_until: u64,
 }
 
 /// A request's bytes, built before its intended time.
 pub struct Prepared {
-    pub(super) request: Vec<u8>,
+    pub(super) body: Bytes,
     pub(super) max_tokens: u32,
 }
 
 /// A request written by the dispatcher (or found unwritable), for the runtime to finish
 /// ([`super::Endpoint::send_written`]).
 pub struct Written {
-    pub(super) client: Arc<H1Client>,
-    pub(super) request: Vec<u8>,
+    pub(super) client: Arc<HttpClient>,
+    pub(super) body: Bytes,
     pub(super) max_tokens: u32,
     pub(super) early: Early,
-    /// [`now_ns`] the moment before the `write()`: the request's send time.
+    /// [`now_ns`] the moment before the poll that writes: the request's send time.
     pub(super) start_ns: u64,
     /// The same moment, for the request's deadline.
     pub(super) started: Instant,
@@ -71,7 +76,7 @@ impl Written {
 }
 
 impl DirectWriter {
-    pub(super) fn new(client: Arc<H1Client>) -> DirectWriter {
+    pub(super) fn new(client: Arc<HttpClient>) -> DirectWriter {
         DirectWriter {
             client,
             reserve: Vec::new(),
@@ -80,9 +85,9 @@ impl DirectWriter {
     }
 
     /// The request with `body`, ready to be written.
-    pub(super) fn prepare_body(&self, body: &[u8], max_tokens: u32) -> Prepared {
+    pub(super) fn prepare_body(&self, body: Vec<u8>, max_tokens: u32) -> Prepared {
         Prepared {
-            request: self.client.request_bytes(body),
+            body: Bytes::from(body),
             max_tokens,
         }
     }
@@ -97,7 +102,7 @@ impl DirectWriter {
             // the host's addresses are looked up by the send path (the pre-flight's), not here
             if now < self.quiet_until
                 || left < CONNECT_AHEAD_MIN.as_nanos() as u64
-                || !pool.addresses_known()
+                || !pool.can_connect_now()
             {
                 return;
             }
@@ -113,28 +118,28 @@ impl DirectWriter {
     }
 
     /// Writes `p` now on an idle connection (the pool's first, else the reserve's), stamping
-    /// its send time the moment before the `write()`; `None` when no connection is ready.
+    /// its send time the moment before the poll that writes; `None` when no connection is
+    /// ready.
     pub fn write(&mut self, p: Prepared) -> Option<Written> {
-        let mut conn = match self.client.pool().take_idle_detached() {
+        let mut conn = match self.client.pool().take_idle() {
             Some(c) => c,
             None => loop {
                 let c = self.reserve.pop()?;
-                if c.looks_idle_and_open() {
+                if c.link().looks_idle_and_open() {
                     break c;
                 }
             },
         };
+        let request = self.client.request(p.body.clone());
         let start_ns = now_ns();
         let started = Instant::now();
-        let early = match conn.write_now(&p.request) {
-            Ok(sent) => Early::Written { conn, sent },
-            Err(_) => Early::Stale,
-        };
+        let answer = conn.send(request);
+        conn.write_now();
         Some(Written {
             client: self.client.clone(),
-            request: p.request,
+            body: p.body,
             max_tokens: p.max_tokens,
-            early,
+            early: Early { conn, answer },
             start_ns,
             started,
         })
@@ -146,7 +151,7 @@ impl Drop for DirectWriter {
     fn drop(&mut self) {
         let pool = self.client.pool();
         for conn in self.reserve.drain(..) {
-            pool.put_detached(conn);
+            pool.put_unused(conn);
         }
     }
 }

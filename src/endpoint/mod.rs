@@ -1,27 +1,26 @@
-//! Endpoint adapters: OpenAI-compatible chat and completions over one shared HTTP client (our
-//! own HTTP/1.1 client for `http://`, reqwest for `https://`), Amazon SageMaker AI endpoints
+//! Endpoint adapters: OpenAI-compatible chat and completions over one shared HTTP client
+//! (hyper's HTTP/1.1 connections, rustls for `https://`), Amazon SageMaker AI endpoints
 //! through the AWS SDK (feature `sagemaker`, [`sagemaker`]), the SSE / JSON-lines stream
 //! parser, and the pre-flight check.
 
 use serde::{Deserialize, Serialize};
 
 pub mod calibrate;
-mod chunked;
 pub mod client;
+mod conn;
 pub mod custom_payload;
 mod direct;
-mod h1;
-mod h1_client;
-mod h1_pool;
+mod http_client;
 mod lane;
 pub mod openai;
 pub mod outcome;
+mod pool;
 pub mod preflight;
-mod proxy;
 mod response;
 #[cfg(feature = "sagemaker")]
 pub mod sagemaker;
 pub mod sagemaker_spec;
+mod socket;
 pub mod sse;
 mod tgi;
 mod transport;

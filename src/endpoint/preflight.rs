@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::client::{display_url, Endpoint};
-use super::h1_client::{FetchError, Fetched};
+use super::client::{FetchError, Fetched};
 use super::openai;
 use super::outcome::{ErrorKind, ExchangeOutcome};
 use super::response::Probe;

@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::h1::{BodyReader, Conn};
+use hyper::body::Incoming;
+
+use super::conn::Conn;
 use super::openai::{self, ChunkError, Usage};
 use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use super::sse::{Event, Framing, StreamParser, MAX_LINE_BYTES};
-use super::transport::{error_chain, Transport};
+use super::transport::{error_text, Transport};
 use crate::clock::now_ns;
 
 /// Largest response body read (non-streaming answers and error bodies), in bytes.
@@ -45,45 +47,118 @@ pub(crate) struct Probe {
     pub framing: Option<Framing>,
 }
 
-/// Where the body bytes come from.
-pub(crate) enum Body<'a> {
-    /// Our own HTTP/1.1 connection (`http://`): read from the socket in this task.
-    H1 {
-        conn: &'a mut Conn,
-        reader: &'a mut BodyReader,
-    },
-    /// reqwest (`https://`).
-    Reqwest {
-        resp: reqwest::Response,
-        current: Bytes,
-    },
+/// Where the body bytes come from: a response on one of our connections, read in this task,
+/// decompressed when the server compressed it anyway.
+pub(crate) struct Body<'a> {
+    conn: &'a mut Conn,
+    body: &'a mut Incoming,
+    decoder: &'a mut Decoder,
+    /// The bytes handed out last.
+    current: Bytes,
 }
 
-impl Body<'_> {
-    /// A reqwest response's body.
-    pub fn reqwest(resp: reqwest::Response) -> Body<'static> {
-        Body::Reqwest {
-            resp,
+impl<'a> Body<'a> {
+    pub fn new(conn: &'a mut Conn, body: &'a mut Incoming, decoder: &'a mut Decoder) -> Body<'a> {
+        Body {
+            conn,
+            body,
+            decoder,
             current: Bytes::new(),
         }
     }
 
     /// The next bytes and the time they were read; `None` at the end of the body.
     async fn next(&mut self) -> Result<Option<(&[u8], u64)>, String> {
-        match self {
-            Body::H1 { conn, reader } => {
-                let got = conn.body_next(reader).await?;
-                Ok(got.map(|(range, t)| (conn.bytes(range), t)))
-            }
-            Body::Reqwest { resp, current } => match resp.chunk().await {
-                Ok(Some(b)) => {
-                    let t = now_ns();
-                    *current = b;
-                    Ok(Some((&current[..], t)))
+        loop {
+            let got = self
+                .conn
+                .next_data(self.body)
+                .await
+                .map_err(|e| body_failed(&e))?;
+            let Some((bytes, t)) = got else {
+                // what a compressed body still held at its end
+                let rest = self.decoder.finish()?;
+                if rest.is_empty() {
+                    return Ok(None);
                 }
-                Ok(None) => Ok(None),
-                Err(e) => Err(error_chain(&e)),
-            },
+                self.current = rest;
+                return Ok(Some((&self.current[..], now_ns())));
+            };
+            self.current = self.decoder.decode(bytes)?;
+            if !self.current.is_empty() {
+                return Ok(Some((&self.current[..], t)));
+            }
+        }
+    }
+}
+
+/// Why reading a body failed, in words: a connection that ended early says so first.
+fn body_failed(e: &hyper::Error) -> String {
+    let text = error_text(e);
+    if text.contains("end of file") || e.is_incomplete_message() {
+        format!("the connection closed before the end of the body ({text})")
+    } else {
+        text
+    }
+}
+
+/// The body's content coding: none, or gzip / deflate, decoded as the bytes arrive (each
+/// decoded piece keeps the time of the read that brought it).
+pub(crate) enum Decoder {
+    Identity,
+    Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
+    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
+    /// A coding this client does not decode: the answer is refused ([`unreadable`]).
+    Unknown(String),
+}
+
+impl Decoder {
+    /// The decoder for a `content-encoding` header's value.
+    pub fn for_encoding(encoding: Option<&str>) -> Decoder {
+        let enc = encoding.map(str::trim).unwrap_or_default();
+        if enc.is_empty() || enc.eq_ignore_ascii_case("identity") {
+            Decoder::Identity
+        } else if enc.eq_ignore_ascii_case("gzip") || enc.eq_ignore_ascii_case("x-gzip") {
+            Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(Vec::new())))
+        } else if enc.eq_ignore_ascii_case("deflate") {
+            Decoder::Deflate(Box::new(flate2::write::ZlibDecoder::new(Vec::new())))
+        } else {
+            Decoder::Unknown(enc.to_string())
+        }
+    }
+
+    /// `bytes` decoded: as much as they complete (possibly nothing yet).
+    fn decode(&mut self, bytes: Bytes) -> Result<Bytes, String> {
+        use std::io::Write;
+        let bad = |e: std::io::Error| format!("the compressed body does not decode: {e}");
+        match self {
+            Decoder::Identity | Decoder::Unknown(_) => Ok(bytes),
+            Decoder::Gzip(d) => {
+                d.write_all(&bytes).map_err(bad)?;
+                d.flush().map_err(bad)?;
+                Ok(Bytes::from(std::mem::take(d.get_mut())))
+            }
+            Decoder::Deflate(d) => {
+                d.write_all(&bytes).map_err(bad)?;
+                d.flush().map_err(bad)?;
+                Ok(Bytes::from(std::mem::take(d.get_mut())))
+            }
+        }
+    }
+
+    /// What the decoder still holds at the end of the body.
+    fn finish(&mut self) -> Result<Bytes, String> {
+        let bad = |e: std::io::Error| format!("the compressed body does not decode: {e}");
+        match self {
+            Decoder::Identity | Decoder::Unknown(_) => Ok(Bytes::new()),
+            Decoder::Gzip(d) => {
+                d.try_finish().map_err(bad)?;
+                Ok(Bytes::from(std::mem::take(d.get_mut())))
+            }
+            Decoder::Deflate(d) => {
+                d.try_finish().map_err(bad)?;
+                Ok(Bytes::from(std::mem::take(d.get_mut())))
+            }
         }
     }
 }
@@ -123,30 +198,28 @@ pub(crate) async fn read_error(
     });
 }
 
-/// Why a 2xx body cannot be an answer whatever it holds, from its head: compressed although
-/// nothing asked for it (rightsize sends no `accept-encoding`: it times the bytes as they
-/// arrive, and a proxy that compresses anyway changes what is measured), or a web page (a
-/// login page or a proxy's page in front of the model server).
-pub(crate) fn unreadable(
-    content_type: Option<&str>,
-    content_encoding: Option<&str>,
-) -> Option<RequestError> {
+/// Why a 2xx body cannot be an answer whatever it holds, from its head: compressed in a coding
+/// this client does not decode (it asks for none, and decodes gzip and deflate when a server
+/// or a proxy compresses anyway), or a web page (a login page or a proxy's page in front of
+/// the model server).
+pub(crate) fn unreadable(content_type: Option<&str>, decoder: &Decoder) -> Option<RequestError> {
     let bad = |message: String| RequestError {
         kind: ErrorKind::BadPayload,
         status: None,
         message,
     };
-    if let Some(enc) = content_encoding.map(str::trim) {
-        if !enc.is_empty() && !enc.eq_ignore_ascii_case("identity") {
-            return Some(bad(format!(
-                "the response is compressed (content-encoding: {enc}) although the request                  asked for none: turn response compression off on the server or the proxy in                  front of it"
-            )));
-        }
+    if let Decoder::Unknown(enc) = decoder {
+        return Some(bad(format!(
+            "the response is compressed (content-encoding: {enc}) although the request asked \
+             for none, in a coding rightsize does not decode (it decodes gzip and deflate): turn \
+             response compression off on the server or the proxy in front of it"
+        )));
     }
     let ct = content_type.unwrap_or_default();
     if ct.to_ascii_lowercase().contains("text/html") {
         return Some(bad(format!(
-            "the server answered with a web page ({ct}), not a model's answer: is a login page              or a proxy in front of the model server?"
+            "the server answered with a web page ({ct}), not a model's answer: is a login page \
+             or a proxy in front of the model server?"
         )));
     }
     None

@@ -1,6 +1,6 @@
 //! Transport failures (before any response): classifying them for diagnosis, describing them
-//! without the URL, and telling a stale keep-alive connection (safe to retry) from the rest
-//! (reqwest's errors, for `https://`; the `http://` client classifies its own).
+//! without the URL, and telling a stale keep-alive connection (safe to send again on a new
+//! one) from the rest; for the requests' own client (hyper) and for reqwest's (`GET /models`).
 
 use std::error::Error as StdError;
 
@@ -15,15 +15,6 @@ pub(crate) enum Transport {
     Tls,
     Timeout,
     Other,
-}
-
-/// Records a failure before any response: `Timeout` if the transport says so, else `Connect`.
-pub(crate) fn fail_transport(
-    out: &mut ExchangeOutcome,
-    e: &reqwest::Error,
-    probe: Option<&mut Probe>,
-) {
-    fail_with(out, classify(e), error_chain(e), probe);
 }
 
 /// Records a failure before any response, already classified, with its text (no URL).
@@ -48,14 +39,25 @@ pub(crate) fn fail_with(
     }
 }
 
-/// The error's causes joined with `: `, without the URL the top-level message carries.
+/// The error's causes joined with `: `, without the URL reqwest's top-level message carries.
 pub(crate) fn error_chain(e: &reqwest::Error) -> String {
+    match e.source() {
+        Some(s) => error_text(s),
+        None if e.is_connect() => "connection failed".to_string(),
+        None if e.is_timeout() => "timed out".to_string(),
+        None if e.is_body() => "body error".to_string(),
+        None => "request failed".to_string(),
+    }
+}
+
+/// An error and its causes joined with `: `, each text once (hyper and hyper-util repeat
+/// their cause in their own message).
+pub(crate) fn error_text(e: &(dyn StdError + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let mut source = e.source();
+    let mut source = Some(e);
     while let Some(s) = source {
         let text = s.to_string();
-        // hyper and hyper-util repeat their cause in their own message; keep each once.
-        if !parts.iter().any(|p| p.contains(&text)) {
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
         source = s.source();
@@ -64,26 +66,19 @@ pub(crate) fn error_chain(e: &reqwest::Error) -> String {
     if parts.len() > 1 && parts[0].starts_with("client error (") {
         parts.remove(0);
     }
-    if parts.is_empty() {
-        let top = if e.is_connect() {
-            "connection failed"
-        } else if e.is_timeout() {
-            "timed out"
-        } else if e.is_body() {
-            "body error"
-        } else {
-            "request failed"
-        };
-        return top.to_string();
-    }
     parts.join(": ")
 }
 
-/// Classifies a transport error by walking its causes.
+/// Classifies a transport error from reqwest by walking its causes.
 pub(crate) fn classify(e: &reqwest::Error) -> Transport {
     if e.is_timeout() {
         return Transport::Timeout;
     }
+    classify_error(e)
+}
+
+/// Classifies a transport error by walking its causes.
+pub(crate) fn classify_error(e: &(dyn StdError + 'static)) -> Transport {
     let mut source: Option<&(dyn StdError + 'static)> = Some(e);
     let mut text = String::new();
     while let Some(s) = source {
@@ -113,7 +108,9 @@ pub(crate) fn classify(e: &reqwest::Error) -> Transport {
         "invalidcontenttype",
         "corrupt message",
     ];
-    if DNS.iter().any(|m| text.contains(m)) {
+    if text.contains("connect timeout") || text.contains("timed out") {
+        Transport::Timeout
+    } else if DNS.iter().any(|m| text.contains(m)) {
         Transport::Dns
     } else if TLS.iter().any(|m| text.contains(m)) {
         Transport::Tls
@@ -122,19 +119,15 @@ pub(crate) fn classify(e: &reqwest::Error) -> Transport {
     }
 }
 
-/// A failure on a kept-alive connection that the server had closed, before any response:
-/// the request never reached the server, so one immediate retry on a new connection is safe.
-pub(crate) fn is_stale_connection(e: &reqwest::Error) -> bool {
-    if e.is_connect() || e.is_timeout() || e.status().is_some() {
-        return false;
+/// A failure on a kept-alive connection that the server had closed, before any response: the
+/// connection closed or was reset before a response byte came (a stale keep-alive connection;
+/// the server dropped the request unread). One immediate send on a new connection is safe.
+pub(crate) fn is_stale_connection(e: &hyper::Error) -> bool {
+    if e.is_incomplete_message() || e.is_canceled() || e.is_closed() {
+        return true;
     }
     let mut source: Option<&(dyn StdError + 'static)> = e.source();
     while let Some(s) = source {
-        if let Some(h) = s.downcast_ref::<hyper::Error>() {
-            if h.is_incomplete_message() || h.is_canceled() || h.is_closed() {
-                return true;
-            }
-        }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             use std::io::ErrorKind as K;
             if matches!(

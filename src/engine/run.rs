@@ -173,6 +173,7 @@ pub async fn run(
     // a SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
     let scraper = (!endpoint.is_sagemaker()).then(|| {
         tokio::spawn(crate::telemetry::scrape::scrape(
+            endpoint.plain_client(),
             endpoint.spec().base_url.clone(),
             events.clone(),
             scrape_stop.clone(),

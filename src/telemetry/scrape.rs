@@ -10,6 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 /// Time between scrapes.
 pub const SCRAPE_EVERY: Duration = Duration::from_secs(1);
+/// The longest one scrape may take.
+const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The `/metrics` URL for an API base such as `http://host:8000/v1`.
 pub fn metrics_url(base_url: &str) -> String {
@@ -23,16 +25,16 @@ pub fn metrics_url(base_url: &str) -> String {
     format!("{root}/metrics")
 }
 
-/// Scrapes until `stop` is cancelled; sends `Telemetry` events (and one `Warning` when the
-/// server exposes nothing rightsize knows).
-pub async fn scrape(base_url: String, events: mpsc::Sender<EngineEvent>, stop: CancellationToken) {
+/// Scrapes until `stop` is cancelled with `client` (the endpoint's, carrying its headers and
+/// credentials); sends `Telemetry` events (and one `Warning` when the server exposes nothing
+/// rightsize knows).
+pub async fn scrape(
+    client: reqwest::Client,
+    base_url: String,
+    events: mpsc::Sender<EngineEvent>,
+    stop: CancellationToken,
+) {
     let url = metrics_url(&base_url);
-    let Ok(client) = reqwest::Client::builder()
-        .timeout(Duration::from_secs(2))
-        .build()
-    else {
-        return;
-    };
     let mut tick = tokio::time::interval(SCRAPE_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut said_missing = false;
@@ -41,7 +43,8 @@ pub async fn scrape(base_url: String, events: mpsc::Sender<EngineEvent>, stop: C
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let sample = match client.get(&url).send().await {
+        let scrape = client.get(&url).timeout(SCRAPE_TIMEOUT).send();
+        let sample = match scrape.await {
             Ok(r) if r.status().is_success() => match r.text().await {
                 Ok(text) => reduce(&parse(&text)),
                 Err(_) => ServerSample::default(),
