@@ -201,7 +201,7 @@ fn figures(out: &RunOutcome, cpu: f64) -> Figures {
         ttft_err_p50: e.p50,
         ttft_err_p99: e.p99,
         ttft_err_max: e.max,
-        errors: l.error_count() as u64,
+        errors: l.error_count(),
     }
 }
 
