@@ -89,7 +89,8 @@ pub struct SimArgs {
     #[arg(long, value_name = "FILE")]
     pub request_log: Option<std::path::PathBuf>,
     /// Serve HTTPS (HTTP/1.1 over TLS) with this PEM certificate chain, for every API on the
-    /// port; needs --tls-key. Clients trust a self-signed one through SSL_CERT_FILE
+    /// port (OpenAI and SageMaker); needs --tls-key. Clients trust a self-signed one through
+    /// SSL_CERT_FILE
     #[arg(long, value_name = "FILE")]
     pub tls_cert: Option<std::path::PathBuf>,
     /// The PEM private key of --tls-cert
