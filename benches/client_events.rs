@@ -10,6 +10,11 @@
 //!   with the default model (slots raised) at a time scale, and how long the level took to
 //!   send its first request on every slot.
 //! - `idle`: CPU seconds the client uses at concurrency 1 against a slow simulator.
+//! - `https`: the concurrency-256 rows of `events`, decode free and paced, first over http and
+//!   then over https, the simulator serving a self-signed certificate made in a temporary
+//!   folder (`tests/common/tls.rs`) that the client trusts through `SSL_CERT_FILE` (set in this
+//!   process before the runtime starts, so the simulator's process inherits it too); with the
+//!   https/http ratio of token events/s.
 //! - `sagemaker` (with the `sagemaker` feature): the same figures at concurrency 1 and 256,
 //!   decode free and paced, for the real binary in its own process against the simulator's
 //!   SageMaker API (through the AWS SDK, SigV4 checked) and, side by side, its OpenAI API. The
@@ -32,6 +37,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+#[path = "../tests/common/tls.rs"]
+mod tls;
 
 struct SimProcess {
     child: Child,
@@ -158,8 +166,21 @@ async fn one_level(
     (out, cpu)
 }
 
-/// Prints one row: throughput, CPU per event and TTFT error of a finished level.
-fn event_row(concurrency: u32, out: &RunOutcome, cpu: f64) {
+/// What a finished level measured, for one printed row.
+struct Figures {
+    requests: usize,
+    events_per_sec: f64,
+    requests_per_sec: f64,
+    cpu_us_per_event: f64,
+    /// TTFT error (client receive of the first token minus the simulator's send), ms.
+    ttft_err_p50: f64,
+    ttft_err_p99: f64,
+    ttft_err_max: f64,
+    errors: u64,
+}
+
+/// Reads a finished level's figures, then removes its results folder.
+fn figures(out: &RunOutcome, cpu: f64) -> Figures {
     let l = &out.levels[0];
     let recs = rightsize::report::load_requests(&out.dir.join("requests.jsonl")).expect("records");
     let mut err = Histogram::latency();
@@ -171,19 +192,34 @@ fn event_row(concurrency: u32, out: &RunOutcome, cpu: f64) {
         }
     }
     let e = err.stats().expect("ttft errors");
+    let _ = std::fs::remove_dir_all(&out.dir);
+    Figures {
+        requests: recs.len(),
+        events_per_sec: events as f64 / l.benchmark_duration.avg,
+        requests_per_sec: l.requests_per_sec(),
+        cpu_us_per_event: cpu / events as f64 * 1e6,
+        ttft_err_p50: e.p50,
+        ttft_err_p99: e.p99,
+        ttft_err_max: e.max,
+        errors: l.error_count(),
+    }
+}
+
+/// Prints one row: throughput, CPU per event and TTFT error of a finished level.
+fn event_row(concurrency: u32, out: &RunOutcome, cpu: f64) {
+    let f = figures(out, cpu);
     println!(
         "{:>11} {:>9} {:>13.0} {:>10.0} {:>14.2} {:>15.3} {:>15.3} {:>14.3} {:>7}",
         concurrency,
-        recs.len(),
-        events as f64 / l.benchmark_duration.avg,
-        l.requests_per_sec(),
-        cpu / events as f64 * 1e6,
-        e.p50,
-        e.p99,
-        e.max,
-        l.error_count()
+        f.requests,
+        f.events_per_sec,
+        f.requests_per_sec,
+        f.cpu_us_per_event,
+        f.ttft_err_p50,
+        f.ttft_err_p99,
+        f.ttft_err_max,
+        f.errors
     );
-    let _ = std::fs::remove_dir_all(&out.dir);
 }
 
 fn event_header() {
@@ -210,15 +246,35 @@ async fn events() {
     paced().await;
 }
 
+/// The decode-free levels of `events` (concurrency, requests); `https` runs the middle one.
+const FREE_LEVELS: [(u32, u32); 3] = [(1, 400), FREE_256, (1024, 4096)];
+const FREE_256: (u32, u32) = (256, 2048);
+
+/// The paced levels of `events` (concurrency, requests); `https` runs the middle one.
+const PACED_LEVELS: [(u32, u32); 3] = [(1, 200), PACED_256, (1024, 2048)];
+const PACED_256: (u32, u32) = (256, 1024);
+
 async fn decode_free() {
     println!("decode free: the simulator sends as fast as it can; the client is saturated");
-    let sim = start_sim(&free_model("0"));
+    let sim = free_sim(&[]);
     event_header();
-    for (concurrency, requests) in [(1, 400), (256, 2048), (1024, 4096)] {
-        let (out, cpu) = one_level(&sim, concurrency, requests, workload(64, 256), true).await;
+    for (concurrency, requests) in FREE_LEVELS {
+        let (out, cpu) = free_level(&sim, concurrency, requests).await;
         event_row(concurrency, &out, cpu);
     }
     drop(sim);
+}
+
+/// The decode-free simulator, with `extra` flags.
+fn free_sim(extra: &[&str]) -> SimProcess {
+    let mut args = free_model("0").to_vec();
+    args.extend_from_slice(extra);
+    start_sim(&args)
+}
+
+/// One decode-free level: 64 tokens in, 256 out.
+async fn free_level(sim: &SimProcess, concurrency: u32, requests: u32) -> (RunOutcome, f64) {
+    one_level(sim, concurrency, requests, workload(64, 256), true).await
 }
 
 /// Simulator flags: every step costs `step_ms` whatever the batch, no prefill cost, and room
@@ -244,11 +300,83 @@ async fn paced() {
         PACED_EVENTS_PER_SEC
     );
     event_header();
-    for (concurrency, requests) in [(1u32, 200u32), (256, 1024), (1024, 2048)] {
-        let step_ms = format!("{}", concurrency as f64 / PACED_EVENTS_PER_SEC * 1e3);
-        let sim = start_sim(&free_model(&step_ms));
-        let (out, cpu) = one_level(&sim, concurrency, requests, workload(64, 128), true).await;
+    for (concurrency, requests) in PACED_LEVELS {
+        let sim = paced_sim(concurrency, &[]);
+        let (out, cpu) = paced_level(&sim, concurrency, requests).await;
         event_row(concurrency, &out, cpu);
+    }
+}
+
+/// The simulator stepping for [`PACED_EVENTS_PER_SEC`] at `concurrency`, with `extra` flags.
+fn paced_sim(concurrency: u32, extra: &[&str]) -> SimProcess {
+    let step_ms = format!("{}", concurrency as f64 / PACED_EVENTS_PER_SEC * 1e3);
+    let mut args = free_model(&step_ms).to_vec();
+    args.extend_from_slice(extra);
+    start_sim(&args)
+}
+
+/// One paced level: 64 tokens in, 128 out.
+async fn paced_level(sim: &SimProcess, concurrency: u32, requests: u32) -> (RunOutcome, f64) {
+    one_level(sim, concurrency, requests, workload(64, 128), true).await
+}
+
+/// `https`: the 256-stream rows of `events`, decode free then paced, each over http then over
+/// https (`tls_flags`: the simulator's `--tls-cert`/`--tls-key`; `SSL_CERT_FILE` is set).
+async fn https(tls_flags: &[&str]) {
+    println!(
+        "{:>6} {:>6} {:>11} {:>9} {:>13} {:>14} {:>15} {:>15} {:>7} {:>11}",
+        "scheme",
+        "mode",
+        "concurrency",
+        "requests",
+        "token ev/s",
+        "cpu us/event",
+        "ttft err p50 ms",
+        "ttft err p99 ms",
+        "errors",
+        "https/http"
+    );
+    for paced in [false, true] {
+        let mut http_rate = f64::NAN;
+        for scheme in ["http", "https"] {
+            let extra: &[&str] = if scheme == "https" { tls_flags } else { &[] };
+            let ((concurrency, requests), sim) = if paced {
+                (PACED_256, paced_sim(PACED_256.0, extra))
+            } else {
+                (FREE_256, free_sim(extra))
+            };
+            assert!(
+                sim.base_url.starts_with(&format!("{scheme}://")),
+                "the simulator serves {}",
+                sim.base_url
+            );
+            let (out, cpu) = if paced {
+                paced_level(&sim, concurrency, requests).await
+            } else {
+                free_level(&sim, concurrency, requests).await
+            };
+            drop(sim);
+            let f = figures(&out, cpu);
+            let ratio = if scheme == "http" {
+                http_rate = f.events_per_sec;
+                String::new()
+            } else {
+                format!("{:.3}", f.events_per_sec / http_rate)
+            };
+            println!(
+                "{:>6} {:>6} {:>11} {:>9} {:>13.0} {:>14.2} {:>15.3} {:>15.3} {:>7} {:>11}",
+                scheme,
+                if paced { "paced" } else { "free" },
+                concurrency,
+                f.requests,
+                f.events_per_sec,
+                f.cpu_us_per_event,
+                f.ttft_err_p50,
+                f.ttft_err_p99,
+                f.errors,
+                ratio
+            );
+        }
     }
 }
 
@@ -476,9 +604,26 @@ fn main() {
         builder.worker_threads(1);
         println!("pinned: client on CPU 0 (1 runtime worker), simulator on CPU 1");
     }
+    // https: a fresh self-signed certificate, trusted through SSL_CERT_FILE, set before the
+    // runtime's threads start (and inherited by the simulator's process)
+    let tls_dir = std::env::temp_dir().join(format!("rightsize-bench-tls-{}", std::process::id()));
+    let mut tls_flags = Vec::new();
+    if mode == "https" {
+        std::fs::create_dir_all(&tls_dir).expect("a temporary folder for the certificate");
+        let (cert, key) = tls::self_signed(&tls_dir);
+        std::env::set_var("SSL_CERT_FILE", &cert);
+        let path = |p: &std::path::Path| p.to_str().expect("a UTF-8 temp dir").to_string();
+        tls_flags = vec![
+            "--tls-cert".into(),
+            path(&cert),
+            "--tls-key".into(),
+            path(&key),
+        ];
+    }
     let rt = builder.enable_all().build().expect("runtime");
     rt.block_on(async {
         match mode.as_str() {
+            "https" => https(&tls_flags.iter().map(String::as_str).collect::<Vec<_>>()).await,
             "hold" => hold().await,
             "idle" => idle().await,
             "free" => decode_free().await,
@@ -488,4 +633,5 @@ fn main() {
             _ => events().await,
         }
     });
+    let _ = std::fs::remove_dir_all(&tls_dir);
 }

@@ -1,6 +1,7 @@
 //! `rightsize sim` flags (clap), turned into a validated [`SimConfig`].
 
 use super::config::{FaultConfig, FaultSpec, SimConfig};
+use super::tls::TlsFiles;
 
 /// Serve a simulated OpenAI-compatible LLM endpoint with a continuous-batching model.
 #[derive(Debug, Clone, clap::Args)]
@@ -87,6 +88,14 @@ pub struct SimArgs {
     /// answer generated for it to FILE, one JSON line each
     #[arg(long, value_name = "FILE")]
     pub request_log: Option<std::path::PathBuf>,
+    /// Serve HTTPS (HTTP/1.1 over TLS) with this PEM certificate chain, for every API on the
+    /// port (OpenAI and SageMaker); needs --tls-key. Clients trust a self-signed one through
+    /// SSL_CERT_FILE
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<std::path::PathBuf>,
     /// SageMaker API (/endpoints/NAME/invocations[-response-stream]): require every request
     /// to be SigV4-signed with this access key id and the secret in the environment variable
     /// RIGHTSIZE_SIM_AWS_SECRET_ACCESS_KEY
@@ -164,6 +173,27 @@ impl SimArgs {
             tokenizer: self.tokenizer,
             template_overhead: self.template_overhead,
             request_log: self.request_log,
+            tls: match (self.tls_cert, self.tls_key) {
+                (None, None) => None,
+                (Some(_), None) => {
+                    return Err(
+                        "--tls-cert needs --tls-key (the certificate's private key, \
+                                PEM)"
+                            .to_string(),
+                    )
+                }
+                (None, Some(_)) => {
+                    return Err(
+                        "--tls-key needs --tls-cert (the certificate chain, PEM)".to_string()
+                    )
+                }
+                (Some(cert), Some(key)) => {
+                    let files = TlsFiles { cert, key };
+                    // read now, so a bad file is a bad flag rather than a failed start
+                    super::tls::acceptor(&files)?;
+                    Some(files)
+                }
+            },
             #[cfg(feature = "sagemaker")]
             sagemaker: super::sagemaker::SageMakerSim {
                 credentials: match self.sagemaker_access_key_id {
@@ -217,5 +247,23 @@ mod tests {
             .unwrap_err()
             .contains("--max-num-seqs"));
         assert!(Cli::try_parse_from(["x", "--fault-stall", "2"]).is_err());
+    }
+
+    #[test]
+    fn tls_flags_come_in_pairs_and_name_the_file() {
+        let alone = Cli::parse_from(["x", "--tls-cert", "c.pem"])
+            .sim
+            .into_config();
+        assert!(alone.unwrap_err().contains("--tls-key"));
+        let alone = Cli::parse_from(["x", "--tls-key", "k.pem"])
+            .sim
+            .into_config();
+        assert!(alone.unwrap_err().contains("--tls-cert"));
+        let missing = "/nonexistent/rightsize-cert.pem";
+        let e = Cli::parse_from(["x", "--tls-cert", missing, "--tls-key", "k.pem"])
+            .sim
+            .into_config()
+            .unwrap_err();
+        assert!(e.contains("--tls-cert") && e.contains(missing), "{e}");
     }
 }

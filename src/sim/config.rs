@@ -133,6 +133,9 @@ pub struct SimConfig {
     pub template_overhead: u32,
     /// Write each completion request taken on, and its answer, to this file (JSON lines).
     pub request_log: Option<std::path::PathBuf>,
+    /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`); `None` = plain
+    /// http.
+    pub tls: Option<super::tls::TlsFiles>,
     /// The SageMaker runtime API's settings (test credentials, refusals, framing faults).
     #[cfg(feature = "sagemaker")]
     pub sagemaker: super::sagemaker::SageMakerSim,
@@ -161,6 +164,7 @@ impl Default for SimConfig {
             tokenizer: "approx".to_string(),
             template_overhead: 0,
             request_log: None,
+            tls: None,
             #[cfg(feature = "sagemaker")]
             sagemaker: super::sagemaker::SageMakerSim {
                 max_part_bytes: super::sagemaker::DEFAULT_MAX_PART_BYTES,

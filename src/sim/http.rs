@@ -15,6 +15,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+use tokio_rustls::TlsAcceptor;
 
 use super::api::{parse_request, ApiError, Endpoint, Limits};
 use super::body::{Completion, SimBody};
@@ -83,10 +84,12 @@ fn simple_error(status: u16, kind: &'static str, message: impl Into<String>) -> 
     })
 }
 
-/// Serves connections from `listener` until `stop` fires.
+/// Serves connections from `listener` until `stop` fires; over TLS when `tls` is set (the
+/// handshake runs in each connection's task, see `super::tls`).
 pub async fn accept_loop(
     listener: TcpListener,
     state: Arc<AppState>,
+    tls: Option<TlsAcceptor>,
     mut stop: oneshot::Receiver<()>,
 ) {
     loop {
@@ -105,18 +108,27 @@ pub async fn accept_loop(
         };
         let _ = stream.set_nodelay(true);
         let state = Arc::clone(&state);
-        tokio::spawn(async move {
-            let svc = service_fn(move |req| {
-                let state = Arc::clone(&state);
-                async move { Ok::<_, Infallible>(handle(&state, req).await) }
-            });
-            if let Err(e) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), svc)
-                .await
-            {
-                tracing::debug!("sim: connection ended: {e}");
-            }
-        });
+        match &tls {
+            None => tokio::spawn(serve_connection(stream, state)),
+            Some(acceptor) => tokio::spawn(super::tls::serve(acceptor.clone(), stream, state)),
+        };
+    }
+}
+
+/// Serves HTTP/1.1 on one connection (a TCP stream, or TLS over one) until it ends.
+pub async fn serve_connection<S>(stream: S, state: Arc<AppState>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = service_fn(move |req| {
+        let state = Arc::clone(&state);
+        async move { Ok::<_, Infallible>(handle(&state, req).await) }
+    });
+    if let Err(e) = http1::Builder::new()
+        .serve_connection(TokioIo::new(stream), svc)
+        .await
+    {
+        tracing::debug!("sim: connection ended: {e}");
     }
 }
 

@@ -4,8 +4,8 @@
 //! Layout: `config`/`args` (parameters and flags), `api` (request parsing), `http` (routing and
 //! the completion handler), `body` (streamed response bodies), `engine` (the scheduler thread
 //! and step timing), `scheduler` (the batching model), `prefix_cache`, `text` (seeded output),
-//! `faults`, `metrics` (counters and Prometheus text), `tokens` (prompt counting). See
-//! `docs/simulator.md`.
+//! `faults`, `metrics` (counters and Prometheus text), `tokens` (prompt counting), `tls`
+//! (HTTPS with `--tls-cert`/`--tls-key`). See `docs/simulator.md`.
 
 mod api;
 mod args;
@@ -23,6 +23,7 @@ mod scheduler;
 #[cfg(test)]
 mod scheduler_tests;
 mod text;
+mod tls;
 mod tokens;
 
 use std::io::Write as _;
@@ -37,6 +38,7 @@ pub use args::SimArgs;
 pub use config::{FaultConfig, FaultSpec, SimConfig};
 pub use http::TIMING_HEADER;
 pub use metrics::SimStats;
+pub use tls::TlsFiles;
 
 use engine::Command;
 use metrics::SharedMetrics;
@@ -47,7 +49,7 @@ const LISTEN_BACKLOG: u32 = 4096;
 
 /// A running simulator. Dropping it (or [`SimServer::shutdown`]) stops it.
 pub struct SimServer {
-    /// Base URL of the OpenAI API, e.g. `http://127.0.0.1:PORT/v1`.
+    /// Base URL of the OpenAI API, e.g. `http://127.0.0.1:PORT/v1` (`https://` with TLS).
     pub base_url: String,
     /// The served model name.
     pub model: String,
@@ -76,6 +78,14 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
         })?),
         None => None,
     };
+    let tls = match &cfg.tls {
+        Some(files) => Some(
+            tls::acceptor(files)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+        ),
+        None => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     // every connection holds a descriptor; and a backlog deep enough that thousands of
     // clients connecting at once are not dropped and retried a second later
     let _ = crate::fdlimit::raise_nofile_limit();
@@ -101,9 +111,9 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
             .map(|d| d.as_secs())
             .unwrap_or(0),
     });
-    tokio::spawn(http::accept_loop(listener, state, stop_rx));
+    tokio::spawn(http::accept_loop(listener, state, tls, stop_rx));
     Ok(SimServer {
-        base_url: format!("http://{addr}/v1"),
+        base_url: format!("{scheme}://{addr}/v1"),
         model,
         addr,
         kv_cache_tokens,

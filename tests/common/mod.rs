@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests: run the real binary, make temporary folders.
 #![allow(dead_code)]
 
+pub mod tls;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
