@@ -7,8 +7,9 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -16,7 +17,7 @@ use hyper::body::Incoming;
 use hyper::client::conn::http1::{self, Connection, SendRequest};
 use hyper_util::rt::TokioIo;
 
-use super::socket::{Link, Stream};
+use super::socket::{Link, Stream, READ_BUFFER_BYTES};
 
 /// A request as this client sends it: the body whole, its length known.
 pub(crate) type Request = http::Request<Full<Bytes>>;
@@ -30,6 +31,55 @@ pub(crate) type SendError = hyper::client::conn::TrySendError<Request>;
 
 /// Most response header lines read.
 const MAX_HEADERS: usize = 64;
+/// Passes of one [`Conn::drive`] poll while its own polls keep waking it, before it yields.
+const MAX_INLINE_PASSES: usize = 8;
+
+/// The waker hyper and the socket see while a connection is driven. hyper's connection and
+/// its body wake each other as they hand a frame over (the body asks for more, the
+/// connection says it has some); both are polled in one task here, so those wake-ups would
+/// each cost a trip through the scheduler and a spurious poll. A wake that comes while the
+/// task is polling is noted instead, and the poll goes round once more; a wake from outside
+/// (the reactor: bytes arrived) goes to the task that drives the connection now.
+struct DriveWaker {
+    /// [`POLLING`] and [`WOKEN`].
+    state: AtomicU8,
+    /// The waker of the task driving the connection now.
+    task: futures_util::task::AtomicWaker,
+}
+
+const POLLING: u8 = 1;
+const WOKEN: u8 = 2;
+
+impl DriveWaker {
+    /// Sets the task to wake and starts a polling pass.
+    fn begin(&self, task: &Waker) {
+        self.task.register(task);
+        self.state.store(POLLING, Ordering::SeqCst);
+    }
+
+    /// Forgets the wakes so far in this pass: for just before polling hyper's connection,
+    /// which sees for itself whatever they were about (bytes ready, a frame wanted).
+    fn seen(&self) {
+        self.state.store(POLLING, Ordering::SeqCst);
+    }
+
+    /// Ends a polling pass: true when something woke the task since [`DriveWaker::seen`].
+    fn end(&self) -> bool {
+        self.state.swap(0, Ordering::SeqCst) & WOKEN != 0
+    }
+}
+
+impl Wake for DriveWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.state.fetch_or(WOKEN, Ordering::SeqCst) & POLLING == 0 {
+            self.task.wake();
+        }
+    }
+}
 
 /// An open connection.
 pub(crate) struct Conn {
@@ -37,6 +87,9 @@ pub(crate) struct Conn {
     /// hyper's connection future; `None` once it has ended (closed, failed).
     driver: Option<Connection<TokioIo<Stream>, Full<Bytes>>>,
     link: Arc<Link>,
+    /// What hyper and the socket wake ([`DriveWaker`]), and the same as a `Waker`.
+    drive_waker: Arc<DriveWaker>,
+    waker: Waker,
 }
 
 impl Conn {
@@ -44,12 +97,21 @@ impl Conn {
     pub async fn handshake(stream: Stream, link: Arc<Link>) -> hyper::Result<Conn> {
         let (send, driver) = http1::Builder::new()
             .max_headers(MAX_HEADERS)
+            // one buffer of a fixed size per connection, refilled in place (the socket caps
+            // each read: `super::socket`)
+            .read_buf_exact_size(Some(READ_BUFFER_BYTES))
             .handshake(TokioIo::new(stream))
             .await?;
+        let drive_waker = Arc::new(DriveWaker {
+            state: AtomicU8::new(0),
+            task: futures_util::task::AtomicWaker::new(),
+        });
         Ok(Conn {
             send,
             driver: Some(driver),
             link,
+            waker: Waker::from(drive_waker.clone()),
+            drive_waker,
         })
     }
 
@@ -84,15 +146,28 @@ impl Conn {
         }
     }
 
-    /// Waits for `fut` while driving the connection in this task.
+    /// Waits for `fut` while driving the connection in this task: both are polled with the
+    /// [`DriveWaker`], going round again while their own polls wake each other.
     pub async fn drive<F: Future>(&mut self, fut: F) -> F::Output {
         let mut fut = pin!(fut);
         std::future::poll_fn(|cx| {
-            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-                return Poll::Ready(v);
+            let waker = self.waker.clone();
+            let mut inner = Context::from_waker(&waker);
+            for _ in 0..MAX_INLINE_PASSES {
+                self.drive_waker.begin(cx.waker());
+                let mut done = fut.as_mut().poll(&mut inner);
+                if done.is_pending() {
+                    self.drive_waker.seen();
+                    self.poll_driver(&mut inner);
+                    done = fut.as_mut().poll(&mut inner);
+                }
+                let woken = self.drive_waker.end();
+                if done.is_ready() || !woken {
+                    return done;
+                }
             }
-            self.poll_driver(cx);
-            fut.as_mut().poll(cx)
+            cx.waker().wake_by_ref();
+            Poll::Pending
         })
         .await
     }
@@ -129,7 +204,16 @@ impl Conn {
     /// and says whether it can (false when the server closed it or asked to).
     pub async fn settle(&mut self) -> bool {
         std::future::poll_fn(|cx| {
-            self.poll_driver(cx);
+            let waker = self.waker.clone();
+            let mut inner = Context::from_waker(&waker);
+            for _ in 0..MAX_INLINE_PASSES {
+                self.drive_waker.begin(cx.waker());
+                self.drive_waker.seen();
+                self.poll_driver(&mut inner);
+                if !self.drive_waker.end() {
+                    break;
+                }
+            }
             Poll::Ready(())
         })
         .await;

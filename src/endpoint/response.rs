@@ -69,6 +69,9 @@ impl<'a> Body<'a> {
 
     /// The next bytes and the time they were read; `None` at the end of the body.
     async fn next(&mut self) -> Result<Option<(&[u8], u64)>, String> {
+        // the bytes handed out last share hyper's read buffer: let go of them first, so the
+        // next read refills that buffer instead of allocating another
+        self.current = Bytes::new();
         loop {
             let got = self
                 .conn
