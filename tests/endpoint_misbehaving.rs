@@ -1,7 +1,8 @@
 //! `Endpoint::send` against servers that bend HTTP/1.1 the ways real ones do: trailers and
 //! chunk extensions, an HTTP/1.0 body delimited by the connection closing, an HTML page with a
-//! 200, a compressed body nobody asked for (gzip decoded, other codings refused), and a stream
-//! line too long to hold.
+//! 200, a compressed body nobody asked for (gzip decoded, other codings refused), a stream
+//! line too long to hold, a proxy from the environment, and an open-file limit too low for the
+//! plan.
 
 mod endpoint_support;
 
@@ -280,4 +281,54 @@ async fn the_proxy_environment_is_honoured() {
         common::stderr(&o)
     );
     assert_eq!(proxy.requests().len(), seen, "bypassed the proxy");
+}
+
+/// An open-file limit (soft and hard) of 64 for the child: it cannot raise it for 250 streams.
+#[cfg(unix)]
+fn low_nofile(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and only touches the child about to exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 64,
+                rlim_max: 64,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_file_limit_too_low_stops_before_any_load() {
+    let server = serve(|_, _, _| good_stream()).await;
+    let out = common::tmpdir("low-nofile");
+    let mut cmd = common::bin();
+    cmd.args(["sweep", "--endpoint", &server.base(), "--model", "m"])
+        .args([
+            "-c",
+            "250",
+            "-n",
+            "500",
+            "--no-calibrate",
+            "--no-tui",
+            "--out",
+        ])
+        .arg(&out);
+    low_nofile(&mut cmd);
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the open-file limit is 64") && err.contains("ulimit -n"),
+        "{err}"
+    );
+    assert!(server.requests().is_empty(), "no request before the check");
 }

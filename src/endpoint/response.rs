@@ -97,8 +97,17 @@ impl<'a> Body<'a> {
 
 /// Why reading a body failed, in words: a connection that ended early says so first.
 fn body_failed(e: &hyper::Error) -> String {
+    use std::error::Error as _;
     let text = error_text(e);
-    if text.contains("end of file") || e.is_incomplete_message() {
+    let mut cause = e.source();
+    let mut ended_early = e.is_incomplete_message();
+    while let Some(c) = cause {
+        ended_early |= c
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof);
+        cause = c.source();
+    }
+    if ended_early {
         format!("the connection closed before the end of the body ({text})")
     } else {
         text

@@ -1,5 +1,7 @@
 //! The tmux harness of the dashboard tests: a detached session running a shell (or one
-//! command), keystrokes in, the screen read back. `start` returns `None`, saying so, where
+//! command), keystrokes in, the screen read back. Each session has a tmux server of its own
+//! (`-L`): with one shared server, a test's `new-session` could reach the server just as the
+//! previous test's kill left it with no session and it was exiting, and fail. `start` returns `None`, saying so, where
 //! tmux is not installed; `.ci/run` installs it so CI always runs these tests.
 
 #![allow(dead_code)]
@@ -30,9 +32,11 @@ impl Tmux {
         if !available() {
             return None;
         }
-        let name = format!("rs-test-{}-{name}", std::process::id());
-        let mut cmd = Command::new("tmux");
-        cmd.args(["new-session", "-d", "-s", &name]).args([
+        let t = Tmux {
+            name: format!("rs-test-{}-{name}", std::process::id()),
+        };
+        let mut cmd = t.tmux();
+        cmd.args(["new-session", "-d", "-s", &t.name]).args([
             "-x",
             &w.to_string(),
             "-y",
@@ -42,8 +46,20 @@ impl Tmux {
             Some(c) => cmd.arg(c),
             None => cmd.args(["bash", "--norc", "--noprofile"]).env("PS1", "$ "),
         };
-        assert!(cmd.status().expect("tmux runs").success());
-        Some(Tmux { name })
+        let o = cmd.output().expect("tmux runs");
+        assert!(
+            o.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        Some(t)
+    }
+
+    /// A tmux command on this session's own server.
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.name]);
+        c
     }
 
     /// A session running a shell, to type commands into.
@@ -57,7 +73,8 @@ impl Tmux {
     }
 
     pub fn keys(&self, keys: &[&str]) {
-        let status = Command::new("tmux")
+        let status = self
+            .tmux()
             .args(["send-keys", "-t", &self.name])
             .args(keys)
             .status()
@@ -72,7 +89,8 @@ impl Tmux {
     }
 
     pub fn screen(&self) -> String {
-        let o = Command::new("tmux")
+        let o = self
+            .tmux()
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .expect("capture-pane");
@@ -97,8 +115,6 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
+        let _ = self.tmux().arg("kill-server").status();
     }
 }
