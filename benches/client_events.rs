@@ -53,9 +53,15 @@ impl Drop for SimProcess {
     }
 }
 
-/// Client and simulator each on their own CPU (`RIGHTSIZE_BENCH_PIN=1`).
-fn pinned() -> bool {
+/// `RIGHTSIZE_BENCH_PIN=1` was set.
+fn pin_asked() -> bool {
     std::env::var("RIGHTSIZE_BENCH_PIN").is_ok_and(|v| v == "1")
+}
+
+/// Client and simulator each on their own CPU (asked with `RIGHTSIZE_BENCH_PIN=1`; Linux only:
+/// it uses `sched_setaffinity` and `taskset`).
+fn pinned() -> bool {
+    cfg!(target_os = "linux") && pin_asked()
 }
 
 fn start_sim(args: &[&str]) -> SimProcess {
@@ -92,12 +98,24 @@ fn start_sim_with_env(args: &[&str], env: Option<(&str, &str)>) -> SimProcess {
     }
 }
 
-fn cpu_seconds() -> f64 {
+/// User + system CPU seconds of this process (`RUSAGE_SELF`) or of its waited-for children
+/// (`RUSAGE_CHILDREN`).
+#[cfg(unix)]
+fn rusage_seconds(who: libc::c_int) -> f64 {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage fills the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    unsafe { libc::getrusage(who, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// User + system CPU seconds of this process (NaN where `getrusage` is missing: the CPU
+/// figures are then not measured).
+fn cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    return rusage_seconds(libc::RUSAGE_SELF);
+    #[cfg(not(unix))]
+    return f64::NAN;
 }
 
 fn workload(input: u32, output: u32) -> WorkloadSpec {
@@ -522,11 +540,10 @@ const SM_SECRET: &str = "rightsize-bench-secret";
 /// User + system CPU seconds of the waited-for child processes.
 #[cfg(feature = "sagemaker")]
 fn children_cpu_seconds() -> f64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    #[cfg(unix)]
+    return rusage_seconds(libc::RUSAGE_CHILDREN);
+    #[cfg(not(unix))]
+    return f64::NAN;
 }
 
 /// The SageMaker rows: decode free and paced, at concurrency 1 and 256, each through the
@@ -594,7 +611,13 @@ fn main() {
         .find(|a| !a.starts_with('-'))
         .unwrap_or_else(|| "events".into());
     let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if pin_asked() && !pinned() {
+        eprintln!(
+            "RIGHTSIZE_BENCH_PIN=1 needs Linux (sched_setaffinity, taskset): running unpinned"
+        );
+    }
     if pinned() {
+        #[cfg(target_os = "linux")]
         // SAFETY: a zeroed cpu_set_t is valid; CPU_SET and sched_setaffinity only touch it.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
