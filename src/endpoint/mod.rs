@@ -17,6 +17,11 @@ pub mod outcome;
 mod pool;
 pub mod preflight;
 mod response;
+/// Not an API: exists for the property tests and the property benchmark
+/// (tests/parser_props.rs, benches/parser_props.rs), which read body pieces through the
+/// private decoder and stream reader without a connection.
+#[doc(hidden)]
+pub use response::replay as body_replay;
 #[cfg(feature = "sagemaker")]
 pub mod sagemaker;
 pub mod sagemaker_spec;

@@ -581,15 +581,10 @@ pub(crate) async fn read_whole(
             Ok(Some((bytes, read_ns))) => {
                 t = read_ns;
                 keep_head(&mut probe, bytes);
-                if body.len() + bytes.len() > MAX_BODY_BYTES {
-                    out.error = Some(RequestError {
-                        kind: ErrorKind::BadPayload,
-                        status: None,
-                        message: format!("the response body exceeds {MAX_BODY_BYTES} bytes"),
-                    });
+                if let Err(e) = append_whole(&mut body, bytes) {
+                    out.error = Some(e);
                     return;
                 }
-                body.extend_from_slice(bytes);
             }
             Ok(None) => {
                 if body.is_empty() {
@@ -608,6 +603,20 @@ pub(crate) async fn read_whole(
         }
     }
     parse_whole(&Dialect::OpenAi, &body, t, out, probe);
+}
+
+/// The next `bytes` of a whole body, or `BadPayload` past [`MAX_BODY_BYTES`]; the buffer grows
+/// to the cap at most (not to nearly twice it, as doubling would).
+fn append_whole(body: &mut Vec<u8>, bytes: &[u8]) -> Result<(), RequestError> {
+    if body.len() + bytes.len() > MAX_BODY_BYTES {
+        return Err(RequestError {
+            kind: ErrorKind::BadPayload,
+            status: None,
+            message: format!("the response body exceeds {MAX_BODY_BYTES} bytes"),
+        });
+    }
+    super::sse::extend_within(body, bytes, MAX_BODY_BYTES);
+    Ok(())
 }
 
 /// A whole answer's `body`, read by `t`, into `out`.
@@ -663,6 +672,101 @@ pub(crate) fn parse_whole(
     if let Some(p) = probe {
         p.data_events = u64::from(!body.is_empty());
         p.openai_chunks = st.openai_chunks;
+    }
+}
+
+/// Body pieces read without a connection, for the property tests and the property benchmark
+/// (benches/support/props.rs) only: the pieces go through the same [`Decoder`], the same
+/// [`StreamReader`] (OpenAI dialect) or whole-body cap and the same refusal of an unknown
+/// coding as a response read from a socket. Piece `i` (from 1) is stamped `i` in place of
+/// a clock reading; what the decoder still held at the end, one more.
+#[doc(hidden)]
+pub mod replay {
+    use super::*;
+
+    /// [`super::MAX_BODY_BYTES`], for the benchmark's bound.
+    pub const MAX_BODY_BYTES: usize = super::MAX_BODY_BYTES;
+
+    /// The pieces decoded, as [`Body::next`] hands them out (none empty).
+    struct Pieces<'p> {
+        pieces: std::slice::Iter<'p, Bytes>,
+        decoder: Decoder,
+        n: u64,
+    }
+
+    impl Pieces<'_> {
+        fn next(&mut self) -> Result<Option<(Bytes, u64)>, String> {
+            for piece in self.pieces.by_ref() {
+                self.n += 1;
+                let bytes = self.decoder.decode(piece.clone())?;
+                if !bytes.is_empty() {
+                    return Ok(Some((bytes, self.n)));
+                }
+            }
+            let rest = self.decoder.finish()?;
+            Ok((!rest.is_empty()).then_some((rest, self.n + 1)))
+        }
+    }
+
+    /// The pieces of a body sent with `content_encoding`, read as [`read_answer`] reads them,
+    /// streamed (`stream`) or whole. `Bytes` as hyper hands them out: a piece is not copied
+    /// unless decoded.
+    pub fn read(content_encoding: Option<&str>, stream: bool, pieces: &[Bytes]) -> ExchangeOutcome {
+        let mut out = ExchangeOutcome::default();
+        let decoder = Decoder::for_encoding(content_encoding);
+        if let Some(err) = unreadable(None, &decoder) {
+            out.error = Some(err);
+            return out;
+        }
+        let mut pieces = Pieces {
+            pieces: pieces.iter(),
+            decoder,
+            n: 0,
+        };
+        if stream {
+            let mut reader = StreamReader::default();
+            loop {
+                match pieces.next() {
+                    Ok(Some((bytes, t))) => {
+                        if reader.on_bytes(&bytes, t, &mut out, None) {
+                            break;
+                        }
+                    }
+                    Ok(None) => {
+                        reader.on_end(&mut out);
+                        break;
+                    }
+                    Err(e) => {
+                        out.error = Some(broken_stream(&e));
+                        break;
+                    }
+                }
+            }
+            reader.finish(&mut out, None);
+        } else {
+            let mut body = Vec::new();
+            loop {
+                match pieces.next() {
+                    Ok(Some((bytes, _))) => {
+                        if let Err(e) = append_whole(&mut body, &bytes) {
+                            out.error = Some(e);
+                            return out;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        out.error = Some(RequestError {
+                            kind: ErrorKind::BrokenStream,
+                            status: None,
+                            message: format!("reading the body failed: {e}"),
+                        });
+                        return out;
+                    }
+                }
+            }
+            parse_whole(&Dialect::OpenAi, &body, pieces.n + 1, &mut out, None);
+        }
+        out
     }
 }
 
@@ -754,6 +858,23 @@ mod tests {
             );
             assert_eq!(got.output_tokens, Some(2), "{dialect:?} byte by byte");
         }
+    }
+
+    /// Found by the property benchmark (benches/parser_props.rs, `body_cap_memory`): a whole
+    /// body read in a first piece of 40 MiB and one byte, then the rest up to the 64 MiB cap,
+    /// doubled its buffer to 80 MiB; it now grows to the cap at most, and one byte past the
+    /// cap is refused.
+    #[test]
+    fn a_whole_body_is_held_within_the_cap() {
+        let mut body = Vec::new();
+        let first = (40 << 20) + 1;
+        append_whole(&mut body, &vec![b'x'; first]).unwrap();
+        append_whole(&mut body, &vec![b'x'; MAX_BODY_BYTES - first]).unwrap();
+        assert_eq!(body.len(), MAX_BODY_BYTES);
+        assert!(body.capacity() <= MAX_BODY_BYTES, "{}", body.capacity());
+        let err = append_whole(&mut body, b"x").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::BadPayload);
+        assert_eq!(body.len(), MAX_BODY_BYTES);
     }
 
     /// A stream that ends before it is complete is a broken stream in either format.

@@ -42,6 +42,19 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// ends a line cannot take the client's memory (a 300 MB line once took it to 1.2 GB).
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// Appends `bytes` to `buf`, whose length stays within `cap` (the caller checks), growing it
+/// as a `Vec` would (at least doubling) but never past `cap` bytes of capacity: left to
+/// `extend_from_slice`, a buffer just under the cap could double to nearly twice it (a
+/// 12 MiB line read in one piece and then one byte more held 24 MiB).
+pub(crate) fn extend_within(buf: &mut Vec<u8>, bytes: &[u8], cap: usize) {
+    let need = buf.len() + bytes.len();
+    if need > buf.capacity() {
+        let grown = buf.capacity().saturating_mul(2).clamp(need, cap.max(need));
+        buf.reserve_exact(grown - buf.len());
+    }
+    buf.extend_from_slice(bytes);
+}
+
 /// Incremental SSE / JSON-lines parser. Feed bytes with [`StreamParser::feed`], then call
 /// [`StreamParser::finish`] at the end of the body.
 #[derive(Debug)]
@@ -99,7 +112,7 @@ impl StreamParser {
                 if self.line.len() + input.len() > MAX_LINE_BYTES {
                     self.overflow();
                 } else {
-                    self.line.extend_from_slice(input);
+                    extend_within(&mut self.line, input, MAX_LINE_BYTES);
                 }
                 return;
             };
@@ -110,7 +123,7 @@ impl StreamParser {
             if self.line.is_empty() {
                 self.process_line(&input[..i], on_event);
             } else {
-                self.line.extend_from_slice(&input[..i]);
+                extend_within(&mut self.line, &input[..i], MAX_LINE_BYTES);
                 let line = std::mem::take(&mut self.line);
                 self.process_line(&line, on_event);
                 self.line = line;
@@ -224,9 +237,9 @@ impl StreamParser {
                 return;
             }
             if self.has_data {
-                self.data.push(b'\n');
+                extend_within(&mut self.data, b"\n", MAX_LINE_BYTES);
             }
-            self.data.extend_from_slice(value);
+            extend_within(&mut self.data, value, MAX_LINE_BYTES);
             self.has_data = true;
         }
     }
@@ -322,6 +335,34 @@ mod tests {
             p.feed(&mib, &mut |_| {});
         }
         assert!(p.overflowed());
+    }
+
+    /// Found by the property benchmark (benches/parser_props.rs, `parser_overflow_memory`):
+    /// a line read in a piece of 12 MiB and then one byte more doubled its buffer to 24 MiB,
+    /// past the cap it is checked against; the buffers now grow to the cap at most.
+    #[test]
+    fn buffers_near_the_cap_hold_no_more_than_the_cap() {
+        let mut p = StreamParser::new();
+        p.feed(&vec![b'x'; 12 << 20], &mut |_| {});
+        p.feed(b"x", &mut |_| {});
+        assert!(!p.overflowed());
+        assert!(p.line.capacity() <= MAX_LINE_BYTES, "{}", p.line.capacity());
+        // an event's data joined from lines, one of 12 MiB and a short one
+        let mut p = StreamParser::new();
+        let line = [b"data: ".as_slice(), &vec![b'x'; 12 << 20], b"\n"].concat();
+        p.feed(&line, &mut |_| {});
+        p.feed(b"data: x\n", &mut |_| {});
+        assert!(!p.overflowed());
+        assert!(p.data.capacity() <= MAX_LINE_BYTES, "{}", p.data.capacity());
+        // growth below the cap still doubles (no reallocation per read)
+        let mut buf = Vec::new();
+        for _ in 0..1000 {
+            extend_within(&mut buf, b"0123456789", MAX_LINE_BYTES);
+        }
+        assert!(buf.capacity() >= 10_000 && buf.capacity() < 20_000);
+        let mut buf = vec![0u8; 7];
+        extend_within(&mut buf, b"ab", 9);
+        assert_eq!((buf.len(), buf.capacity()), (9, 9));
     }
 
     /// Every way of splitting `input` into two or three reads gives the same events.
