@@ -1,5 +1,5 @@
 //! Property benchmark: the stream parser's and the body reading's properties
-//! (benches/support/props.rs, where each is described) for 100,000 cases each in release, the
+//! (benches/support/props/, where each is described) for 100,000 cases each in release, the
 //! huge-input memory properties for 200, from a fixed seed, with a counting global allocator
 //! that checks what each case holds at its peak against the caps. Prints per property the
 //! cases run, the failures (the minimal failing input when there is one), the wall time and
@@ -8,7 +8,7 @@
 //! `cargo bench --bench parser_props [-- [--cases N] [--huge-cases N] [--seed S] [NAME...]]`
 //! (also `PROPS_CASES`, `PROPS_HUGE_CASES`, `PROPS_SEED`); names pick properties.
 
-#[path = "support/props.rs"]
+#[path = "support/props/mod.rs"]
 mod props;
 
 use std::time::Instant;

@@ -1,9 +1,9 @@
-//! The stream parser's and the body reading's properties (benches/support/props.rs), a few
+//! The stream parser's and the body reading's properties (benches/support/props/), a few
 //! hundred cases each (the huge-input ones a few), from a fixed seed: quick enough for every
 //! `cargo test`. `cargo bench --bench parser_props` runs them for 100,000 cases each, with
 //! the memory bounds checked.
 
-#[path = "../benches/support/props.rs"]
+#[path = "../benches/support/props/mod.rs"]
 mod props;
 
 const CASES: u32 = 256;

@@ -50,18 +50,30 @@ pub(crate) struct Probe {
 /// Where the body bytes come from: a response on one of our connections, read in this task,
 /// decompressed when the server compressed it anyway.
 pub(crate) struct Body<'a> {
-    conn: &'a mut Conn,
-    body: &'a mut Incoming,
+    source: Source<'a>,
     decoder: &'a mut Decoder,
     /// The bytes handed out last.
     current: Bytes,
 }
 
+/// The body's pieces before decoding.
+enum Source<'a> {
+    /// A response's body frames, each with the time of the read that brought it.
+    Conn {
+        conn: &'a mut Conn,
+        body: &'a mut Incoming,
+    },
+    /// Pieces given whole, piece `i` (from 1) stamped `i` ([`replay`]).
+    Pieces {
+        pieces: std::slice::Iter<'a, Bytes>,
+        n: u64,
+    },
+}
+
 impl<'a> Body<'a> {
     pub fn new(conn: &'a mut Conn, body: &'a mut Incoming, decoder: &'a mut Decoder) -> Body<'a> {
         Body {
-            conn,
-            body,
+            source: Source::Conn { conn, body },
             decoder,
             current: Bytes::new(),
         }
@@ -73,11 +85,15 @@ impl<'a> Body<'a> {
         // next read refills that buffer instead of allocating another
         self.current = Bytes::new();
         loop {
-            let got = self
-                .conn
-                .next_data(self.body)
-                .await
-                .map_err(|e| body_failed(&e))?;
+            let got = match &mut self.source {
+                Source::Conn { conn, body } => {
+                    conn.next_data(body).await.map_err(|e| body_failed(&e))?
+                }
+                Source::Pieces { pieces, n } => pieces.next().map(|b| {
+                    *n += 1;
+                    (b.clone(), *n)
+                }),
+            };
             let Some((bytes, t)) = got else {
                 // what a compressed body still held at its end
                 let rest = self.decoder.finish()?;
@@ -676,10 +692,10 @@ pub(crate) fn parse_whole(
 }
 
 /// Body pieces read without a connection, for the property tests and the property benchmark
-/// (benches/support/props.rs) only: the pieces go through the same [`Decoder`], the same
-/// [`StreamReader`] (OpenAI dialect) or whole-body cap and the same refusal of an unknown
-/// coding as a response read from a socket. Piece `i` (from 1) is stamped `i` in place of
-/// a clock reading; what the decoder still held at the end, one more.
+/// (benches/support/props/) only: the pieces go through the same [`Body`], [`Decoder`] and
+/// [`read_answer`] (the OpenAI dialect's stream reader or whole-body cap, and the refusal of
+/// an unknown coding) as a response read from a socket, piece `i` (from 1) stamped `i` in
+/// place of a clock reading.
 #[doc(hidden)]
 pub mod replay {
     use super::*;
@@ -687,85 +703,30 @@ pub mod replay {
     /// [`super::MAX_BODY_BYTES`], for the benchmark's bound.
     pub const MAX_BODY_BYTES: usize = super::MAX_BODY_BYTES;
 
-    /// The pieces decoded, as [`Body::next`] hands them out (none empty).
-    struct Pieces<'p> {
-        pieces: std::slice::Iter<'p, Bytes>,
-        decoder: Decoder,
-        n: u64,
+    thread_local! {
+        /// Drives [`read_answer`], whose waits all end at once here (every piece is ready);
+        /// its timer serves the grace wait after `[DONE]`.
+        static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a current-thread runtime");
     }
 
-    impl Pieces<'_> {
-        fn next(&mut self) -> Result<Option<(Bytes, u64)>, String> {
-            for piece in self.pieces.by_ref() {
-                self.n += 1;
-                let bytes = self.decoder.decode(piece.clone())?;
-                if !bytes.is_empty() {
-                    return Ok(Some((bytes, self.n)));
-                }
-            }
-            let rest = self.decoder.finish()?;
-            Ok((!rest.is_empty()).then_some((rest, self.n + 1)))
-        }
-    }
-
-    /// The pieces of a body sent with `content_encoding`, read as [`read_answer`] reads them,
-    /// streamed (`stream`) or whole. `Bytes` as hyper hands them out: a piece is not copied
-    /// unless decoded.
+    /// The pieces of a body sent with `content_encoding`, read as a response's body is,
+    /// streamed (`stream`) or whole.
     pub fn read(content_encoding: Option<&str>, stream: bool, pieces: &[Bytes]) -> ExchangeOutcome {
         let mut out = ExchangeOutcome::default();
-        let decoder = Decoder::for_encoding(content_encoding);
-        if let Some(err) = unreadable(None, &decoder) {
-            out.error = Some(err);
-            return out;
-        }
-        let mut pieces = Pieces {
-            pieces: pieces.iter(),
-            decoder,
-            n: 0,
+        let mut decoder = Decoder::for_encoding(content_encoding);
+        let refused = unreadable(None, &decoder);
+        let mut body = Body {
+            source: Source::Pieces {
+                pieces: pieces.iter(),
+                n: 0,
+            },
+            decoder: &mut decoder,
+            current: Bytes::new(),
         };
-        if stream {
-            let mut reader = StreamReader::default();
-            loop {
-                match pieces.next() {
-                    Ok(Some((bytes, t))) => {
-                        if reader.on_bytes(&bytes, t, &mut out, None) {
-                            break;
-                        }
-                    }
-                    Ok(None) => {
-                        reader.on_end(&mut out);
-                        break;
-                    }
-                    Err(e) => {
-                        out.error = Some(broken_stream(&e));
-                        break;
-                    }
-                }
-            }
-            reader.finish(&mut out, None);
-        } else {
-            let mut body = Vec::new();
-            loop {
-                match pieces.next() {
-                    Ok(Some((bytes, _))) => {
-                        if let Err(e) = append_whole(&mut body, &bytes) {
-                            out.error = Some(e);
-                            return out;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        out.error = Some(RequestError {
-                            kind: ErrorKind::BrokenStream,
-                            status: None,
-                            message: format!("reading the body failed: {e}"),
-                        });
-                        return out;
-                    }
-                }
-            }
-            parse_whole(&Dialect::OpenAi, &body, pieces.n + 1, &mut out, None);
-        }
+        RUNTIME.with(|rt| rt.block_on(read_answer(&mut body, stream, refused, &mut out, None)));
         out
     }
 }
