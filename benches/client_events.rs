@@ -611,6 +611,8 @@ fn main() {
         .find(|a| !a.starts_with('-'))
         .unwrap_or_else(|| "events".into());
     let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // the workers ask for a short time slice, as the binary's do (src/main.rs)
+    builder.on_thread_start(rightsize::sched::short_slice);
     if pin_asked() && !pinned() {
         eprintln!(
             "RIGHTSIZE_BENCH_PIN=1 needs Linux (sched_setaffinity, taskset): running unpinned"

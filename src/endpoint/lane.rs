@@ -9,7 +9,9 @@
 //! wait the same way, and TTFT, the number a capacity plan leans on most, would grow with the
 //! client's backlog rather than the server's. The lane holds only requests still waiting for
 //! their first token, so it sleeps in `epoll_wait` and is woken by those bytes themselves; it
-//! asks the kernel for a short time slice so its wake-ups preempt the busy workers sooner.
+//! asks the kernel for a short time slice and, where the process may (root or
+//! `CAP_SYS_NICE`), a priority above the workers' (`crate::sched::latency_critical`), so its
+//! wake-ups run ahead of the busy workers.
 //! The timing rule is unchanged: the task that reads the bytes reads the monotonic clock the
 //! moment its `read()` returns.
 
@@ -38,7 +40,13 @@ fn lane() -> Option<&'static Handle> {
                         return;
                     }
                 };
-                crate::sched::short_slice();
+                if crate::sched::latency_critical() {
+                    tracing::debug!("first-token lane: priority raised (nice -10)");
+                } else {
+                    tracing::debug!(
+                        "first-token lane: default priority (raising it needs root or CAP_SYS_NICE)"
+                    );
+                }
                 let _ = tx.send(Some(rt.handle().clone()));
                 rt.block_on(std::future::pending::<()>());
             });

@@ -402,7 +402,7 @@ const STOP_CHECK: Duration = Duration::from_millis(20);
 /// runtime sends it, one wake-up later. Either way the send is stamped where the bytes go
 /// out, so any delay shows in the schedule lag.
 fn dispatch(d: Dispatch, rt: tokio::runtime::Handle) {
-    crate::sched::short_slice();
+    crate::sched::latency_critical();
     let d = Arc::new(d);
     let mut writer = d.endpoint.direct_writer();
     for (i, at) in d.intended.iter().enumerate() {
