@@ -7,7 +7,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::marks::*;
 use super::parts::*;
-use super::{ChartPoint, ChartRun, ChartSpec, Panel, SlaMetric, FONT};
+use super::{ChartPoint, ChartRun, ChartSpec, Panel, SlaMetric, FONT, HACK_ADVANCE_EM};
 
 /// Draws the whole image on `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec) -> Fallible<DB> {
@@ -214,8 +214,7 @@ fn throughput_vs_p99<DB: DrawingBackend>(
         .x_label_formatter(&ms_fmt)
         .y_label_formatter(&si_fmt)
         .draw()?;
-    let font = (FONT, sz.small).into_font();
-    let label_style = TextStyle::from(font.clone()).color(&BLACK);
+    let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&BLACK);
     let mut labels: Vec<((f64, f64), String)> = Vec::new();
     for (i, run) in spec.runs.iter().enumerate() {
         let color = colors(i).0;
@@ -232,13 +231,17 @@ fn throughput_vs_p99<DB: DrawingBackend>(
             ))
         }));
     }
-    // labels placed in pixels so that none overlaps another (crowded ones are dropped)
+    // labels placed in pixels so that none overlaps another (crowded ones are dropped), each
+    // as the line box a viewer lays it out in: Hack advances 0.602 em per character and a line
+    // is one em. (The glyphs' ink box, which the font's `box_size` measures, is smaller: two
+    // labels placed by it could touch, as a compare chart's c=8 and c=16 once did.)
+    let line_box = |text: &str| {
+        let w = text.chars().count() as f64 * HACK_ADVANCE_EM * sz.small;
+        (w.ceil() as i32, sz.small.ceil() as i32)
+    };
     let boxes: Vec<LabelAt> = labels
         .iter()
-        .map(|(xy, text)| {
-            let (w, h) = font.box_size(text).unwrap_or((0, 0));
-            (chart.backend_coord(xy), (w as i32, h as i32))
-        })
+        .map(|(xy, text)| (chart.backend_coord(xy), line_box(text)))
         .collect();
     let places = place_labels(&boxes, sz.dot + 3);
     chart.draw_series(labels.iter().zip(places).filter_map(|((xy, text), at)| {

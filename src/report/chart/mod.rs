@@ -33,6 +33,8 @@ use crate::plan::RunAnalysis;
 /// font is monospaced, so SVG viewers are asked for a monospace font too: its text then
 /// takes the width the layout measured.
 pub const FONT: &str = "monospace";
+/// Hack's advance per character, in ems (it is monospaced): the width of a line of text.
+pub const HACK_ADVANCE_EM: f64 = 0.602;
 
 /// One measured level, as the charts need it.
 #[derive(Debug, Clone, Default, PartialEq)]
