@@ -1,5 +1,7 @@
 //! Exploration (ignored): print dense curves of the simulator configurations the search
-//! tests use. `cargo test --test search_explore -- --ignored --nocapture`
+//! tests use. `cargo test --test search_explore -- --ignored --nocapture`, with `LEVELS`
+//! (comma-separated, 1,2,4,...,64 by default), `N` (requests per level), `TS` (time scale) and
+//! `MW` (the simulator's waiting-queue limit).
 mod search_support;
 use search_support::*;
 use std::time::Duration;
@@ -18,9 +20,13 @@ async fn explore() {
     }
     let server = rightsize::sim::start(cfg).await.unwrap();
     let levels: Vec<u32> = std::env::var("LEVELS")
-        .unwrap()
+        .unwrap_or_else(|_| "1,2,4,8,16,32,64".into())
         .split(',')
-        .map(|s| s.parse().unwrap())
+        .map(|s| {
+            s.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("LEVELS: {s:?} is not a concurrency"))
+        })
         .collect();
     let n: u32 = std::env::var("N")
         .ok()

@@ -100,38 +100,3 @@ fn calibration_sizes_prompts_for_the_servers_count() {
     let c = s.calibration_prompt(2, 1024);
     assert_eq!((c.input_tokens, c.max_tokens), (1024, 1));
 }
-
-/// Prompts per second for 1,024-token prompts in each tokenizer (the engine builds a level's
-/// prompts before the level starts). A measurement, not a check:
-/// `cargo test --release --lib prompt_generation_speed -- --ignored --nocapture`.
-#[test]
-#[cfg(feature = "exact-tokenizers")]
-#[ignore = "a measurement; run it in release mode"]
-fn prompt_generation_speed() {
-    use crate::workload::test_tokenizers::{byte_level_bpe_json, sentencepiece_json, write};
-    let bpe = write("speed-bpe", &byte_level_bpe_json());
-    let spm = write("speed-spm", &sentencepiece_json());
-    let files = [
-        ("approx", "approx"),
-        ("o200k", "o200k"),
-        ("cl100k", "cl100k"),
-        ("byte-level BPE", bpe.to_str().unwrap()),
-        ("SentencePiece", spm.to_str().unwrap()),
-    ];
-    for (label, name) in files {
-        let mut w = WorkloadSpec::fixed(1024, 256);
-        w.tokenizer = name.into();
-        let w = w.load().unwrap();
-        let _ = w.prompt(0, u64::MAX);
-        let n = 2000u64;
-        let t = std::time::Instant::now();
-        let tokens: u64 = (0..n).map(|i| u64::from(w.prompt(0, i).input_tokens)).sum();
-        let s = t.elapsed().as_secs_f64();
-        assert_eq!(tokens, 1024 * n);
-        let counted = w.loaded().words.counts_each_prompt();
-        println!(
-            "{label:<15} {:>9.0} prompts/s (each counted: {counted})",
-            n as f64 / s
-        );
-    }
-}
