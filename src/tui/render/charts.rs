@@ -2,11 +2,12 @@
 //! labelled with real levels): output throughput; e2e p50 and p99 with the band between them,
 //! the SLA line (named with its metric, statistic and limit), the knee and the answer; TTFT.
 
+use super::legend::Plot;
 use super::Theme;
 use crate::plan::analysis::Axis as LoadAxis;
 use crate::tui::series::RunView;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::style::Color;
+use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType};
@@ -44,15 +45,8 @@ fn load_name(view: &RunView) -> &'static str {
     }
 }
 
-fn y_axis<'a>(max: f64, unit: &str, theme: &Theme) -> Axis<'a> {
-    Axis::default()
-        .bounds([0.0, max])
-        .labels(vec![
-            Span::raw("0"),
-            Span::raw(format!("{}{unit}", compact(max / 2.0))),
-            Span::raw(format!("{}{unit}", compact(max))),
-        ])
-        .style(theme.dim())
+fn y_labels(max: f64) -> [String; 3] {
+    ["0".into(), compact(max / 2.0), compact(max)]
 }
 
 /// 1234 -> "1.2k", 0.5 -> "0.5".
@@ -81,6 +75,45 @@ fn vertical(x: Option<f64>, top: f64) -> Vec<(f64, f64)> {
     }
 }
 
+/// One curve or marker of a chart: the legend's name (none keeps it out of the legend), the
+/// points, how they are drawn.
+struct Set<'a> {
+    name: Option<String>,
+    data: &'a [(f64, f64)],
+    marker: Marker,
+    line: bool,
+    style: Style,
+}
+
+impl<'a> Set<'a> {
+    /// A curve joining the points.
+    fn line(name: impl Into<String>, data: &'a [(f64, f64)], style: Style) -> Set<'a> {
+        Set {
+            name: Some(name.into()),
+            data,
+            marker: Marker::Braille,
+            line: true,
+            style,
+        }
+    }
+
+    /// Points alone (a band, a vertical or horizontal marker drawn as dense points).
+    fn points(
+        name: Option<String>,
+        data: &'a [(f64, f64)],
+        marker: Marker,
+        style: Style,
+    ) -> Set<'a> {
+        Set {
+            name,
+            data,
+            marker,
+            line: false,
+            style,
+        }
+    }
+}
+
 /// The answer marker: a vertical line, in the legend as `answer 96` (or `answer 2.5 req/s`)
 /// when `named`.
 fn answer_set<'a>(
@@ -88,27 +121,71 @@ fn answer_set<'a>(
     data: &'a [(f64, f64)],
     named: bool,
     theme: &Theme,
-) -> Option<Dataset<'a>> {
+) -> Option<Set<'a>> {
     let a = view.answer.filter(|_| !data.is_empty())?;
-    let set = Dataset::default()
-        .marker(Marker::Braille)
-        .style(theme.fg(Color::LightGreen))
-        .data(data);
-    Some(if named {
-        set.name(format!("answer {}", view.axis.load(a)))
-    } else {
-        set
-    })
+    let name = named.then(|| format!("answer {}", view.axis.load(a)));
+    Some(Set::points(
+        name,
+        data,
+        Marker::Braille,
+        theme.fg(Color::LightGreen),
+    ))
 }
 
 /// Another run's curve, in its own colour and named by its run id.
-fn overlay_set<'a>(label: &str, data: &'a [(f64, f64)], theme: &Theme) -> Dataset<'a> {
-    Dataset::default()
-        .name(format!("vs {label}"))
-        .marker(Marker::Braille)
-        .graph_type(GraphType::Line)
-        .style(theme.fg(Color::LightBlue))
-        .data(data)
+fn overlay_set<'a>(label: &str, data: &'a [(f64, f64)], theme: &Theme) -> Set<'a> {
+    Set::line(format!("vs {label}"), data, theme.fg(Color::LightBlue))
+}
+
+/// The chart of `sets` against the run's load and `[0, y_max]`, its legend in the corner where
+/// it hides the least of them.
+fn render_chart(
+    frame: &mut Frame,
+    area: Rect,
+    view: &RunView,
+    block: Block,
+    y_max: f64,
+    sets: &[Set],
+    theme: &Theme,
+) {
+    let labels = y_labels(y_max);
+    let corner = Plot {
+        area,
+        x_bounds: view.x_bounds,
+        y_bounds: [0.0, y_max],
+        y_label_width: labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u16,
+        sets: sets.iter().map(|s| (s.name.as_deref(), s.data)).collect(),
+    }
+    .legend_corner();
+    let data = sets
+        .iter()
+        .map(|s| {
+            let d = Dataset::default()
+                .marker(s.marker)
+                .style(s.style)
+                .data(s.data);
+            let d = if s.line {
+                d.graph_type(GraphType::Line)
+            } else {
+                d
+            };
+            match &s.name {
+                Some(n) => d.name(n.clone()),
+                None => d,
+            }
+        })
+        .collect();
+    let y_axis = Axis::default()
+        .bounds([0.0, y_max])
+        .labels(labels.map(Span::raw))
+        .style(theme.dim());
+    let chart = Chart::new(data)
+        .block(block)
+        .x_axis(x_axis(view, theme))
+        .y_axis(y_axis)
+        .legend_position(Some(corner))
+        .hidden_legend_constraints((Constraint::Ratio(2, 3), Constraint::Ratio(2, 3)));
+    frame.render_widget(chart, area);
 }
 
 fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
@@ -128,36 +205,26 @@ pub fn render_throughput(
 ) {
     let knee = knee_line(view, view.tps_max);
     let answer = vertical(view.answer_x(), view.tps_max);
-    let mut data = vec![Dataset::default()
-        .name("out tok/s")
-        .marker(Marker::Braille)
-        .graph_type(GraphType::Line)
-        .style(theme.fg(Color::Green))
-        .data(&view.throughput)];
+    let mut sets = vec![Set::line(
+        "out tok/s",
+        &view.throughput,
+        theme.fg(Color::Green),
+    )];
     if let Some(o) = &view.overlay {
-        data.push(overlay_set(&o.label, &o.throughput, theme));
+        sets.push(overlay_set(&o.label, &o.throughput, theme));
     }
-    data.extend(answer_set(view, &answer, true, theme));
+    sets.extend(answer_set(view, &answer, true, theme));
     if !knee.is_empty() {
-        data.push(
-            Dataset::default()
-                .name(format!("knee {}", view.axis.load(view.knee.unwrap_or(0))))
-                .marker(Marker::Dot)
-                .style(theme.fg(Color::Magenta))
-                .data(&knee),
-        );
+        sets.push(Set::points(
+            Some(format!("knee {}", view.axis.load(view.knee.unwrap_or(0)))),
+            &knee,
+            Marker::Dot,
+            theme.fg(Color::Magenta),
+        ));
     }
-    let chart = Chart::new(data)
-        .block(block(
-            format!(" output tokens/s vs {} ", load_name(view)),
-            focused,
-            theme,
-        ))
-        .x_axis(x_axis(view, theme))
-        .y_axis(y_axis(view.tps_max, "", theme))
-        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft))
-        .hidden_legend_constraints((Constraint::Ratio(2, 3), Constraint::Ratio(2, 3)));
-    frame.render_widget(chart, area);
+    let title = format!(" output tokens/s vs {} ", load_name(view));
+    let block = block(title, focused, theme);
+    render_chart(frame, area, view, block, view.tps_max, &sets, theme);
 }
 
 /// e2e latency p50 and p99 with the band between them, the SLA line and the knee.
@@ -183,55 +250,35 @@ pub fn render_latency(frame: &mut Frame, area: Rect, view: &RunView, focused: bo
         .unwrap_or_default();
     let knee = knee_line(view, view.latency_max_ms);
     let answer = vertical(view.answer_x(), view.latency_max_ms);
-    let mut data = vec![
-        Dataset::default()
-            .name("p50-p99")
-            .marker(Marker::Dot)
-            .style(theme.dim())
-            .data(&band),
-        Dataset::default()
-            .name("p50")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.fg(Color::Cyan))
-            .data(&view.e2e_p50),
-        Dataset::default()
-            .name("p99")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.fg(Color::Yellow))
-            .data(&view.e2e_p99),
+    let mut sets = vec![
+        Set::points(Some("p50-p99".into()), &band, Marker::Dot, theme.dim()),
+        Set::line("p50", &view.e2e_p50, theme.fg(Color::Cyan)),
+        Set::line("p99", &view.e2e_p99, theme.fg(Color::Yellow)),
     ];
     if let Some(o) = &view.overlay {
-        data.push(overlay_set(&o.label, &o.e2e_p99, theme));
+        sets.push(overlay_set(&o.label, &o.e2e_p99, theme));
     }
     // unnamed: the latency legend is full, the throughput chart's names the answer
-    data.extend(answer_set(view, &answer, false, theme));
+    sets.extend(answer_set(view, &answer, false, theme));
     if !sla.is_empty() {
-        data.push(
-            Dataset::default()
-                .name(view.sla_label.clone().unwrap_or_else(|| "SLA".into()))
-                .marker(Marker::Braille)
-                .style(theme.fg(Color::Red))
-                .data(&sla),
-        );
+        let name = view.sla_label.clone().unwrap_or_else(|| "SLA".into());
+        sets.push(Set::points(
+            Some(name),
+            &sla,
+            Marker::Braille,
+            theme.fg(Color::Red),
+        ));
     }
     if !knee.is_empty() {
-        data.push(
-            Dataset::default()
-                .name("knee")
-                .marker(Marker::Dot)
-                .style(theme.fg(Color::Magenta))
-                .data(&knee),
-        );
+        sets.push(Set::points(
+            Some("knee".into()),
+            &knee,
+            Marker::Dot,
+            theme.fg(Color::Magenta),
+        ));
     }
-    let chart = Chart::new(data)
-        .block(block(" e2e latency (ms) p50 / p99 ".into(), focused, theme))
-        .x_axis(x_axis(view, theme))
-        .y_axis(y_axis(view.latency_max_ms, "", theme))
-        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft))
-        .hidden_legend_constraints((Constraint::Ratio(2, 3), Constraint::Ratio(2, 3)));
-    frame.render_widget(chart, area);
+    let block = block(" e2e latency (ms) p50 / p99 ".into(), focused, theme);
+    render_chart(frame, area, view, block, view.latency_max_ms, &sets, theme);
 }
 
 /// TTFT p50 and p95 against the load.
@@ -247,28 +294,13 @@ pub fn render_ttft(frame: &mut Frame, area: Rect, view: &RunView, focused: bool,
         );
         return;
     }
-    let mut data = vec![
-        Dataset::default()
-            .name("p50")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.fg(Color::Cyan))
-            .data(&view.ttft_p50),
-        Dataset::default()
-            .name("p95")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.fg(Color::Yellow))
-            .data(&view.ttft_p95),
+    let mut sets = vec![
+        Set::line("p50", &view.ttft_p50, theme.fg(Color::Cyan)),
+        Set::line("p95", &view.ttft_p95, theme.fg(Color::Yellow)),
     ];
     if let Some(o) = &view.overlay {
-        data.push(overlay_set(&o.label, &o.ttft_p50, theme));
+        sets.push(overlay_set(&o.label, &o.ttft_p50, theme));
     }
-    let chart = Chart::new(data)
-        .block(block(" TTFT (ms) p50 / p95 ".into(), focused, theme))
-        .x_axis(x_axis(view, theme))
-        .y_axis(y_axis(view.ttft_max_ms, "", theme))
-        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft))
-        .hidden_legend_constraints((Constraint::Ratio(2, 3), Constraint::Ratio(2, 3)));
-    frame.render_widget(chart, area);
+    let block = block(" TTFT (ms) p50 / p95 ".into(), focused, theme);
+    render_chart(frame, area, view, block, view.ttft_max_ms, &sets, theme);
 }

@@ -2,6 +2,7 @@
 
 pub mod campaign;
 mod charts;
+mod legend;
 mod panels;
 mod results;
 mod runs;
