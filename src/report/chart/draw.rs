@@ -5,6 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::legend::Legend;
 use super::marks::*;
 use super::parts::*;
 use super::{ChartPoint, ChartRun, ChartSpec, Panel, SlaMetric, FONT, HACK_ADVANCE_EM};
@@ -109,14 +110,16 @@ fn throughput<DB: DrawingBackend>(
     };
     let y_max = headroom(max);
     let mut chart = conc_chart(area, spec, caption, "output tokens/s", y_max, &si_fmt, sz)?;
+    let mut legend = Legend::default();
     // under the series, so the points at the markers stay visible
-    answers(&mut chart, spec, y_max, sz)?;
-    knees(&mut chart, spec, y_max, sz)?;
+    answers(&mut chart, spec, y_max, &mut legend, sz)?;
+    knees(&mut chart, spec, y_max, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let pts = series(spec, run, |p| Some(p.output_tps));
-        line(&mut chart, &pts, colors(i).0, name(run, "output tok/s"), sz)?;
+        let label = name(run, "output tok/s");
+        line(&mut chart, &pts, colors(i).0, label, &mut legend, sz)?;
     }
-    legend(&mut chart, sz, SeriesLabelPosition::LowerRight)
+    legend.draw(&mut chart, sz)
 }
 
 fn latency<DB: DrawingBackend>(
@@ -133,8 +136,9 @@ fn latency<DB: DrawingBackend>(
             .max(ci_max(spec, SlaMetric::E2e).min(max * 2.0)),
     );
     let mut chart = conc_chart(area, spec, caption, "latency", y_max, &ms_fmt, sz)?;
-    answers(&mut chart, spec, y_max, sz)?;
-    knees(&mut chart, spec, y_max, sz)?;
+    let mut legend = Legend::default();
+    answers(&mut chart, spec, y_max, &mut legend, sz)?;
+    knees(&mut chart, spec, y_max, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c99) = colors(i);
         let both: Vec<(f64, f64, f64)> = run
@@ -148,17 +152,18 @@ fn latency<DB: DrawingBackend>(
             let fill = c99.mix(0.18);
             chart
                 .draw_series(std::iter::once(Polygon::new(poly, fill.filled())))?
-                .label(name(run, "p50-p99 spread"))
+                .label(legend.entry(name(run, "p50-p99 spread")))
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled()));
         }
         let p50 = series(spec, run, |p| p.e2e_p50_ms);
-        line(&mut chart, &p50, c50, name(run, "e2e p50"), sz)?;
+        line(&mut chart, &p50, c50, name(run, "e2e p50"), &mut legend, sz)?;
         let p99 = series(spec, run, |p| p.e2e_p99_ms);
-        line(&mut chart, &p99, c99, name(run, "e2e p99"), sz)?;
+        line(&mut chart, &p99, c99, name(run, "e2e p99"), &mut legend, sz)?;
     }
-    error_bars(&mut chart, spec, SlaMetric::E2e, sz)?;
-    sla_lines(&mut chart, spec, SlaMetric::E2e, conc_range(spec), sz)?;
-    legend(&mut chart, sz, SeriesLabelPosition::UpperLeft)
+    error_bars(&mut chart, spec, SlaMetric::E2e, &mut legend, sz)?;
+    let x_range = conc_range(spec);
+    sla_lines(&mut chart, spec, SlaMetric::E2e, x_range, &mut legend, sz)?;
+    legend.draw(&mut chart, sz)
 }
 
 fn ttft<DB: DrawingBackend>(
@@ -175,18 +180,34 @@ fn ttft<DB: DrawingBackend>(
             .max(ci_max(spec, SlaMetric::Ttft).min(max * 2.0)),
     );
     let mut chart = conc_chart(area, spec, caption, "TTFT", y_max, &ms_fmt, sz)?;
-    answers(&mut chart, spec, y_max, sz)?;
-    knees(&mut chart, spec, y_max, sz)?;
+    let mut legend = Legend::default();
+    answers(&mut chart, spec, y_max, &mut legend, sz)?;
+    knees(&mut chart, spec, y_max, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c95) = colors(i);
         let p50 = series(spec, run, |p| p.ttft_p50_ms);
-        line(&mut chart, &p50, c50, name(run, "TTFT p50"), sz)?;
+        line(
+            &mut chart,
+            &p50,
+            c50,
+            name(run, "TTFT p50"),
+            &mut legend,
+            sz,
+        )?;
         let p95 = series(spec, run, |p| p.ttft_p95_ms);
-        line(&mut chart, &p95, c95, name(run, "TTFT p95"), sz)?;
+        line(
+            &mut chart,
+            &p95,
+            c95,
+            name(run, "TTFT p95"),
+            &mut legend,
+            sz,
+        )?;
     }
-    error_bars(&mut chart, spec, SlaMetric::Ttft, sz)?;
-    sla_lines(&mut chart, spec, SlaMetric::Ttft, conc_range(spec), sz)?;
-    legend(&mut chart, sz, SeriesLabelPosition::UpperLeft)
+    error_bars(&mut chart, spec, SlaMetric::Ttft, &mut legend, sz)?;
+    let x_range = conc_range(spec);
+    sla_lines(&mut chart, spec, SlaMetric::Ttft, x_range, &mut legend, sz)?;
+    legend.draw(&mut chart, sz)
 }
 
 fn throughput_vs_p99<DB: DrawingBackend>(
@@ -215,6 +236,7 @@ fn throughput_vs_p99<DB: DrawingBackend>(
         .y_label_formatter(&si_fmt)
         .draw()?;
     let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&BLACK);
+    let mut legend = Legend::default();
     let mut labels: Vec<((f64, f64), String)> = Vec::new();
     for (i, run) in spec.runs.iter().enumerate() {
         let color = colors(i).0;
@@ -223,7 +245,14 @@ fn throughput_vs_p99<DB: DrawingBackend>(
             .iter()
             .filter_map(|p| Some((p.e2e_p99_ms?, p.output_tps, p.hollow)))
             .collect();
-        line(&mut chart, &pts, color, name(run, "by load"), sz)?;
+        line(
+            &mut chart,
+            &pts,
+            color,
+            name(run, "by load"),
+            &mut legend,
+            sz,
+        )?;
         labels.extend(run.points.iter().filter_map(|p| {
             Some((
                 (p.e2e_p99_ms?, p.output_tps),
@@ -244,11 +273,17 @@ fn throughput_vs_p99<DB: DrawingBackend>(
         .map(|(xy, text)| (chart.backend_coord(xy), line_box(text)))
         .collect();
     let places = place_labels(&boxes, sz.dot + 3);
+    for (((px, py), (w, h)), at) in boxes.iter().zip(&places) {
+        if let Some((dx, dy)) = at {
+            legend.mark_box((px + dx, py + dy, px + dx + w, py + dy + h));
+        }
+    }
     chart.draw_series(labels.iter().zip(places).filter_map(|((xy, text), at)| {
         Some(EmptyElement::at(*xy) + Text::new(text.clone(), at?, label_style.clone()))
     }))?;
     if let Some(l) = sla {
-        sla_line(&mut chart, l, [(l.limit_ms, 0.0), (l.limit_ms, y_max)], sz)?;
+        let ends = [(l.limit_ms, 0.0), (l.limit_ms, y_max)];
+        sla_line(&mut chart, l, ends, &mut legend, sz)?;
     }
-    legend(&mut chart, sz, SeriesLabelPosition::LowerRight)
+    legend.draw(&mut chart, sz)
 }

@@ -4,6 +4,7 @@
 
 use plotters::prelude::*;
 
+use super::legend::Legend;
 use super::parts::*;
 use super::{ChartSpec, SlaLine, SlaMetric, FONT};
 
@@ -13,6 +14,7 @@ pub(super) fn answers<DB: DrawingBackend>(
     chart: &mut ConcChart<DB>,
     spec: &ChartSpec,
     y_max: f64,
+    legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
     for run in &spec.runs {
@@ -24,14 +26,14 @@ pub(super) fn answers<DB: DrawingBackend>(
                     [(x0, 0.0), (x1, y_max)],
                     fill.filled(),
                 )))?
-                .label(name(
+                .label(legend.entry(name(
                     run,
                     &format!(
                         "bracket {} to {}",
                         load_label(spec.axis, lo),
                         load_label(spec.axis, hi)
                     ),
-                ))
+                )))
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled()));
         }
         let Some(a) = run.answer else { continue };
@@ -41,20 +43,23 @@ pub(super) fn answers<DB: DrawingBackend>(
             run,
             &format!("{} {}", run.answer_name, load_label(spec.axis, a)),
         );
+        legend.mark(chart, [(x, 0.0), (x, y_max)]);
         chart
             .draw_series(LineSeries::new(vec![(x, 0.0), (x, y_max)], style))?
-            .label(text.clone())
+            .label(legend.entry(text.clone()))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&ANSWER_COLOR);
         // right of the line, or left of it where the plot ends too soon for the text
         let area = chart.plotting_area();
-        let (w, _) = area.estimate_text_size(&text, &label_style)?;
+        let (w, h) = area.estimate_text_size(&text, &label_style)?;
         let right_end = area.get_pixel_range().0.end;
-        let dx = if area.map_coordinate(&(x, y_max)).0 + 4 + w as i32 > right_end {
+        let (px, py) = area.map_coordinate(&(x, y_max));
+        let dx = if px + 4 + w as i32 > right_end {
             -(w as i32) - 4
         } else {
             4
         };
+        legend.mark_box((px + dx, py + 2, px + dx + w as i32, py + 2 + h as i32));
         chart.draw_series(std::iter::once(
             EmptyElement::at((x, y_max)) + Text::new(text, (dx, 2), label_style),
         ))?;
@@ -68,10 +73,12 @@ pub(super) fn sla_lines<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)
     spec: &ChartSpec,
     metric: SlaMetric,
     (x0, x1): (f64, f64),
+    legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
     for line in spec.slas.iter().filter(|l| l.metric == metric) {
-        sla_line(chart, line, [(x0, line.limit_ms), (x1, line.limit_ms)], sz)?;
+        let ends = [(x0, line.limit_ms), (x1, line.limit_ms)];
+        sla_line(chart, line, ends, legend, sz)?;
     }
     Ok(())
 }
@@ -81,12 +88,14 @@ pub(super) fn sla_line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>
     chart: &mut ChartContext<DB, CT>,
     line: &SlaLine,
     ends: [(f64, f64); 2],
+    legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
     let style = SLA_COLOR.stroke_width(sz.stroke);
+    legend.mark(chart, ends);
     chart
         .draw_series(DashedLineSeries::new(ends.to_vec(), 12, 6, style))?
-        .label(line.label.clone())
+        .label(legend.entry(line.label.clone()))
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     Ok(())
 }
@@ -97,6 +106,7 @@ pub(super) fn error_bars<DB: DrawingBackend>(
     chart: &mut ConcChart<DB>,
     spec: &ChartSpec,
     metric: SlaMetric,
+    legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
     let Some(line) = spec.slas.iter().find(|l| l.metric == metric) else {
@@ -121,15 +131,18 @@ pub(super) fn error_bars<DB: DrawingBackend>(
             continue;
         }
         let cap = sz.dot + 2;
+        for &(x, lo, _, hi) in &bars {
+            legend.mark(chart, [(x, lo), (x, hi)]);
+        }
         chart
             .draw_series(
                 bars.iter()
                     .map(|&(x, lo, _, hi)| PathElement::new(vec![(x, lo), (x, hi)], style)),
             )?
-            .label(name(
+            .label(legend.entry(name(
                 run,
                 &format!("{} {stat} 95 % interval", metric.label()),
-            ))
+            )))
             .legend(move |(x, y)| PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], style));
         for &(x, lo, v, hi) in &bars {
             let caps = [lo, hi].map(|y| {

@@ -11,8 +11,10 @@
 //! licences) and registered with plotters' `ab_glyph` backend, so charts render on a server
 //! with no fonts installed.
 
+pub mod corner;
 mod draw;
 mod glyphs;
+mod legend;
 mod marks;
 pub mod pareto;
 mod parts;
@@ -354,36 +356,48 @@ fn encode_png(rgb: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, ChartError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn spec() -> ChartSpec {
-        let pts = [(2, 100.0, 50.0, 80.0), (8, 300.0, 90.0, 200.0)]
-            .map(|(c, tps, p50, p99)| ChartPoint {
+    /// One run of (concurrency, output tok/s, e2e p50, e2e p99) levels, TTFT p50 and p95 the
+    /// e2e ones over `ttft_div`, its knee at `knee`.
+    pub(in crate::report::chart) fn one_run(
+        levels: &[(u32, f64, f64, f64)],
+        ttft_div: f64,
+        knee: u32,
+    ) -> ChartSpec {
+        let points = levels
+            .iter()
+            .map(|&(c, tps, p50, p99)| ChartPoint {
                 concurrency: c,
                 output_tps: tps,
                 e2e_p50_ms: Some(p50),
                 e2e_p99_ms: Some(p99),
-                ttft_p50_ms: Some(p50 / 10.0),
-                ttft_p95_ms: Some(p99 / 10.0),
+                ttft_p50_ms: Some(p50 / ttft_div),
+                ttft_p95_ms: Some(p99 / ttft_div),
                 ..ChartPoint::default()
             })
-            .to_vec();
+            .collect();
         ChartSpec {
             title: "t".into(),
             subtitle: "s".into(),
             runs: vec![ChartRun {
-                points: pts,
-                knee: Some(8),
+                points,
+                knee: Some(knee),
                 ..ChartRun::default()
             }],
-            slas: SlaLine::of(&SlaSet(vec![crate::sla::SlaThreshold::parse(
-                SlaMetric::E2e,
-                "p95:150ms",
-            )
-            .unwrap()])),
             ..ChartSpec::default()
         }
+    }
+
+    fn spec() -> ChartSpec {
+        let mut s = one_run(&[(2, 100.0, 50.0, 80.0), (8, 300.0, 90.0, 200.0)], 10.0, 8);
+        s.slas = SlaLine::of(&SlaSet(vec![crate::sla::SlaThreshold::parse(
+            SlaMetric::E2e,
+            "p95:150ms",
+        )
+        .unwrap()]));
+        s
     }
 
     #[test]

@@ -10,6 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::legend::Legend;
 use super::{ChartPoint, ChartRun, ChartSpec, FONT};
 use crate::plan::analysis::Axis;
 
@@ -264,20 +265,6 @@ where
         .bold_line_style(BLACK.mix(0.08))
 }
 
-pub(super) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    sz: &Sizes,
-    pos: SeriesLabelPosition,
-) -> Fallible<DB> {
-    chart
-        .configure_series_labels()
-        .position(pos)
-        .label_font((FONT, sz.small))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .draw()
-}
-
 /// A line with dots, with a legend entry. Points marked `true` (not held, cut short or
 /// uncertain) get hollow dots.
 pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
@@ -285,15 +272,17 @@ pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     pts: &[(f64, f64, bool)],
     color: RGBColor,
     label: String,
+    legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
     let stroke = sz.stroke;
+    legend.mark(chart, pts.iter().map(|p| (p.0, p.1)));
     chart
         .draw_series(LineSeries::new(
             pts.iter().map(|p| (p.0, p.1)),
             color.stroke_width(stroke),
         ))?
-        .label(label)
+        .label(legend.entry(label))
         .legend(move |(x, y)| {
             PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(stroke))
         });
@@ -319,12 +308,15 @@ pub(super) fn knees<DB: DrawingBackend>(
     chart: &mut ConcChart<DB>,
     spec: &ChartSpec,
     y_max: f64,
+    legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
     for run in &spec.runs {
         let Some(k) = run.knee else { continue };
         let style = KNEE_COLOR.stroke_width(sz.stroke);
         let x = x_of(spec.axis, k);
+        legend.mark(chart, [(x, 0.0), (x, y_max)]);
+        let label = name(run, &format!("knee {}", load_label(spec.axis, k)));
         chart
             .draw_series(DashedLineSeries::new(
                 vec![(x, 0.0), (x, y_max)],
@@ -332,7 +324,7 @@ pub(super) fn knees<DB: DrawingBackend>(
                 6,
                 style,
             ))?
-            .label(name(run, &format!("knee {}", load_label(spec.axis, k))))
+            .label(legend.entry(label))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
     }
     Ok(())

@@ -1,20 +1,10 @@
-//! Where a chart's legend goes: the corner of the plot where its box hides the fewest cells the
-//! curves pass through. ratatui draws the legend over the data wherever it is told to, and a
-//! curve that runs along the top (a flat latency, every level near the axis maximum) or rises
-//! from the bottom left (throughput) would otherwise disappear under it.
+//! Where a dashboard chart's legend goes: the plot measured in terminal cells as ratatui lays
+//! it out, the datasets mapped onto it, and the corner chosen by the exported charts' rule
+//! (the one whose box hides the fewest cells the curves pass through).
 
+use crate::report::chart::corner::{Corner, Fit};
 use ratatui::layout::Rect;
 use ratatui::widgets::LegendPosition;
-use std::collections::HashSet;
-
-/// Corners in order of preference on a tie: top left first, where curves that rise to the right
-/// leave room.
-const CORNERS: [LegendPosition; 4] = [
-    LegendPosition::TopLeft,
-    LegendPosition::TopRight,
-    LegendPosition::BottomRight,
-    LegendPosition::BottomLeft,
-];
 
 /// A dataset's points, in the chart's coordinates.
 pub type Points<'a> = &'a [(f64, f64)];
@@ -54,78 +44,40 @@ impl Plot<'_> {
         (widest as u16 + 2, names.len() as u16 + 2)
     }
 
-    /// The cells (column, row from the top) the curves pass through.
-    fn covered(&self, w: u16, h: u16) -> HashSet<(u16, u16)> {
-        let [x0, x1] = self.x_bounds;
-        let [y0, y1] = self.y_bounds;
-        let (dx, dy) = (x1 - x0, y1 - y0);
-        let mut cells = HashSet::new();
-        if w == 0 || h == 0 || dx <= 0.0 || dy <= 0.0 {
-            return cells;
-        }
-        let (wf, hf) = (f64::from(w), f64::from(h));
-        let to_cell =
-            |(x, y): (f64, f64)| -> (f64, f64) { ((x - x0) / dx * wf, (1.0 - (y - y0) / dy) * hf) };
-        let mut mark = |(c, r): (f64, f64)| {
-            if (0.0..=wf).contains(&c) && (0.0..=hf).contains(&r) {
-                let col = (c as u16).min(w - 1);
-                let row = (r as u16).min(h - 1);
-                cells.insert((col, row));
-            }
-        };
-        for (_, points) in &self.sets {
-            let mut prev: Option<(f64, f64)> = None;
-            for &p in points.iter() {
-                if !p.0.is_finite() || !p.1.is_finite() {
-                    prev = None;
-                    continue;
-                }
-                let q = to_cell(p);
-                if let Some(a) = prev {
-                    // a quarter cell apart along the segment, so no cell it crosses is skipped
-                    let steps = ((q.0 - a.0).abs().max((q.1 - a.1).abs()) * 4.0).ceil() as usize;
-                    for i in 1..steps.max(1) {
-                        let t = i as f64 / steps as f64;
-                        mark((a.0 + (q.0 - a.0) * t, a.1 + (q.1 - a.1) * t));
-                    }
-                }
-                mark(q);
-                prev = Some(q);
-            }
-        }
-        cells
-    }
-
-    /// The corner whose legend box covers the fewest curve cells (top left on a tie).
+    /// The corner whose legend box hides the fewest curve cells (top left on a tie).
     pub fn legend_corner(&self) -> LegendPosition {
         let (w, h) = self.graph_size();
         let (lw, lh) = self.legend_size();
-        if lw <= 2 || lw > w || lh > h {
-            return CORNERS[0];
+        let [x0, x1] = self.x_bounds;
+        let [y0, y1] = self.y_bounds;
+        let (dx, dy) = (x1 - x0, y1 - y0);
+        if lw <= 2 || dx <= 0.0 || dy <= 0.0 {
+            return LegendPosition::TopLeft;
         }
-        let cells = self.covered(w, h);
-        let hidden = |corner: &LegendPosition| -> usize {
-            let (c0, r0) = match corner {
-                LegendPosition::TopRight => (w - lw, 0),
-                LegendPosition::BottomRight => (w - lw, h - lh),
-                LegendPosition::BottomLeft => (0, h - lh),
-                _ => (0, 0),
-            };
-            cells
-                .iter()
-                .filter(|(c, r)| (c0..c0 + lw).contains(c) && (r0..r0 + lh).contains(r))
-                .count()
+        let (wf, hf) = (f64::from(w), f64::from(h));
+        let marks: Vec<Vec<(f64, f64)>> = self
+            .sets
+            .iter()
+            .map(|(_, points)| {
+                points
+                    .iter()
+                    .map(|&(x, y)| ((x - x0) / dx * wf, (1.0 - (y - y0) / dy) * hf))
+                    .collect()
+            })
+            .collect();
+        let fit = Fit {
+            size: (wf, hf),
+            legend: (f64::from(lw), f64::from(lh)),
+            inset: 0.0,
+            cell: 1.0,
+            marks: &marks,
         };
-        let mut best = CORNERS[0];
-        let mut least = hidden(&best);
-        for corner in &CORNERS[1..] {
-            let n = hidden(corner);
-            if n < least {
-                best = *corner;
-                least = n;
-            }
+        match fit.corner() {
+            Corner::TopLeft => LegendPosition::TopLeft,
+            Corner::TopRight => LegendPosition::TopRight,
+            Corner::BottomRight => LegendPosition::BottomRight,
+            Corner::BottomLeft => LegendPosition::BottomLeft,
         }
-        best
     }
 }
 
@@ -157,43 +109,25 @@ mod tests {
     }
 
     #[test]
-    fn the_emptiest_corner_takes_the_legend() {
-        let rising: &[(f64, f64)] = &[(0.0, 0.0), (10.0, 10.0)];
-        let falling: &[(f64, f64)] = &[(0.0, 10.0), (10.0, 0.0)];
-        let flat_top: &[(f64, f64)] = &[(0.0, 9.5), (10.0, 9.5)];
-        let flat_bottom: &[(f64, f64)] = &[(0.0, 0.5), (10.0, 0.5)];
-        let top_left_dot: &[(f64, f64)] = &[(0.5, 9.5)];
-        let cases: [(&str, Vec<Points>, LegendPosition); 6] = [
-            ("rising to the right", vec![rising], LegendPosition::TopLeft),
-            (
-                "falling to the right",
-                vec![falling],
-                LegendPosition::TopRight,
-            ),
-            (
-                "flat along the top",
-                vec![flat_top],
-                LegendPosition::BottomRight,
-            ),
-            (
-                "flat along the bottom",
-                vec![flat_bottom],
-                LegendPosition::TopLeft,
-            ),
-            (
-                "a lone point top left",
-                vec![top_left_dot],
-                LegendPosition::TopRight,
-            ),
-            (
-                "along the top and rising",
-                vec![flat_top, rising],
-                LegendPosition::BottomRight,
-            ),
+    fn data_coordinates_map_onto_cells_with_y_up() {
+        // (the rule itself is tested in report::chart::corner; here, that y grows upwards and
+        // each corner maps to ratatui's)
+        let rising: Points = &[(0.0, 0.0), (10.0, 10.0)];
+        let falling: Points = &[(0.0, 10.0), (10.0, 0.0)];
+        let flat_top: Points = &[(0.0, 9.5), (10.0, 9.5)];
+        let flat_top_and_right: Points = &[(0.0, 9.5), (9.5, 9.5), (9.5, 0.0)];
+        let cases = [
+            (rising, LegendPosition::TopLeft),
+            (falling, LegendPosition::TopRight),
+            (flat_top, LegendPosition::BottomRight),
+            (flat_top_and_right, LegendPosition::BottomLeft),
         ];
-        for (what, lines, want) in cases {
-            let sets = lines.into_iter().map(|l| (Some("p50"), l)).collect();
-            assert_eq!(plot(sets).legend_corner(), want, "{what}");
+        for (line, want) in cases {
+            assert_eq!(
+                plot(vec![(Some("p50"), line)]).legend_corner(),
+                want,
+                "{line:?}"
+            );
         }
     }
 
