@@ -116,7 +116,7 @@ impl Legend {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::tests::one_run;
     use super::super::{render_panel_svg, ChartSpec, Panel};
 
@@ -132,12 +132,20 @@ mod tests {
     }
 
     /// Left, top, right, bottom.
-    type Box = (f64, f64, f64, f64);
+    pub(in crate::report::chart) type Box = (f64, f64, f64, f64);
     /// Centre x, centre y, radius.
-    type Dot = (f64, f64, f64);
+    pub(in crate::report::chart) type Dot = (f64, f64, f64);
+
+    /// The first dot that reaches into the box.
+    pub(in crate::report::chart) fn covered(b: Box, dots: &[Dot]) -> Option<Dot> {
+        let (l, t, r, btm) = b;
+        dots.iter()
+            .copied()
+            .find(|&(cx, cy, rad)| cx + rad > l && cx - rad < r && cy + rad > t && cy - rad < btm)
+    }
 
     /// The legend's box and the data dots, from the SVG.
-    fn legend_and_dots(svg: &str) -> (Box, Vec<Dot>) {
+    pub(in crate::report::chart) fn legend_and_dots(svg: &str) -> (Box, Vec<Dot>) {
         let doc = roxmltree::Document::parse(svg).unwrap();
         let num = |n: roxmltree::Node, a: &str| -> f64 { n.attribute(a).unwrap().parse().unwrap() };
         let frames: Vec<_> = doc
@@ -176,13 +184,8 @@ mod tests {
             let svg = render_panel_svg(&spec(), panel, (w as u32, h as u32)).unwrap();
             let ((l, t, r, b), dots) = legend_and_dots(&svg);
             assert!(dots.len() >= 3, "{panel:?}: dots {dots:?}");
-            for (cx, cy, rad) in dots {
-                let inside = cx + rad > l && cx - rad < r && cy + rad > t && cy - rad < b;
-                assert!(
-                    !inside,
-                    "{panel:?}: legend {l},{t}..{r},{b} covers the dot at {cx},{cy}"
-                );
-            }
+            let hidden = covered((l, t, r, b), &dots);
+            assert_eq!(hidden, None, "{panel:?}: legend {l},{t}..{r},{b}");
             assert_eq!(
                 (t + b) / 2.0 < h / 2.0,
                 top,

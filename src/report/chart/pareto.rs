@@ -6,8 +6,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::legend::Legend;
 use super::parts::{Fallible, Sizes};
-use super::FONT;
+use super::{FONT, HACK_ADVANCE_EM};
 
 /// One candidate on the chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,8 +110,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         .axis_desc_style((FONT, sz.text))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()?;
+    let mut legend = Legend::default();
     // error bars first, the points over them
     for p in pts {
+        legend.mark(&chart, [(p.x_range.0, p.y), (p.x_range.1, p.y)]);
+        legend.mark(&chart, [(p.x, p.y_range.0), (p.x, p.y_range.1)]);
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(p.x_range.0, p.y), (p.x_range.1, p.y)],
             BAR_COLOR.stroke_width(1),
@@ -132,16 +136,23 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
             FRONTIER_COLOR.stroke_width(2),
         )))?;
     }
+    legend.mark(&chart, front.iter().copied());
+    let frontier_label = "frontier (no other candidate is both cheaper and faster)";
     chart
         .draw_series(std::iter::once(PathElement::new(
             front,
             FRONTIER_COLOR.stroke_width(2),
         )))?
-        .label("frontier (no other candidate is both cheaper and faster)")
+        .label(legend.entry(frontier_label.into()))
         .legend(|(x, y)| {
             PathElement::new(vec![(x, y), (x + 20, y)], FRONTIER_COLOR.stroke_width(2))
         });
     for p in pts {
+        legend.mark(&chart, [(p.x, p.y)]);
+        // the label's line box, left-bottom anchored at the point
+        let (px, py) = chart.backend_coord(&(p.x, p.y));
+        let w = (p.label.chars().count() as f64 * HACK_ADVANCE_EM * sz.small).ceil() as i32;
+        legend.mark_box((px, py - sz.small.ceil() as i32, px + w, py));
         chart.draw_series(std::iter::once(Circle::new(
             (p.x, p.y),
             (sz.small * 0.45) as i32,
@@ -153,18 +164,12 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
             TextStyle::from((FONT, sz.small).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
         )))?;
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, sz.small))
-        .background_style(WHITE.mix(0.8))
-        .border_style(BAR_COLOR)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
-    Ok(())
+    legend.draw(&mut chart, &sz)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::legend::tests::{covered, legend_and_dots};
     use super::*;
 
     fn p(label: &str, x: f64, y: f64) -> ParetoPoint {
@@ -186,5 +191,31 @@ mod tests {
             p("middle", 150.0, 2.0),
         ];
         assert_eq!(frontier(&pts), vec![0, 3, 1]);
+    }
+
+    #[test]
+    fn the_legend_hides_no_candidate() {
+        // candidates towards both top corners and the bottom middle, their labels to the right
+        let spec = ParetoSpec {
+            title: "t".into(),
+            subtitle: "s".into(),
+            x_label: "p90 e2e at the answer (ms)".into(),
+            points: vec![
+                p("fast dear", 100.0, 3.0),
+                p("slow dear", 300.0, 3.0),
+                p("middle", 200.0, 1.0),
+            ],
+        };
+        let (w, h) = (1600.0, 900.0);
+        let svg = super::super::render_pareto_svg(&spec, (w as u32, h as u32)).unwrap();
+        let ((l, t, r, b), dots) = legend_and_dots(&svg);
+        assert!(dots.len() >= 3, "{dots:?}");
+        assert_eq!(
+            covered((l, t, r, b), &dots),
+            None,
+            "legend {l},{t}..{r},{b}"
+        );
+        // the axis' padding leaves room above the dearest: the legend goes there, top left
+        assert!(t < h / 2.0 && l < w / 2.0, "legend {l},{t}..{r},{b}");
     }
 }
