@@ -112,8 +112,7 @@ fn throughput<DB: DrawingBackend>(
     let mut chart = conc_chart(area, spec, caption, "output tokens/s", y_max, &si_fmt, sz)?;
     let mut legend = Legend::default();
     // under the series, so the points at the markers stay visible
-    answers(&mut chart, spec, y_max, &mut legend, sz)?;
-    knees(&mut chart, spec, y_max, &mut legend, sz)?;
+    markers(&mut chart, spec, y_max, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let pts = series(spec, run, |p| Some(p.output_tps));
         let label = name(run, "output tok/s");
@@ -137,8 +136,7 @@ fn latency<DB: DrawingBackend>(
     );
     let mut chart = conc_chart(area, spec, caption, "latency", y_max, &ms_fmt, sz)?;
     let mut legend = Legend::default();
-    answers(&mut chart, spec, y_max, &mut legend, sz)?;
-    knees(&mut chart, spec, y_max, &mut legend, sz)?;
+    markers(&mut chart, spec, y_max, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c99) = colors(i);
         let both: Vec<(f64, f64, f64)> = run
@@ -150,10 +148,14 @@ fn latency<DB: DrawingBackend>(
             let mut poly: Vec<(f64, f64)> = both.iter().map(|(c, p50, _)| (*c, *p50)).collect();
             poly.extend(both.iter().rev().map(|(c, _, p99)| (*c, *p99)));
             let fill = c99.mix(0.18);
-            chart
-                .draw_series(std::iter::once(Polygon::new(poly, fill.filled())))?
-                .label(legend.entry(name(run, "p50-p99 spread")))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled()));
+            let anno = chart.draw_series(std::iter::once(Polygon::new(poly, fill.filled())))?;
+            // with several runs each band lies between its own run's two lines: not listed
+            if spec.runs.len() == 1 {
+                anno.label(legend.entry(name(run, "p50-p99 spread")))
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled())
+                    });
+            }
         }
         let p50 = series(spec, run, |p| p.e2e_p50_ms);
         line(&mut chart, &p50, c50, name(run, "e2e p50"), &mut legend, sz)?;
@@ -181,8 +183,7 @@ fn ttft<DB: DrawingBackend>(
     );
     let mut chart = conc_chart(area, spec, caption, "TTFT", y_max, &ms_fmt, sz)?;
     let mut legend = Legend::default();
-    answers(&mut chart, spec, y_max, &mut legend, sz)?;
-    knees(&mut chart, spec, y_max, &mut legend, sz)?;
+    markers(&mut chart, spec, y_max, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c95) = colors(i);
         let p50 = series(spec, run, |p| p.ttft_p50_ms);

@@ -17,11 +17,17 @@ const LINE_HEIGHT: f64 = 1.25;
 /// The grid the marks are counted on, in pixels.
 const CELL: f64 = 4.0;
 
+/// Rows tried for a label at the top of a vertical marker before it gives up on finding a
+/// free one (and overlaps the first).
+const TOP_ROWS: i32 = 8;
+
 #[derive(Default)]
 pub(super) struct Legend {
     entries: Vec<String>,
     /// Polylines in backend pixels.
     marks: Vec<Vec<(f64, f64)>>,
+    /// Labels placed at the tops of vertical markers (left, top, right, bottom pixels).
+    tops: Vec<(i32, i32, i32, i32)>,
 }
 
 impl Legend {
@@ -59,6 +65,33 @@ impl Legend {
         self.marks
             .push(vec![(l, t), (r, t), (r, b), (l, b), (l, t)]);
         self.marks.push(vec![(l, mid), (r, mid)]);
+    }
+
+    /// Where a label of `w` x `h` pixels goes at the top of a vertical marker whose top is at
+    /// pixel `(x, y)`, as an offset from there: in the first row, from the top, where it
+    /// overlaps no label placed there before, right of the line or, where the plot (ending at
+    /// pixel column `right`) is too narrow for that, left of it. With several runs their
+    /// answers and knees stack this way instead of printing over each other. The label is
+    /// recorded as a mark.
+    pub fn top_label(&mut self, (x, y): (i32, i32), (w, h): (i32, i32), right: i32) -> (i32, i32) {
+        let dx = if x + 4 + w > right { -w - 4 } else { 4 };
+        let boxed = |row: i32| {
+            let top = y + 2 + row * (h + 2);
+            (x + dx, top, x + dx + w, top + h)
+        };
+        let free = |b: &(i32, i32, i32, i32)| {
+            !self
+                .tops
+                .iter()
+                .any(|p| p.0 < b.2 && b.0 < p.2 && p.1 < b.3 && b.1 < p.3)
+        };
+        let b = (0..TOP_ROWS)
+            .map(boxed)
+            .find(free)
+            .unwrap_or_else(|| boxed(0));
+        self.tops.push(b);
+        self.mark_box(b);
+        (b.0 - x, b.1 - y)
     }
 
     /// The legend's size in pixels as plotters lays it out: the widest entry after the swatch,
@@ -167,6 +200,29 @@ pub(super) mod tests {
             .map(|n| (num(n, "cx"), num(n, "cy"), num(n, "r")))
             .collect();
         (frames[0], dots)
+    }
+
+    #[test]
+    fn labels_at_the_tops_of_markers_stack_where_they_would_overlap() {
+        let mut l = super::Legend::default();
+        let size = (80, 10);
+        // (marker top, plot's right end, offset wanted)
+        let cases = [
+            ((100, 50), 1000, (4, 2)),   // right of the line, first row
+            ((120, 50), 1000, (4, 14)),  // overlaps the first: the next row
+            ((140, 50), 1000, (4, 26)),  // overlaps both: the third
+            ((990, 50), 1000, (-84, 2)), // no room on the right: left, first row free
+            ((400, 50), 1000, (4, 2)),   // clear of all: first row
+        ];
+        for (top, right, want) in cases {
+            assert_eq!(l.top_label(top, size, right), want, "{top:?}");
+        }
+        // every row taken: the first row, overlapping
+        let mut full = super::Legend::default();
+        for _ in 0..super::TOP_ROWS {
+            full.top_label((100, 50), size, 1000);
+        }
+        assert_eq!(full.top_label((100, 50), size, 1000), (4, 2));
     }
 
     #[test]

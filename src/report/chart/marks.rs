@@ -1,5 +1,5 @@
-//! What the charts say about the answer: the answer marker with its bracket shaded, SLA
-//! lines labelled with metric and statistic, error bars of each level's SLA statistic (its
+//! What the charts say about the answer: the answer marker with its bracket shaded, the knee,
+//! SLA lines labelled with metric and statistic, error bars of each level's SLA statistic (its
 //! 95 % interval), and point labels placed so that none overlaps another.
 
 use plotters::prelude::*;
@@ -8,33 +8,35 @@ use super::legend::Legend;
 use super::parts::*;
 use super::{ChartSpec, SlaLine, SlaMetric, FONT};
 
-/// Each run's answer as a solid vertical line labelled `answer c=N` at the top, over its
-/// bracket (max passing to first failing) shaded. Drawn under the series.
-pub(super) fn answers<DB: DrawingBackend>(
+/// The vertical markers, drawn under the series: each run's answer as a solid line labelled
+/// `answer c=N` at the top, over its bracket (max passing to first failing) shaded; each run's
+/// knee as a dashed line, `knee c=N` in the legend. With several runs the labels at the top
+/// name them (`A answer c=N`, `A knee c=N`, stacked where they would overlap) and the legend
+/// leaves them and the brackets out: they share one colour per kind, so a legend entry could
+/// not tell the runs apart.
+pub(super) fn markers<DB: DrawingBackend>(
     chart: &mut ConcChart<DB>,
     spec: &ChartSpec,
     y_max: f64,
     legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
+    let listed = spec.runs.len() == 1;
     for run in &spec.runs {
         if let [Some(lo), Some(hi)] = run.bracket {
             let (x0, x1) = (x_of(spec.axis, lo), x_of(spec.axis, hi));
             let fill = ANSWER_COLOR.mix(0.12);
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(x0, 0.0), (x1, y_max)],
-                    fill.filled(),
-                )))?
-                .label(legend.entry(name(
-                    run,
-                    &format!(
-                        "bracket {} to {}",
-                        load_label(spec.axis, lo),
-                        load_label(spec.axis, hi)
-                    ),
-                )))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled()));
+            let anno = chart.draw_series(std::iter::once(Rectangle::new(
+                [(x0, 0.0), (x1, y_max)],
+                fill.filled(),
+            )))?;
+            if listed {
+                let (lo, hi) = (load_label(spec.axis, lo), load_label(spec.axis, hi));
+                anno.label(legend.entry(name(run, &format!("bracket {lo} to {hi}"))))
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled())
+                    });
+            }
         }
         let Some(a) = run.answer else { continue };
         let x = x_of(spec.axis, a);
@@ -44,26 +46,50 @@ pub(super) fn answers<DB: DrawingBackend>(
             &format!("{} {}", run.answer_name, load_label(spec.axis, a)),
         );
         legend.mark(chart, [(x, 0.0), (x, y_max)]);
-        chart
-            .draw_series(LineSeries::new(vec![(x, 0.0), (x, y_max)], style))?
-            .label(legend.entry(text.clone()))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&ANSWER_COLOR);
-        // right of the line, or left of it where the plot ends too soon for the text
-        let area = chart.plotting_area();
-        let (w, h) = area.estimate_text_size(&text, &label_style)?;
-        let right_end = area.get_pixel_range().0.end;
-        let (px, py) = area.map_coordinate(&(x, y_max));
-        let dx = if px + 4 + w as i32 > right_end {
-            -(w as i32) - 4
-        } else {
-            4
-        };
-        legend.mark_box((px + dx, py + 2, px + dx + w as i32, py + 2 + h as i32));
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((x, y_max)) + Text::new(text, (dx, 2), label_style),
-        ))?;
+        let anno = chart.draw_series(LineSeries::new(vec![(x, 0.0), (x, y_max)], style))?;
+        if listed {
+            anno.label(legend.entry(text.clone()))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+        top_label(chart, (x, y_max), text, ANSWER_COLOR, legend, sz)?;
     }
+    for run in &spec.runs {
+        let Some(k) = run.knee else { continue };
+        let style = KNEE_COLOR.stroke_width(sz.stroke);
+        let x = x_of(spec.axis, k);
+        legend.mark(chart, [(x, 0.0), (x, y_max)]);
+        let label = name(run, &format!("knee {}", load_label(spec.axis, k)));
+        let line = DashedLineSeries::new(vec![(x, 0.0), (x, y_max)], 8, 6, style);
+        let anno = chart.draw_series(line)?;
+        if listed {
+            anno.label(legend.entry(label))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        } else {
+            top_label(chart, (x, y_max), label, KNEE_COLOR, legend, sz)?;
+        }
+    }
+    Ok(())
+}
+
+/// `text` at the top of a vertical marker at `(x, top)`, in `color`, where
+/// [`Legend::top_label`] finds room.
+fn top_label<DB: DrawingBackend>(
+    chart: &mut ConcChart<DB>,
+    (x, top): (f64, f64),
+    text: String,
+    color: RGBColor,
+    legend: &mut Legend,
+    sz: &Sizes,
+) -> Fallible<DB> {
+    let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&color);
+    let area = chart.plotting_area();
+    let (w, h) = area.estimate_text_size(&text, &label_style)?;
+    let right_end = area.get_pixel_range().0.end;
+    let at = area.map_coordinate(&(x, top));
+    let offset = legend.top_label(at, (w as i32, h as i32), right_end);
+    chart.draw_series(std::iter::once(
+        EmptyElement::at((x, top)) + Text::new(text, offset, label_style),
+    ))?;
     Ok(())
 }
 
@@ -200,7 +226,66 @@ pub(super) fn place_labels(points: &[LabelAt], gap: i32) -> Vec<Option<(i32, i32
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::one_run;
+    use super::super::{render_panel_svg, Panel};
     use super::*;
+
+    #[test]
+    fn several_runs_name_their_answers_and_knees_at_the_top_apart_not_in_the_legend() {
+        // two runs with answers and knees at neighbouring levels: four labels in one spot
+        let levels = [
+            (2, 100.0, 50.0, 80.0),
+            (4, 200.0, 60.0, 90.0),
+            (8, 300.0, 90.0, 200.0),
+        ];
+        let mut spec = one_run(&levels, 10.0, 4);
+        let mut b = spec.runs[0].clone();
+        for (run, label, answer) in [(&mut spec.runs[0], "A", 4), (&mut b, "B", 8)] {
+            run.label = label.into();
+            run.answer = Some(answer);
+            run.answer_name = "answer";
+            run.bracket = [Some(answer), Some(answer * 2)];
+        }
+        b.knee = Some(8);
+        spec.runs.push(b);
+        let svg = render_panel_svg(&spec, Panel::Throughput, (800, 450)).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        // (left, top, font size, text)
+        let texts: Vec<(f64, f64, f64, String)> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| {
+                let num = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+                let text: String = n
+                    .descendants()
+                    .filter(|c| c.is_text())
+                    .filter_map(|c| c.text())
+                    .collect();
+                let text = text.trim().to_string();
+                (num("x"), num("y"), num("font-size"), text)
+            })
+            .collect();
+        let wanted = ["A answer c=4", "B answer c=8", "A knee c=4", "B knee c=8"];
+        let mut boxes = Vec::new();
+        for want in wanted {
+            let at: Vec<_> = texts.iter().filter(|t| t.3 == want).collect();
+            // once: on the plot, not again in the legend
+            assert_eq!(at.len(), 1, "{want}: {at:?} in {texts:?}");
+            let (x, y, size, _) = at[0];
+            // the line box: Hack advances 0.602 em
+            let w = want.len() as f64 * 0.602 * size;
+            boxes.push((want, (*x, *y, x + w, y + size)));
+        }
+        for (i, (a, p)) in boxes.iter().enumerate() {
+            for (b, q) in &boxes[i + 1..] {
+                let overlap = p.0 < q.2 && q.0 < p.2 && p.1 < q.3 && q.1 < p.3;
+                assert!(!overlap, "{a} {p:?} overlaps {b} {q:?}");
+            }
+        }
+        assert!(!texts.iter().any(|t| t.3.contains("bracket")), "{texts:?}");
+        // the series stay in the legend
+        assert!(texts.iter().any(|t| t.3 == "A output tok/s"), "{texts:?}");
+    }
 
     #[test]
     fn crowded_labels_move_or_drop_and_never_overlap() {

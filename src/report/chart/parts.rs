@@ -1,7 +1,6 @@
 //! Pieces the panels share: sizes that scale with the image, colours, SI-style tick labels,
 //! the load axis (concurrency or request rate: log scale, ticks at the measured levels), lines
-//! with dots (hollow for levels not held or uncertain) and legend entries, knee and answer
-//! markers, the answer's bracket.
+//! with dots (hollow for levels not held or uncertain) and legend entries.
 
 use plotters::chart::MeshStyle;
 use plotters::coord::combinators::{BindKeyPoints, LogCoord, WithKeyPoints};
@@ -300,33 +299,6 @@ pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
             .filter(|p| p.2)
             .map(|&(x, y, _)| Circle::new((x, y), dot, color.stroke_width(2))),
     )?;
-    Ok(())
-}
-
-/// The knee of each run: a dashed vertical line with a legend entry `knee c=N`.
-pub(super) fn knees<DB: DrawingBackend>(
-    chart: &mut ConcChart<DB>,
-    spec: &ChartSpec,
-    y_max: f64,
-    legend: &mut Legend,
-    sz: &Sizes,
-) -> Fallible<DB> {
-    for run in &spec.runs {
-        let Some(k) = run.knee else { continue };
-        let style = KNEE_COLOR.stroke_width(sz.stroke);
-        let x = x_of(spec.axis, k);
-        legend.mark(chart, [(x, 0.0), (x, y_max)]);
-        let label = name(run, &format!("knee {}", load_label(spec.axis, k)));
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x, 0.0), (x, y_max)],
-                8,
-                6,
-                style,
-            ))?
-            .label(legend.entry(label))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-    }
     Ok(())
 }
 
