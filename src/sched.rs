@@ -10,34 +10,39 @@ pub fn short_slice() {
 }
 
 /// For the threads that read the clock for a measurement as they wake (the first-token lane,
-/// the open-loop dispatcher): a short time slice, and a priority above the client's own
-/// workers and other processes (nice -10) where the process may raise it (root or
-/// `CAP_SYS_NICE`; Linux). Without that permission the thread keeps the default priority
-/// with the short slice. Returns true when the priority was raised.
+/// the open-loop dispatcher): a short time slice, and a priority 10 nice steps above the
+/// thread's own (so above the client's workers; a user's `nice -n 5 rightsize` puts the
+/// workers at 5 and this thread at -5) where the process may raise it (root or
+/// `CAP_SYS_NICE`; Linux). Without that permission the thread keeps its priority with the
+/// short slice. Returns true when the priority was raised.
 pub fn latency_critical() -> bool {
-    set_attr(Some(RAISED_NICE)) || {
+    set_attr(Some(RAISE)) || {
         set_attr(None);
         false
     }
 }
 
-/// The nice value [`latency_critical`] asks for: ahead of the workers (nice 0) in the
+/// How many nice steps [`latency_critical`] raises a thread: ahead of the workers in the
 /// kernel's fair scheduler by a weight of about 9 to 1, well short of real-time priority.
-const RAISED_NICE: i32 = -10;
+const RAISE: i32 = 10;
 
-/// `sched_setattr` with the normal policy, `nice` (`None`: the thread's own, so a user's
-/// `nice rightsize ...` is kept), and a 100 µs slice; true when the kernel took it.
+/// The nice value `raise` steps above `own`, within the kernel's range (-20 at most).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn raised(own: i32, raise: i32) -> i32 {
+    (own - raise).max(-20)
+}
+
+/// `sched_setattr` with the normal policy, the thread's own nice raised `raise` steps (`None`:
+/// kept as it is, so a user's `nice rightsize ...` holds), and a 100 µs slice; true when the
+/// kernel took it.
 #[allow(unused_variables)]
-fn set_attr(nice: Option<i32>) -> bool {
+fn set_attr(raise: Option<i32>) -> bool {
     #[cfg(target_os = "linux")]
     {
-        let nice = match nice {
-            Some(n) => n,
-            None => match this_thread_nice() {
-                Some(n) => n,
-                None => return false,
-            },
+        let Some(own) = this_thread_nice() else {
+            return false;
         };
+        let nice = raised(own, raise.unwrap_or(0));
         #[repr(C)]
         struct SchedAttr {
             size: u32,
@@ -84,32 +89,63 @@ fn this_thread_nice() -> Option<i32> {
     }
 }
 
+#[cfg(test)]
+mod range_tests {
+    #[test]
+    fn the_raise_is_relative_and_within_the_kernels_range() {
+        // (own nice, steps, wanted)
+        let cases = [
+            (0, 10, -10),
+            (5, 10, -5),
+            (19, 10, 9),
+            (-15, 10, -20),
+            (3, 0, 3),
+        ];
+        for (own, raise, want) in cases {
+            assert_eq!(super::raised(own, raise), want, "{own} raised {raise}");
+        }
+    }
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::this_thread_nice;
 
     #[test]
     fn a_latency_critical_thread_is_raised_exactly_when_it_says_so() {
-        let (before, raised, after) = std::thread::spawn(|| {
-            let before = this_thread_nice().unwrap();
-            let raised = super::latency_critical();
-            (before, raised, this_thread_nice().unwrap())
-        })
-        .join()
-        .unwrap();
-        assert_eq!(after, if raised { super::RAISED_NICE } else { before });
+        for niced in [0, 4] {
+            let (before, raised, after) = std::thread::spawn(move || {
+                nice_this_thread_by(niced);
+                let before = this_thread_nice().unwrap();
+                let raised = super::latency_critical();
+                (before, raised, this_thread_nice().unwrap())
+            })
+            .join()
+            .unwrap();
+            let want = if raised {
+                super::raised(before, super::RAISE)
+            } else {
+                before
+            };
+            assert_eq!(after, want, "niced by {niced}");
+        }
+    }
+
+    /// Lowers the calling thread's priority by `n` nice steps (always allowed).
+    fn nice_this_thread_by(n: i32) {
+        // SAFETY: gettid takes no arguments; setpriority changes only this thread's nice.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            let own = this_thread_nice().unwrap();
+            libc::setpriority(libc::PRIO_PROCESS, tid, own + n);
+        }
     }
 
     #[test]
     fn a_short_slice_keeps_the_thread_s_priority() {
         for niced in [0, 3] {
             let (before, after) = std::thread::spawn(move || {
-                // SAFETY: raising the calling thread's own nice value is always allowed.
-                unsafe {
-                    let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-                    let n = this_thread_nice().unwrap();
-                    libc::setpriority(libc::PRIO_PROCESS, tid, n + niced);
-                }
+                nice_this_thread_by(niced);
                 let before = this_thread_nice().unwrap();
                 super::short_slice();
                 (before, this_thread_nice().unwrap())

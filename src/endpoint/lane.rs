@@ -41,7 +41,9 @@ fn lane() -> Option<&'static Handle> {
                     }
                 };
                 if crate::sched::latency_critical() {
-                    tracing::debug!("first-token lane: priority raised (nice -10)");
+                    tracing::debug!(
+                        "first-token lane: priority raised 10 nice steps above the workers"
+                    );
                 } else {
                     tracing::debug!(
                         "first-token lane: default priority (raising it needs root or CAP_SYS_NICE)"

@@ -1,8 +1,9 @@
 //! The tmux harness of the dashboard tests: a detached session running a shell (or one
 //! command), keystrokes in, the screen read back. Each session has a tmux server of its own
 //! (`-L`): with one shared server, a test's `new-session` could reach the server just as the
-//! previous test's kill left it with no session and it was exiting, and fail. `start` returns `None`, saying so, where
-//! tmux is not installed; `.ci/run` installs it so CI always runs these tests.
+//! previous test's kill left it with no session and it was exiting, and fail. `start` returns
+//! `None`, saying so, where tmux is not installed; `.ci/run` installs it so CI always runs
+//! these tests.
 
 #![allow(dead_code)]
 

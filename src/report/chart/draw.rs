@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::legend::Legend;
 use super::marks::*;
 use super::parts::*;
-use super::{ChartPoint, ChartRun, ChartSpec, Panel, SlaMetric, FONT, HACK_ADVANCE_EM};
+use super::{ChartPoint, ChartRun, ChartSpec, Panel, SlaMetric, FONT};
 
 /// Draws the whole image on `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec) -> Fallible<DB> {
@@ -149,8 +149,7 @@ fn latency<DB: DrawingBackend>(
             poly.extend(both.iter().rev().map(|(c, _, p99)| (*c, *p99)));
             let fill = c99.mix(0.18);
             let anno = chart.draw_series(std::iter::once(Polygon::new(poly, fill.filled())))?;
-            // with several runs each band lies between its own run's two lines: not listed
-            if spec.runs.len() == 1 {
+            if spec.lists_markers() {
                 anno.label(legend.entry(name(run, "p50-p99 spread")))
                     .legend(move |(x, y)| {
                         Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled())
@@ -261,17 +260,10 @@ fn throughput_vs_p99<DB: DrawingBackend>(
             ))
         }));
     }
-    // labels placed in pixels so that none overlaps another (crowded ones are dropped), each
-    // as the line box a viewer lays it out in: Hack advances 0.602 em per character and a line
-    // is one em. (The glyphs' ink box, which the font's `box_size` measures, is smaller: two
-    // labels placed by it could touch, as a compare chart's c=8 and c=16 once did.)
-    let line_box = |text: &str| {
-        let w = text.chars().count() as f64 * HACK_ADVANCE_EM * sz.small;
-        (w.ceil() as i32, sz.small.ceil() as i32)
-    };
+    // labels placed in pixels so that none overlaps another (crowded ones are dropped)
     let boxes: Vec<LabelAt> = labels
         .iter()
-        .map(|(xy, text)| (chart.backend_coord(xy), line_box(text)))
+        .map(|(xy, text)| (chart.backend_coord(xy), line_box(text, sz.small)))
         .collect();
     let places = place_labels(&boxes, sz.dot + 3);
     for (((px, py), (w, h)), at) in boxes.iter().zip(&places) {

@@ -12,8 +12,7 @@ use super::{ChartSpec, SlaLine, SlaMetric, FONT};
 /// `answer c=N` at the top, over its bracket (max passing to first failing) shaded; each run's
 /// knee as a dashed line, `knee c=N` in the legend. With several runs the labels at the top
 /// name them (`A answer c=N`, `A knee c=N`, stacked where they would overlap) and the legend
-/// leaves them and the brackets out: they share one colour per kind, so a legend entry could
-/// not tell the runs apart.
+/// leaves them and the brackets out ([`ChartSpec::lists_markers`]).
 pub(super) fn markers<DB: DrawingBackend>(
     chart: &mut ConcChart<DB>,
     spec: &ChartSpec,
@@ -21,7 +20,7 @@ pub(super) fn markers<DB: DrawingBackend>(
     legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
-    let listed = spec.runs.len() == 1;
+    let listed = spec.lists_markers();
     for run in &spec.runs {
         if let [Some(lo), Some(hi)] = run.bracket {
             let (x0, x1) = (x_of(spec.axis, lo), x_of(spec.axis, hi));
@@ -83,10 +82,9 @@ fn top_label<DB: DrawingBackend>(
 ) -> Fallible<DB> {
     let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&color);
     let area = chart.plotting_area();
-    let (w, h) = area.estimate_text_size(&text, &label_style)?;
     let right_end = area.get_pixel_range().0.end;
     let at = area.map_coordinate(&(x, top));
-    let offset = legend.top_label(at, (w as i32, h as i32), right_end);
+    let offset = legend.top_label(at, line_box(&text, sz.small), right_end);
     chart.draw_series(std::iter::once(
         EmptyElement::at((x, top)) + Text::new(text, offset, label_style),
     ))?;

@@ -202,6 +202,13 @@ impl ChartSpec {
     pub fn e2e_sla(&self) -> Option<&SlaLine> {
         self.slas.iter().find(|s| s.metric == SlaMetric::E2e)
     }
+
+    /// Whether the legend lists each run's answer, bracket, knee and p50-p99 band: with one
+    /// run only. With several they share one colour per kind, so an entry could not tell the
+    /// runs apart; the answers and knees are named at the top of their lines instead.
+    pub fn lists_markers(&self) -> bool {
+        self.runs.len() == 1
+    }
 }
 
 /// A chart could not be drawn or encoded.

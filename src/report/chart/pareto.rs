@@ -7,8 +7,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::legend::Legend;
-use super::parts::{Fallible, Sizes};
-use super::{FONT, HACK_ADVANCE_EM};
+use super::parts::{line_box, Fallible, Sizes};
+use super::FONT;
 
 /// One candidate on the chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,8 +151,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         legend.mark(&chart, [(p.x, p.y)]);
         // the label's line box, left-bottom anchored at the point
         let (px, py) = chart.backend_coord(&(p.x, p.y));
-        let w = (p.label.chars().count() as f64 * HACK_ADVANCE_EM * sz.small).ceil() as i32;
-        legend.mark_box((px, py - sz.small.ceil() as i32, px + w, py));
+        let (w, h) = line_box(&p.label, sz.small);
+        legend.mark_box((px, py - h, px + w, py));
         chart.draw_series(std::iter::once(Circle::new(
             (p.x, p.y),
             (sz.small * 0.45) as i32,

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::legend::Legend;
-use super::{ChartPoint, ChartRun, ChartSpec, FONT};
+use super::{ChartPoint, ChartRun, ChartSpec, FONT, HACK_ADVANCE_EM};
 use crate::plan::analysis::Axis;
 
 pub(super) type Fallible<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
@@ -262,6 +262,15 @@ where
         .axis_desc_style((FONT, sz.small))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.08))
+}
+
+/// The box `text` in the chart font at `size` takes, in pixels, as a viewer lays it out: Hack
+/// advances 0.602 em per character and a line is one em. (The glyphs' ink box, which the
+/// font's `box_size` measures, is smaller: two labels placed by it could touch, as a compare
+/// chart's c=8 and c=16 once did.) Every label placed apart from others is measured by it.
+pub(super) fn line_box(text: &str, size: f64) -> (i32, i32) {
+    let w = text.chars().count() as f64 * HACK_ADVANCE_EM * size;
+    (w.ceil() as i32, size.ceil() as i32)
 }
 
 /// A line with dots, with a legend entry. Points marked `true` (not held, cut short or
