@@ -13,8 +13,9 @@ use crate::config::search::{resolve_search, SearchOverrides};
 use crate::engine::{LevelPlanner, RunRequest};
 use crate::plan::capacity::CapacityInputs;
 use crate::plan::gate::{Answer, Gate};
-use crate::plan::sla::{SlaSet, SlaThreshold};
+use crate::plan::judge::SlaSet;
 use crate::plan::{Analysis, LevelLoad, SearchPlanner, SweepPlanner};
+use crate::record::sla::SlaThreshold;
 use crate::workload::arrivals::LoadShape;
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use endpoint_support::*;
 use rightsize::endpoint::{Api, Endpoint, EndpointError};
-use rightsize::engine::record::{ErrorKind, TokenSource};
+use rightsize::record::{ErrorKind, TokenSource};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// Scheduling slack allowed on a loopback delay, in ms.
@@ -21,7 +21,7 @@ fn endpoint(spec: &rightsize::endpoint::EndpointSpec) -> Endpoint {
     Endpoint::new(spec, 8, TIMEOUT).unwrap()
 }
 
-fn kind(o: &rightsize::engine::record::ExchangeOutcome) -> Option<ErrorKind> {
+fn kind(o: &rightsize::record::ExchangeOutcome) -> Option<ErrorKind> {
     o.error.as_ref().map(|e| e.kind)
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use endpoint_support::*;
 use rightsize::endpoint::Endpoint;
-use rightsize::engine::record::{ErrorKind, ExchangeOutcome};
+use rightsize::record::{ErrorKind, ExchangeOutcome};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use endpoint_support::*;
 use rightsize::endpoint::Endpoint;
-use rightsize::engine::record::ErrorKind;
+use rightsize::record::ErrorKind;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

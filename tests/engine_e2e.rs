@@ -2,9 +2,9 @@
 //! matches the simulator's ground truth, and concurrency is held.
 
 use rightsize::endpoint::{Api, EndpointSpec};
-use rightsize::engine::record::ErrorKind;
 use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest};
 use rightsize::plan::SweepPlanner;
+use rightsize::record::ErrorKind;
 use rightsize::sim::{FaultSpec, SimConfig};
 use rightsize::workload::WorkloadSpec;
 use std::time::Duration;

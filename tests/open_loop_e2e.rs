@@ -78,7 +78,7 @@ async fn a_rate_past_capacity_is_stopped_as_saturated_before_the_queue_overflows
     assert!(s.at_s < 7.0, "seen at {:.1} s", s.at_s);
     let refused = past
         .errors_by_kind
-        .get(&rightsize::engine::record::ErrorKind::HttpStatus)
+        .get(&rightsize::record::ErrorKind::HttpStatus)
         .copied()
         .unwrap_or(0);
     assert_eq!(refused, 0, "the watch stops the level before the 503s");

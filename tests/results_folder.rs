@@ -5,9 +5,10 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rightsize::engine::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 use rightsize::metrics::{ClientLag, LevelAccumulator, LevelMeta, LevelSummary};
-use rightsize::report::{load_levels, load_requests, new_run_id, ResultsDir};
+use rightsize::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
+use rightsize::report::{load_levels, load_requests, ResultsDir};
+use rightsize::wallclock::new_run_id;
 
 /// A fresh folder under the system temp dir, removed on drop.
 struct TempRoot(PathBuf);

@@ -5,9 +5,10 @@
 //! once.
 
 mod search_support;
+use rightsize::plan::judge::SlaSet;
 use rightsize::plan::search::SearchConfig;
-use rightsize::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
 use rightsize::plan::{analyse, Analysis, SearchPlanner};
+use rightsize::record::sla::{SlaMetric, SlaThreshold};
 use search_support::*;
 use std::time::Duration;
 
@@ -53,7 +54,7 @@ async fn error_rate_search_lands_within_5_percent_of_the_dense_range() {
     assert!(
         top.errors_by_kind
             .keys()
-            .all(|k| *k == rightsize::engine::record::ErrorKind::Timeout),
+            .all(|k| *k == rightsize::record::ErrorKind::Timeout),
         "{:?}",
         top.errors_by_kind
     );

@@ -5,9 +5,10 @@
 //! level whose verdict stayed uncertain. One search with a fixed seed, decided once.
 
 mod search_support;
+use rightsize::plan::judge::SlaSet;
 use rightsize::plan::search::SearchConfig;
-use rightsize::plan::sla::{SlaMetric, SlaSet, SlaThreshold, Verdict};
 use rightsize::plan::{analyse, Analysis, SearchPlanner};
+use rightsize::record::sla::{SlaMetric, SlaThreshold, Verdict};
 use search_support::*;
 use std::time::Duration;
 

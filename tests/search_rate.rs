@@ -2,9 +2,10 @@
 //! within 5 % of the boundary a dense rate sweep finds, decided once.
 
 mod search_support;
+use rightsize::plan::judge::SlaSet;
 use rightsize::plan::search::SearchConfig;
-use rightsize::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
 use rightsize::plan::{Analysis, LevelLoad, SearchPlanner, SweepPlanner};
+use rightsize::record::sla::{SlaMetric, SlaThreshold};
 use rightsize::workload::arrivals::{Arrival, LoadShape, OpenSettings};
 use search_support::*;
 use std::time::Duration;

@@ -11,9 +11,10 @@
 mod search_support;
 use rightsize::metrics::LevelSummary;
 use rightsize::plan::analysis::RunAnalysis;
+use rightsize::plan::judge::SlaSet;
 use rightsize::plan::search::SearchConfig;
-use rightsize::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
 use rightsize::plan::{analyse, Analysis, SearchPlanner};
+use rightsize::record::sla::{SlaMetric, SlaThreshold};
 use search_support::*;
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! ranges overlap shown as tied, candidates with no answer last with the reason. Pure.
 
 use crate::plan::analysis::{capacity_at, RunAnalysis};
-use crate::sla::{fmt_value, SlaMetric, Verdict};
+use crate::record::sla::{fmt_value, SlaMetric, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// What the ranking sorts by (`--rank-by`).

@@ -44,7 +44,8 @@ impl CampaignRun {
         root: &Path,
         rank_by: RankBy,
     ) -> anyhow::Result<CampaignRun> {
-        let id = crate::report::new_run_id(&format!("campaign-{}", spec.name), SystemTime::now());
+        let id =
+            crate::wallclock::new_run_id(&format!("campaign-{}", spec.name), SystemTime::now());
         let dir = crate::report::results::ResultsDir::create(root, &id)
             .map_err(|e| {
                 anyhow::anyhow!("cannot create a campaign folder in {}: {e}", root.display())
@@ -79,7 +80,7 @@ impl CampaignRun {
             name: spec.name.clone(),
             description: spec.description.clone(),
             source,
-            started_at: crate::report::rfc3339_utc(SystemTime::now()),
+            started_at: crate::wallclock::rfc3339_utc(SystemTime::now()),
             ended_at: None,
             rank_by,
             candidates,
@@ -354,7 +355,7 @@ impl CampaignRun {
             return Ok(CampaignEnd::Interrupted);
         }
         self.record.ranking = self.ranking()?;
-        self.record.ended_at = Some(crate::report::rfc3339_utc(SystemTime::now()));
+        self.record.ended_at = Some(crate::wallclock::rfc3339_utc(SystemTime::now()));
         self.save()?;
         Ok(CampaignEnd::Finished { failed })
     }

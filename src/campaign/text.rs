@@ -3,7 +3,7 @@
 
 use super::rank::{Ranged, RankedRow};
 use super::record::CampaignRecord;
-use crate::sla::fmt_value;
+use crate::record::sla::fmt_value;
 
 /// `0.231 (0.220-0.245)`; a range of one point prints the value alone.
 fn ranged(r: Option<Ranged>, digits: usize) -> String {

@@ -1,10 +1,10 @@
 //! Flag groups shared by the commands that send load (`sweep`, later `search`).
 
 use crate::config::resolve::{EndpointOverrides, WorkloadOverrides};
-use crate::config::values::{parse_fraction, parse_positive, parse_timeout};
 use crate::endpoint::Api;
 use crate::plan::capacity::{CapacityInputs, Peak};
-use crate::plan::sla::{SlaMetric, SlaThreshold};
+use crate::record::sla::{SlaMetric, SlaThreshold};
+use crate::values::{parse_fraction, parse_positive, parse_timeout};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use crate::campaign::record::{is_campaign_dir, CampaignRecord, CampaignSource};
 use crate::campaign::runner::{CampaignEnd, CampaignRun};
 use crate::campaign::spec::{entry_from_config, resolve, CampaignFlags};
 use crate::config::campaign::CampaignEntry;
-use crate::config::values::{parse_positive, parse_timeout};
+use crate::values::{parse_positive, parse_timeout};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -6,8 +6,9 @@ use crate::engine::{self, EngineEvent, RunOutcome};
 use crate::launch::{prepare, Launch, Prepared};
 use crate::plan::analysis::{Axis, IterationRow};
 use crate::plan::gate;
-use crate::plan::sla::{fmt_value, SlaSet};
+use crate::plan::judge::SlaSet;
 use crate::plan::{analyse, Analysis, RunAnalysis};
+use crate::record::sla::fmt_value;
 use crate::state::RunState;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -76,7 +77,7 @@ pub async fn print_progress(
                     p.output_tokens_per_sec,
                     p.errors_by_kind
                         .iter()
-                        .filter(|(k, _)| **k != crate::engine::record::ErrorKind::Cancelled)
+                        .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
                         .map(|(_, n)| n)
                         .sum::<u64>(),
                     p.elapsed_s

@@ -31,7 +31,7 @@ pub struct OpenLoopArgs {
     pub burstiness: Option<f64>,
     /// Open loop: never more than N requests in flight; later sends wait for a free slot
     /// (the schedule lag and the latency from the intended send then show the wait)
-    #[arg(long, value_name = "N", value_parser = crate::config::values::parse_positive)]
+    #[arg(long, value_name = "N", value_parser = crate::values::parse_positive)]
     pub max_in_flight: Option<u32>,
     /// Open loop: width of the per-window metrics of schedules and replays, e.g. 10s
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]

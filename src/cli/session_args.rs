@@ -2,8 +2,8 @@
 //! and the pause between turns. See `docs/workloads.md`.
 
 use crate::config::resolve::WorkloadOverrides;
-use crate::config::values::parse_duration;
-use crate::workload::session::MAX_TURNS;
+use crate::values::parse_duration;
+use crate::workload::session::parse_turns;
 use clap::Args;
 use std::time::Duration;
 
@@ -16,28 +16,11 @@ pub struct SessionArgs {
     #[arg(long, value_name = "N", value_parser = parse_turns)]
     pub turns: Option<u32>,
     /// Tokens of the new user message of turns 2 and later (default: --input-tokens)
-    #[arg(long, value_name = "N", value_parser = crate::config::values::parse_positive)]
+    #[arg(long, value_name = "N", value_parser = crate::values::parse_positive)]
     pub turn_input_tokens: Option<u32>,
     /// Pause between an answer and the session's next turn, e.g. 500ms (default 0)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub think_time: Option<Duration>,
-}
-
-/// clap value parser for `--turns`: 1 to [`MAX_TURNS`].
-pub fn parse_turns(s: &str) -> Result<u32, String> {
-    let v: i64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))?;
-    if v < 1 {
-        return Err(format!(
-            "a session has at least 1 turn (`{s}`); --turns 1 sends single requests"
-        ));
-    }
-    if v > i64::from(MAX_TURNS) {
-        return Err(format!("at most {MAX_TURNS} turns a session (`{s}`)"));
-    }
-    Ok(v as u32)
 }
 
 impl SessionArgs {

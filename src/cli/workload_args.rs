@@ -25,7 +25,7 @@ pub struct WorkloadSourceArgs {
     #[arg(long, value_name = "HOW", value_parser = Sampling::parse)]
     pub sampling: Option<Sampling>,
     /// Mooncake traces: tokens each hash id stands for (default 512)
-    #[arg(long, value_name = "N", value_parser = crate::config::values::parse_positive)]
+    #[arg(long, value_name = "N", value_parser = crate::values::parse_positive)]
     pub block_tokens: Option<u32>,
     /// Skip dataset records with fewer input tokens
     #[arg(long, value_name = "N")]

@@ -2,7 +2,7 @@
 //! one SLA search, an optional peak, and the candidates to rank (see docs/campaigns.md).
 
 use super::file::{ConfigError, SlaValue};
-use super::values::{Fraction, Positive};
+use crate::values::{Fraction, Positive};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
 //! The TOML config file: its schema, loading with errors that name the file, line and key,
 //! and layering (shipped defaults, then the user's file, entries replaced by name).
 
-use super::values::{DurationValue, Fraction, Positive};
 use crate::endpoint::Api;
+use crate::values::{DurationValue, Fraction, Positive};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,6 @@ mod custom_format;
 pub mod file;
 pub mod resolve;
 pub mod search;
-pub mod values;
 mod workload;
 
 pub use file::{ConfigError, ConfigFile};

@@ -133,7 +133,7 @@ pub(crate) fn run_settings(
             .max_error_rate
             .or(plan_max_error_rate)
             .or(cfg.defaults.max_error_rate.map(|f| f.0))
-            .unwrap_or(crate::plan::sla::DEFAULT_MAX_ERROR_RATE),
+            .unwrap_or(crate::plan::judge::DEFAULT_MAX_ERROR_RATE),
         results_root: r.out.clone().or_else(|| cfg.defaults.results_dir.clone()),
         config_sources: sources,
         open: crate::workload::arrivals::OpenSettings {

@@ -7,8 +7,9 @@ use super::resolve::{
     RunSettings, WorkloadOverrides,
 };
 use crate::metrics::summary::{load_to_rps, rps_to_load};
+use crate::plan::judge::SlaSet;
 use crate::plan::search::SearchConfig;
-use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
+use crate::record::sla::{SlaMetric, SlaThreshold};
 
 /// Search choices given on the command line.
 #[derive(Debug, Clone, Default)]
@@ -202,7 +203,7 @@ pub fn resolve_search(
 mod tests {
     use super::*;
     use crate::config::file::{SHIPPED, SHIPPED_NAME};
-    use crate::plan::sla::Statistic;
+    use crate::record::sla::Statistic;
 
     fn shipped() -> ConfigFile {
         ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap()

@@ -57,14 +57,14 @@ pub(crate) fn session_spec(
     let in_profile = |key: &str, e: String| InputError(format!("profile `{profile}`: {key}: {e}"));
     let turns = match (o.turns, p.turns) {
         (Some(t), _) => t,
-        (None, Some(t)) => crate::cli::session_args::parse_turns(&t.to_string())
+        (None, Some(t)) => crate::workload::session::parse_turns(&t.to_string())
             .map_err(|e| in_profile("turns", e))?,
         (None, None) => 1,
     };
     let think_time = match (o.think_time, &p.think_time) {
         (Some(d), _) => Some(d),
         (None, Some(s)) => {
-            Some(super::values::parse_duration(s).map_err(|e| in_profile("think_time", e))?)
+            Some(crate::values::parse_duration(s).map_err(|e| in_profile("think_time", e))?)
         }
         (None, None) => None,
     };

@@ -20,12 +20,12 @@ use reqwest::Url;
 use super::direct::{DirectWriter, Prepared, Written};
 use super::http_client::HttpClient;
 use super::openai;
-use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use super::pool::Target;
 use super::response::Probe;
 use super::transport::{classify, error_chain, Transport};
 use super::EndpointSpec;
 use crate::clock::now_ns;
+use crate::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use crate::workload::messages::RequestInput;
 use crate::workload::tokenizer::{ApproxTokenizer, Tokenizer};
 

@@ -14,13 +14,13 @@ use reqwest::Url;
 
 use super::conn::{Conn, Pending, Request, Response};
 use super::lane;
-use super::outcome::ExchangeOutcome;
 use super::pool::{ConnectFailure, Pool, Target};
 use super::response::{
     read_answer, read_error, read_whole, unreadable, Body, Decoder, Probe, StreamReader,
 };
 use super::socket::{FIRST_TOKEN_READ_BYTES, READ_BUFFER_BYTES};
 use super::transport::{error_text, fail_with, is_stale_connection, Transport};
+use crate::record::ExchangeOutcome;
 
 /// Headers hyper writes from the body itself; a custom header of that name would break the
 /// framing and is left out.

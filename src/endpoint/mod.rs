@@ -13,7 +13,6 @@ mod direct;
 mod http_client;
 mod lane;
 pub mod openai;
-pub mod outcome;
 mod pool;
 pub mod preflight;
 mod response;

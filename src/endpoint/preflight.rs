@@ -7,10 +7,10 @@ use serde::Serialize;
 use super::client::{display_url, Endpoint};
 use super::client::{FetchError, Fetched};
 use super::openai;
-use super::outcome::{ErrorKind, ExchangeOutcome};
 use super::response::Probe;
 use super::sse::Framing;
 use super::transport::Transport;
+use crate::record::{ErrorKind, ExchangeOutcome};
 
 /// Prompt of the pre-flight request.
 const PREFLIGHT_PROMPT: &str = "Say hello.";
@@ -375,7 +375,7 @@ fn format_flags(target: &super::SageMakerTarget) -> &'static str {
 pub fn sagemaker_diagnosis(
     target: &super::SageMakerTarget,
     stream: bool,
-    error: Option<&crate::endpoint::outcome::RequestError>,
+    error: Option<&crate::record::RequestError>,
     data_events: u64,
     timeout_ms: u128,
 ) -> Option<String> {
@@ -484,7 +484,7 @@ pub fn sagemaker_diagnosis(
 fn diagnose(
     ep: &Endpoint,
     id: &ServerIdentity,
-    error: &Option<crate::endpoint::outcome::RequestError>,
+    error: &Option<crate::record::RequestError>,
     probe: &Probe,
     timeout_ms: u64,
 ) -> Option<PreflightError> {
@@ -554,7 +554,7 @@ fn diagnose(
 fn http_status(
     ep: &Endpoint,
     id: &ServerIdentity,
-    err: &crate::endpoint::outcome::RequestError,
+    err: &crate::record::RequestError,
     probe: &Probe,
     looks_html: bool,
 ) -> PreflightError {

@@ -10,10 +10,10 @@ use hyper::body::Incoming;
 
 use super::conn::Conn;
 use super::openai::{self, ChunkError, Usage};
-use super::outcome::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use super::sse::{Event, Framing, StreamParser, MAX_LINE_BYTES};
 use super::transport::{error_text, Transport};
 use crate::clock::now_ns;
+use crate::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 
 /// Largest response body read (non-streaming answers and error bodies), in bytes.
 const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;

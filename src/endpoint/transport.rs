@@ -4,8 +4,8 @@
 
 use std::error::Error as StdError;
 
-use super::outcome::{ErrorKind, ExchangeOutcome, RequestError};
 use super::response::Probe;
+use crate::record::{ErrorKind, ExchangeOutcome, RequestError};
 
 /// How a transport failure looked, for the pre-flight diagnosis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,6 @@
 
 use super::events::EngineEvent;
 use super::lag::{lag_warning, LagProbe};
-use super::record::RequestRecord;
 use super::workers::{self, SessionSource, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
@@ -18,6 +17,7 @@ use crate::metrics::{
     ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, Sampling, SamplingStop,
 };
 use crate::plan::LevelPlanner;
+use crate::record::RequestRecord;
 use crate::report::RequestLog;
 use crate::workload::{Prompt, WorkloadSpec};
 use std::sync::atomic::Ordering;
@@ -127,7 +127,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             request_count: base,
         })
         .await;
-    let started_at = crate::report::rfc3339_utc(std::time::SystemTime::now());
+    let started_at = crate::wallclock::rfc3339_utc(std::time::SystemTime::now());
     let probe = LagProbe::start();
     let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
     let level_start = now_ns();
@@ -145,7 +145,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     let meta = |partial: bool, sampling: Option<Sampling>| LevelMeta {
         index: plan.index,
         started_at: started_at.clone(),
-        ended_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
+        ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
         partial,
         lag: None,
         requests_asked: u64::from(plan.requests_asked),

@@ -6,7 +6,6 @@ pub mod events;
 pub mod lag;
 pub mod level;
 pub mod open_loop;
-pub mod record;
 pub mod run;
 pub mod workers;
 

@@ -9,12 +9,12 @@
 use super::events::EngineEvent;
 use super::lag::LagProbe;
 use super::level::{finish_level, fold, prompts, LevelCtx};
-use super::record::RequestRecord;
 use super::workers::Sent;
 use crate::clock::now_ns;
 use crate::metrics::open_loop::{rate_held, RateSummary, Saturation};
 use crate::metrics::progress::OpenProgress;
 use crate::metrics::{LevelAccumulator, LevelMeta, LevelSummary, LiveLevel};
+use crate::record::RequestRecord;
 use crate::workload::arrivals::{Arrival, LoadShape, Schedule};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -220,7 +220,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
             shape: Some(plan.shape.clone()),
         })
         .await;
-    let started_at = crate::report::rfc3339_utc(std::time::SystemTime::now());
+    let started_at = crate::wallclock::rfc3339_utc(std::time::SystemTime::now());
     let probe = LagProbe::start();
     let stop = cancel.child_token();
     let in_flight = Arc::new(AtomicU64::new(0));
@@ -323,7 +323,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
     let meta = LevelMeta {
         index: plan.index,
         started_at,
-        ended_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
+        ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
         partial: cancel.is_cancelled(),
         lag: None,
         requests_asked: n,

@@ -137,7 +137,7 @@ pub async fn run(
         _ => endpoint.spec().model.clone(),
     };
 
-    let run_id = crate::report::new_run_id(&req.kind, std::time::SystemTime::now());
+    let run_id = crate::wallclock::new_run_id(&req.kind, std::time::SystemTime::now());
     let dir = ResultsDir::create(&req.results_root, &run_id)?;
     let mut echo = RunEcho {
         tool: "rightsize",
@@ -154,7 +154,7 @@ pub async fn run(
         timeout_s: req.timeout.as_secs_f64(),
         config_sources: req.config_sources.clone(),
         open_file_limit: limits.map(|l| l.0),
-        started_at: crate::report::rfc3339_utc(std::time::SystemTime::now()),
+        started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
         ended_at: None,
         interrupted: false,
     };
@@ -253,7 +253,7 @@ pub async fn run(
         let _ = scraper.await;
     }
     let interrupted = cancel.is_cancelled();
-    echo.ended_at = Some(crate::report::rfc3339_utc(std::time::SystemTime::now()));
+    echo.ended_at = Some(crate::wallclock::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
     dir.write_run(&echo)?;
     let mut summary = serde_json::json!({

@@ -25,9 +25,9 @@
 //! turn is meant to carry. A session holds its slot while it thinks, so the level's
 //! concurrency counts sessions.
 
-use super::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Written};
+use crate::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
 use crate::workload::{Prompt, Session, WorkloadSpec};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};

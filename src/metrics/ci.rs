@@ -13,7 +13,7 @@
 //! Written here rather than taken from a statistics crate: the whole need is a binomial CDF
 //! over a window, one log-gamma and a t-quantile table, far less than any such crate brings.
 
-use serde::{Deserialize, Serialize};
+use crate::record::Interval;
 
 /// Two-sided confidence level of every interval here.
 pub const CONFIDENCE: f64 = 0.95;
@@ -21,26 +21,6 @@ pub const CONFIDENCE: f64 = 0.95;
 const TAIL: f64 = 0.025;
 /// The standard normal quantile at 0.975.
 pub const Z_975: f64 = 1.959_963_984_540_054;
-
-/// A confidence interval `[lo, hi]`; a missing side is unbounded (the sample is too small to
-/// bound it). Serialized as a two-element array with `null` for a missing side.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
-pub struct Interval(pub Option<f64>, pub Option<f64>);
-
-impl Interval {
-    /// A point: both sides equal.
-    pub fn exact(v: f64) -> Self {
-        Interval(Some(v), Some(v))
-    }
-    /// The lower bound, if bounded.
-    pub fn lo(&self) -> Option<f64> {
-        self.0
-    }
-    /// The upper bound, if bounded.
-    pub fn hi(&self) -> Option<f64> {
-        self.1
-    }
-}
 
 /// The 1-based ranks of the order statistics that bound the `q`-quantile of `n` samples with
 /// 95 % confidence (2.5 % each side): `(lower, upper)`, `None` where no rank does.

@@ -2,7 +2,7 @@
 //! time, so each statistic (and its interval) is exact.
 
 use super::{LevelAccumulator, LevelMeta, LevelSummary};
-use crate::engine::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
+use crate::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 
 const MS: u64 = 1_000_000;
 

@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::batch;
-use super::ci::{mean_interval, order_statistic_ranks, Interval};
+use super::ci::{mean_interval, order_statistic_ranks};
+use crate::record::Interval;
 
 /// The percentiles (as quantiles) whose intervals [`Stats`] carries: p50, p90, p95, p99.
 const QUANTILES: [f64; 4] = [0.50, 0.90, 0.95, 0.99];

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::histogram::{Histogram, Stats};
-use crate::engine::record::{RequestRecord, TokenSource};
+use crate::record::{RequestRecord, TokenSource};
 
 /// Relative difference past which lengths are reported as not matching.
 pub const LENGTH_TOLERANCE: f64 = 0.02;
@@ -232,7 +232,7 @@ mod tests {
         max: u32,
         reasoning: Option<u32>,
     ) -> RequestRecord {
-        use crate::engine::record::{ExchangeOutcome, RequestRecord};
+        use crate::record::{ExchangeOutcome, RequestRecord};
         RequestRecord::from_outcome(
             0,
             0,

@@ -36,7 +36,7 @@ use super::summary::{
     TokenSourceCounts, HELD_SHARE,
 };
 use super::turns::TurnTally;
-use crate::engine::record::{ErrorKind, RequestRecord, TokenSource};
+use crate::record::{ErrorKind, RequestRecord, TokenSource};
 
 /// What a request contributes to the steady-window computation.
 #[derive(Debug, Clone, Copy)]

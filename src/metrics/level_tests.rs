@@ -1,8 +1,8 @@
 //! Table tests for the level reducer: hand-made schedules with exact expected values.
 
 use super::*;
-use crate::engine::record::RequestError;
-use crate::metrics::ci::Interval;
+use crate::record::Interval;
+use crate::record::RequestError;
 
 const MS: u64 = 1_000_000;
 

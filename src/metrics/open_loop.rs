@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::histogram::{Histogram, Stats};
-use crate::engine::record::RequestRecord;
+use crate::record::RequestRecord;
 use crate::workload::arrivals::{Arrival, LoadShape};
 
 /// Achieved rate within this share of the offered one: the level held its rate.
@@ -255,7 +255,7 @@ pub fn rate_held(offered_rps: f64, achieved_rps: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::record::RequestDetail;
+    use crate::record::RequestDetail;
 
     fn rec(index: u64, intended_ms: u64, start_ms: u64, e2e_ms: u64, ok: bool) -> RequestRecord {
         let ms = 1_000_000;
@@ -263,8 +263,8 @@ mod tests {
             crate::metrics::fixtures::record(index, start_ms * ms, (start_ms + e2e_ms) * ms);
         r.first_token_ns = ok.then_some((start_ms + 10) * ms);
         if !ok {
-            r.error = Some(crate::engine::record::RequestError {
-                kind: crate::engine::record::ErrorKind::HttpStatus,
+            r.error = Some(crate::record::RequestError {
+                kind: crate::record::ErrorKind::HttpStatus,
                 status: Some(503),
                 message: "full".into(),
             });

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::window::RollingRate;
-use crate::engine::record::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestRecord};
 
 /// A snapshot of one running level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -163,7 +163,7 @@ impl LiveLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::record::{RequestError, TokenSource};
+    use crate::record::{RequestError, TokenSource};
 
     fn rec(start_s: u64, end_s: u64, tokens: u32, error: Option<ErrorKind>) -> RequestRecord {
         RequestRecord {

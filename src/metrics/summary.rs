@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::histogram::{Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC_PER_USER};
-use crate::engine::record::ErrorKind;
-use crate::sla::{SlaCheck, Verdict};
+use crate::record::sla::{SlaCheck, Verdict};
+use crate::record::ErrorKind;
 
 /// A level is held when its achieved concurrency over the steady window is at least this
 /// share of the target.
@@ -398,12 +398,6 @@ pub fn rps_to_load(rps: f64) -> u32 {
 /// Load units of a rate level back to requests/s.
 pub fn load_to_rps(load: u32) -> f64 {
     load as f64 / LOAD_PER_RPS
-}
-
-/// A rate as the flags take it: `2`, `0.5`, `12.25` (no trailing zeros).
-pub fn fmt_rps(rps: f64) -> String {
-    let s = format!("{rps:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// How a level is named in tables and messages: `c=64`, `2.5 req/s`, or the schedule.

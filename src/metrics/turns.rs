@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::histogram::{Histogram, Stats};
-use crate::engine::record::{ErrorKind, RequestRecord};
+use crate::record::{ErrorKind, RequestRecord};
 
 /// One turn index's metrics over a level's counted requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,8 +101,8 @@ impl TurnTally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::record::RequestDetail;
-    use crate::engine::record::{RequestError, TokenSource};
+    use crate::record::RequestDetail;
+    use crate::record::{RequestError, TokenSource};
 
     fn rec(turn: Option<u32>, ttft_ms: u64, input: u32, error: Option<ErrorKind>) -> RequestRecord {
         RequestRecord {

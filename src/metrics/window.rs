@@ -2,7 +2,7 @@
 //! and the sparkline series a dashboard draws. Memory is constant: one ring of buckets.
 //!
 //! Times are nanoseconds counted from the start of what is measured (0 = level start), the
-//! same base as [`crate::engine::record::RequestRecord`].
+//! same base as [`crate::record::RequestRecord`].
 
 use std::time::Duration;
 

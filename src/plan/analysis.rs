@@ -12,11 +12,11 @@ use super::gate::Answer;
 use super::knee::{curve, find_knee, CurvePoint, Knee, DEFAULT_MIN_GAIN};
 use super::range::{at_concurrency, boundary_range, BoundaryRange};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
-use super::sla::{
-    level_verdict, min_samples, sample_count, SlaCheck, SlaMetric, SlaSet, SlaThreshold, Verdict,
-    DEFAULT_MAX_ERROR_RATE,
-};
 use crate::metrics::LevelSummary;
+use crate::plan::judge::{
+    level_verdict, min_samples, sample_count, SlaSet, DEFAULT_MAX_ERROR_RATE,
+};
+use crate::record::sla::{SlaCheck, SlaMetric, SlaThreshold, Verdict};
 use serde::Serialize;
 
 /// How to read a run.
@@ -279,7 +279,7 @@ impl Axis {
             Axis::Concurrency => format!("{v:.0}"),
             Axis::Rate => format!(
                 "{} req/s",
-                crate::metrics::summary::fmt_rps(v / crate::metrics::summary::LOAD_PER_RPS)
+                crate::values::fmt_rps(v / crate::metrics::summary::LOAD_PER_RPS)
             ),
         }
     }
@@ -528,7 +528,7 @@ fn search_result(
             levels
                 .iter()
                 .filter(|l| l.load() == c && !l.partial)
-                .filter_map(|l| super::sla::observe(&limits.0[j], l).0),
+                .filter_map(|l| crate::plan::judge::observe(&limits.0[j], l).0),
         )
     };
     let (lo, hi) = (outcome.max_passing, outcome.first_failing);

@@ -3,8 +3,8 @@
 //! them, the answer, the breaking point and the boundary range.
 
 use super::*;
-use crate::engine::record::ErrorKind;
 use crate::metrics::fixtures::level;
+use crate::record::ErrorKind;
 
 /// 16, 64, 256, 1024 with enough requests for a p99 and the 1 % limit to be decided:
 /// throughput 1204.7, 2824.8, 4174.2, 4228.1 tok/s; e2e 3.4, 5.8, 15.7, 62 s.

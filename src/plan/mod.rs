@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod capacity;
 pub mod gate;
+pub mod judge;
 pub mod knee;
 pub mod model;
 pub mod outcome;
@@ -13,7 +14,6 @@ pub mod planner;
 pub mod range;
 pub mod recorded;
 pub mod search;
-pub mod sla;
 pub mod text;
 
 pub use analysis::{analyse, Analysis, RunAnalysis};

@@ -5,7 +5,7 @@ use super::search::{
     aggregate, bracket, contradictions, passes, Contradiction, Outcome, Point, SearchConfig,
     StopReason, Vote,
 };
-use super::sla::Verdict;
+use crate::record::sla::Verdict;
 use std::collections::BTreeMap;
 
 /// Where a search stands now, for a run cut short.

@@ -7,9 +7,10 @@
 use super::analysis::{analyse, points, Analysis};
 use super::knee::{refine_next, DEFAULT_MIN_GAIN, REFINE_MAX_EXTRA, REFINE_RATIO};
 use super::search::{decide, SearchConfig, Step};
-use super::sla::{min_samples, SlaMetric, SlaSet, Verdict};
 use crate::metrics::summary::load_to_rps;
 use crate::metrics::{LevelSummary, RequestLimits};
+use crate::plan::judge::{min_samples, SlaSet};
+use crate::record::sla::{SlaMetric, Verdict};
 use crate::workload::arrivals::LoadShape;
 use std::sync::Arc;
 
@@ -82,7 +83,7 @@ pub trait LevelPlanner: Send + Sync {
 /// Judges a level against `limits`.
 fn judge_with(limits: &SlaSet, level: &mut LevelSummary) {
     level.slas = limits.check(level);
-    level.verdict = Some(super::sla::level_verdict(&level.slas, level));
+    level.verdict = Some(crate::plan::judge::level_verdict(&level.slas, level));
 }
 
 /// Per-request limits from the latency thresholds: a request meets a threshold when its own
@@ -101,7 +102,7 @@ fn goodput_of(limits: &SlaSet) -> RequestLimits {
 }
 
 /// The fewest requests with which every threshold of `limits` can pass (see
-/// [`super::sla::min_samples`]).
+/// [`crate::plan::judge::min_samples`]).
 pub fn min_decisive_samples(limits: &SlaSet) -> u64 {
     limits.0.iter().map(min_samples).max().unwrap_or(1)
 }
@@ -336,7 +337,7 @@ impl LevelPlanner for SweepPlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::sla::SlaThreshold;
+    use crate::record::sla::SlaThreshold;
 
     #[test]
     fn fewest_decisive_samples_table() {

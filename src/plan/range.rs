@@ -5,8 +5,8 @@
 //! crossing of the limit is interpolated between the two measured levels around it; over
 //! several SLAs the earliest crossing binds.
 
-use super::sla::SlaSet;
 use crate::metrics::LevelSummary;
+use crate::plan::judge::SlaSet;
 use serde::Serialize;
 
 /// Where the SLA boundary lies, in concurrency (fractional: between measured levels).

@@ -2,8 +2,9 @@
 //! [`Analysis`] it was run with, so a past (or imported) run is analysed exactly as a live one.
 
 use super::search::SearchConfig;
-use super::sla::{parse_statistic, SlaMetric, SlaSet, SlaThreshold, DEFAULT_MAX_ERROR_RATE};
 use super::Analysis;
+use crate::plan::judge::{SlaSet, DEFAULT_MAX_ERROR_RATE};
+use crate::record::sla::{parse_statistic, SlaMetric, SlaThreshold};
 use serde_json::Value;
 
 fn metric(name: &str) -> Option<SlaMetric> {

@@ -18,7 +18,7 @@
 pub use super::model::model_crossing;
 use super::outcome::outcome;
 pub use super::outcome::outcome_now;
-use super::sla::Verdict;
+use crate::record::sla::Verdict;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

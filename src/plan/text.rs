@@ -4,9 +4,9 @@
 use super::analysis::{Axis, IterationRow};
 use super::capacity::Peak;
 use super::range::BoundaryRange;
-use super::sla::fmt_value;
-use super::sla::Verdict;
 use super::RunAnalysis;
+use crate::record::sla::fmt_value;
+use crate::record::sla::Verdict;
 
 /// The answer, knee and planning numbers, for people.
 pub fn render_analysis(a: &RunAnalysis) -> String {
@@ -143,7 +143,7 @@ pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
     if !r.held {
         return "not held".into();
     }
-    let over = |c: &crate::sla::SlaCheck| c.observed.is_some_and(|o| o > c.threshold.limit);
+    let over = |c: &crate::record::sla::SlaCheck| c.observed.is_some_and(|o| o > c.threshold.limit);
     if !user_slas && !r.slas.iter().any(over) {
         return String::new();
     }

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use crate::engine::record::ErrorKind;
 use crate::metrics::{LevelSummary, Stats, DISTRIBUTIONS, UNIT_TOKENS_PER_SEC_PER_USER};
+use crate::record::ErrorKind;
 
 /// One level as an AIPerf `profile_export_aiperf.json` object: the level's metric objects and
 /// `error_summary`, plus `start_time`, `end_time`, `was_cancelled` and the caller's

@@ -1,6 +1,6 @@
 //! Outputs: the results folder on disk (JSON per level, request log, run echo and summary),
 //! AIPerf-shaped and CSV exports, charts (SVG and PNG), run history (list, show, compare),
-//! AIPerf import, UTC wall-clock labels, the one-file HTML report, and the final text table.
+//! AIPerf import, the one-file HTML report, and the final text table.
 
 pub mod chart;
 pub mod export;
@@ -13,7 +13,6 @@ pub mod open_text;
 pub mod results;
 pub mod table;
 pub mod turns_text;
-pub mod wallclock;
 pub mod workload_text;
 
 pub use export::{aiperf_export, csv_columns, levels_csv};
@@ -24,4 +23,3 @@ pub use results::{
     write_json_atomic, RequestLine, RequestLog, ResultsDir,
 };
 pub use table::render_table;
-pub use wallclock::{new_run_id, rfc3339_utc};

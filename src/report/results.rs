@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::record::RequestRecord;
 use crate::metrics::LevelSummary;
+use crate::record::RequestRecord;
 
 /// File name of the run's echo.
 pub const RUN_FILE: &str = "run.json";
@@ -48,10 +48,7 @@ pub fn level_stem(level: &LevelSummary) -> String {
     match level.open_loop.rate.as_ref().map(|r| &r.shape) {
         None => level_file_name(level.index, level.concurrency).replace(".json", ""),
         Some(LoadShape::Rate { rps }) => {
-            format!(
-                "level-{n:03}-rate-{}rps",
-                crate::metrics::summary::fmt_rps(*rps)
-            )
+            format!("level-{n:03}-rate-{}rps", crate::values::fmt_rps(*rps))
         }
         Some(LoadShape::Replay { .. }) => format!("level-{n:03}-replay"),
         Some(_) => format!("level-{n:03}-schedule"),

@@ -3,10 +3,11 @@
 //! request rate (in the analysis' load units, hundredths of a request/s), labelled with the
 //! real values.
 
-use crate::metrics::summary::{fmt_rps, load_to_rps};
+use crate::metrics::summary::load_to_rps;
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{on_axis, Axis};
 use crate::report::chart::ChartPoint as Point;
+use crate::values::fmt_rps;
 
 /// Everything the run screen draws, in chart coordinates.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -7,10 +7,10 @@
 
 use crate::config::resolve::SweepOverrides;
 use crate::config::search::SearchOverrides;
-use crate::config::values::{parse_concurrency, parse_concurrency_list, parse_positive};
 use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};
 use crate::plan::capacity::Peak;
-use crate::plan::sla::{SlaMetric, SlaThreshold};
+use crate::record::sla::{SlaMetric, SlaThreshold};
+use crate::values::{parse_concurrency, parse_concurrency_list, parse_positive};
 
 /// How a field is edited.
 #[derive(Debug, Clone, PartialEq)]

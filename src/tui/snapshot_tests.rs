@@ -4,14 +4,15 @@
 use super::app::{App, Screen};
 use super::render::render;
 use super::setup::{FieldId, SetupChoices};
-use crate::engine::record::ErrorKind;
 use crate::engine::EngineEvent;
 use crate::metrics::fixtures::level;
 use crate::metrics::{LevelProgress, LevelSummary};
 use crate::plan::capacity::{CapacityInputs, Peak};
+use crate::plan::judge::SlaSet;
 use crate::plan::search::SearchConfig;
-use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
 use crate::plan::Analysis;
+use crate::record::sla::{SlaMetric, SlaThreshold};
+use crate::record::ErrorKind;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;

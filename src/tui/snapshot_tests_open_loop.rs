@@ -9,8 +9,9 @@ use crate::metrics::open_loop::RateSummary;
 use crate::metrics::progress::OpenProgress;
 use crate::metrics::{LevelProgress, LevelSummary};
 use crate::plan::capacity::Peak;
-use crate::plan::sla::{SlaMetric, SlaSet, SlaThreshold};
+use crate::plan::judge::SlaSet;
 use crate::plan::Analysis;
+use crate::record::sla::{SlaMetric, SlaThreshold};
 use crate::workload::arrivals::{Arrival, LoadShape};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 

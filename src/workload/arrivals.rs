@@ -106,7 +106,7 @@ impl LoadShape {
         };
         let (kind, rest) = s.split_once(':').ok_or_else(|| bad("no shape"))?;
         let (values, dur) = rest.split_once('@').ok_or_else(|| bad("no @DURATION"))?;
-        let secs = crate::config::values::parse_duration(dur)
+        let secs = crate::values::parse_duration(dur)
             .map_err(|e| bad(&e))?
             .as_secs_f64();
         if secs <= 0.0 {
@@ -162,20 +162,20 @@ impl LoadShape {
     /// What a level of this shape is called in messages and tables.
     pub fn label(&self) -> String {
         match self {
-            LoadShape::Rate { rps } => format!("{} req/s", crate::metrics::summary::fmt_rps(*rps)),
+            LoadShape::Rate { rps } => format!("{} req/s", crate::values::fmt_rps(*rps)),
             LoadShape::Steps { rates, each_s } => format!(
                 "steps {} req/s, {} each",
                 rates
                     .iter()
-                    .map(|r| crate::metrics::summary::fmt_rps(*r))
+                    .map(|r| crate::values::fmt_rps(*r))
                     .collect::<Vec<_>>()
                     .join(","),
                 fmt_secs(*each_s)
             ),
             LoadShape::Ramp { from, to, over_s } => format!(
                 "ramp {}-{} req/s over {}",
-                crate::metrics::summary::fmt_rps(*from),
-                crate::metrics::summary::fmt_rps(*to),
+                crate::values::fmt_rps(*from),
+                crate::values::fmt_rps(*to),
                 fmt_secs(*over_s)
             ),
             LoadShape::Replay {

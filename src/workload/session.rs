@@ -199,6 +199,23 @@ impl Session {
     }
 }
 
+/// The number of turns a session has (`--turns`, a profile's `turns`): 1 to [`MAX_TURNS`].
+pub fn parse_turns(s: &str) -> Result<u32, String> {
+    let v: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if v < 1 {
+        return Err(format!(
+            "a session has at least 1 turn (`{s}`); --turns 1 sends single requests"
+        ));
+    }
+    if v > i64::from(MAX_TURNS) {
+        return Err(format!("at most {MAX_TURNS} turns a session (`{s}`)"));
+    }
+    Ok(v as u32)
+}
+
 #[cfg(test)]
 #[path = "session_tests.rs"]
 mod tests;

@@ -40,8 +40,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use rightsize::endpoint::body_replay::{self, MAX_BODY_BYTES};
-use rightsize::endpoint::outcome::{ErrorKind, ExchangeOutcome, TokenSource};
 use rightsize::endpoint::sse::{Event, Framing, StreamParser, MAX_LINE_BYTES};
+use rightsize::record::{ErrorKind, ExchangeOutcome, TokenSource};
 
 /// The seed of every run unless one is given: a failure is found again by running again.
 pub const DEFAULT_SEED: u64 = 0x5eed_2026;

@@ -28,11 +28,11 @@ use sm::primitives::Blob;
 use sm::types::error::ResponseStreamError;
 use sm::types::ResponseStream;
 
-use super::outcome::{ErrorKind, ExchangeOutcome, RequestError};
 use super::response::{parse_whole, Dialect, Probe, StreamReader};
 use super::transport::Transport;
 use super::{openai, tgi, Api, EndpointSpec, SageMakerFormat, SageMakerTarget};
 use crate::clock::now_ns;
+use crate::record::{ErrorKind, ExchangeOutcome, RequestError};
 use crate::workload::messages::{flatten_for_completions, RequestInput};
 
 /// The header asking the simulator for ground-truth send times (as on the HTTP path).

@@ -225,7 +225,7 @@ fn throughput_vs_p99<DB: DrawingBackend>(
     // only a p99 limit belongs on this x axis
     let sla = spec
         .e2e_sla()
-        .filter(|l| l.stat == crate::plan::sla::Statistic::P(99));
+        .filter(|l| l.stat == crate::record::sla::Statistic::P(99));
     let x_max = headroom(x_max.max(sla.map_or(0.0, |l| l.limit_ms)));
     let y_max = headroom(y_max);
     let mut chart = builder(area, caption, sz).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;

@@ -28,8 +28,9 @@ use plotters::prelude::*;
 
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::Axis;
-use crate::plan::sla::{fmt_value, SlaMetric, SlaSet, Statistic, Verdict};
+use crate::plan::judge::SlaSet;
 use crate::plan::RunAnalysis;
+use crate::record::sla::{fmt_value, SlaMetric, Statistic, Verdict};
 
 /// The font family name every chart text uses (registered by [`ensure_font`]). The embedded
 /// font is monospaced, so SVG viewers are asked for a monospace font too: its text then
@@ -399,7 +400,7 @@ pub(super) mod tests {
 
     fn spec() -> ChartSpec {
         let mut s = one_run(&[(2, 100.0, 50.0, 80.0), (8, 300.0, 90.0, 200.0)], 10.0, 8);
-        s.slas = SlaLine::of(&SlaSet(vec![crate::sla::SlaThreshold::parse(
+        s.slas = SlaLine::of(&SlaSet(vec![crate::record::sla::SlaThreshold::parse(
             SlaMetric::E2e,
             "p95:150ms",
         )

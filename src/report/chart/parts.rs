@@ -123,7 +123,7 @@ pub(super) fn load_label(axis: Axis, load: u32) -> String {
         Axis::Concurrency => format!("c={load}"),
         Axis::Rate => format!(
             "{}/s",
-            crate::metrics::summary::fmt_rps(crate::metrics::summary::load_to_rps(load))
+            crate::values::fmt_rps(crate::metrics::summary::load_to_rps(load))
         ),
     }
 }

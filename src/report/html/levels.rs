@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::esc;
-use crate::engine::record::ErrorKind;
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{Axis, IterationRow};
-use crate::plan::sla::{fmt_value, SlaCheck, SlaMetric, Verdict};
 use crate::plan::text::row_verdict;
 use crate::plan::RunAnalysis;
+use crate::record::sla::{fmt_value, SlaCheck, SlaMetric, Verdict};
+use crate::record::ErrorKind;
 use crate::report::chart::si;
 
 /// The distributions the table shows, with their column-group titles and units.

@@ -8,11 +8,11 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::engine::record::ErrorKind;
 use crate::metrics::{
     ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, TokenSourceCounts, DISTRIBUTIONS,
 };
-use crate::report::rfc3339_utc;
+use crate::record::ErrorKind;
+use crate::wallclock::rfc3339_utc;
 
 /// The percentiles a metric object carries, by rank (0 = min and 100 = max are anchors).
 const RANKS: [(&str, f64); 9] = [

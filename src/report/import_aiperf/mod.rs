@@ -20,7 +20,8 @@ use serde_json::{json, Value};
 pub use level::{parse_level, LevelExtras};
 
 use crate::metrics::LevelSummary;
-use crate::report::{new_run_id, ResultsDir};
+use crate::report::ResultsDir;
+use crate::wallclock::new_run_id;
 
 /// The file name AIPerf writes.
 pub const EXPORT_FILE: &str = "profile_export_aiperf.json";

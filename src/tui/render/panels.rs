@@ -3,10 +3,10 @@
 
 use super::charts::{compact, render_latency, render_throughput, render_ttft};
 use super::Theme;
-use crate::metrics::summary::fmt_rps;
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{is_rate_level, Axis};
 use crate::tui::app::{App, Panel};
+use crate::values::fmt_rps;
 use crate::workload::arrivals::LoadShape;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
@@ -99,7 +99,7 @@ fn render_level(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let endpoint_errors = p
         .errors_by_kind
         .iter()
-        .filter(|(k, _)| **k != crate::engine::record::ErrorKind::Cancelled)
+        .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
         .map(|(_, n)| *n)
         .sum::<u64>();
     frame.render_widget(

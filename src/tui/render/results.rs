@@ -3,11 +3,12 @@
 
 use super::charts::compact;
 use super::Theme;
-use crate::metrics::summary::{fmt_rps, LOAD_PER_RPS};
+use crate::metrics::summary::LOAD_PER_RPS;
 use crate::plan::analysis::Axis;
-use crate::plan::sla::fmt_value;
+use crate::record::sla::fmt_value;
 use crate::tui::app::App;
 use crate::tui::setup::FieldId;
+use crate::values::fmt_rps;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};

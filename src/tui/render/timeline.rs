@@ -6,9 +6,9 @@
 
 use super::charts::compact;
 use super::Theme;
-use crate::metrics::summary::fmt_rps;
 use crate::tui::app::App;
 use crate::tui::timeline::{Spread, TimeView};
+use crate::values::fmt_rps;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
 use ratatui::symbols::Marker;
@@ -228,7 +228,7 @@ pub fn render_time_status(
             let errors = p
                 .errors_by_kind
                 .iter()
-                .filter(|(k, _)| **k != crate::engine::record::ErrorKind::Cancelled)
+                .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
                 .map(|(_, n)| *n)
                 .sum::<u64>();
             spans.push(if errors == 0 {

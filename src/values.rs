@@ -1,5 +1,7 @@
-//! Value types with their own validation, used by both the TOML file and the flags, so a bad
-//! value gets the same message wherever it came from (and, in a file, its line).
+//! Values with their own validation (durations, counts, fractions, concurrency lists) and the
+//! formatting of a rate: a leaf, used by the TOML file and the flags, the workloads' load
+//! shapes and the SLA thresholds alike, so a bad value gets the same message wherever it came
+//! from (and, in a file, its line).
 
 use serde::{Deserialize, Deserializer};
 use std::time::Duration;
@@ -144,6 +146,12 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("`{s}` is not a number"))?;
     check_fraction(v)
+}
+
+/// A rate as the flags take it: `2`, `0.5`, `12.25` (no trailing zeros).
+pub fn fmt_rps(rps: f64) -> String {
+    let s = format!("{rps:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]

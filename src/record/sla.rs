@@ -1,9 +1,9 @@
 //! SLA thresholds and verdicts as data (see `docs/search.md`): what each threshold measures,
 //! its default statistic, parsing of `p99:800ms`-style values, and one threshold's verdict on
-//! one level. A leaf: the level files (metrics), the planner (plan) and the consumers all use
-//! these types; how a level is judged lives in [`crate::plan::sla`].
+//! one level. The level files (metrics), the planner (plan) and the consumers all use these
+//! types; how a level is judged lives in `plan::judge`.
 
-use crate::metrics::ci::Interval;
+use super::Interval;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -123,9 +123,9 @@ impl SlaThreshold {
             None => (metric.default_stat(), s),
         };
         let limit = if metric == SlaMetric::ErrorRate {
-            crate::config::values::parse_fraction(value)?
+            crate::values::parse_fraction(value)?
         } else {
-            let d = crate::config::values::parse_duration(value)?;
+            let d = crate::values::parse_duration(value)?;
             if d.is_zero() {
                 return Err(format!("`{s}`: an SLA of zero can never be met"));
             }

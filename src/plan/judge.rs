@@ -1,13 +1,12 @@
 //! Judging a level against SLA thresholds (see `docs/search.md`): what the level measured
 //! for each threshold, with its 95 % interval (order-statistic bounds for percentiles, a
 //! t-interval for means, Wilson for the error rate), and the verdict. The threshold and
-//! verdict types are data in [`crate::sla`].
+//! verdict types are data in [`crate::record::sla`].
 
-use crate::metrics::ci::{mean_interval, min_samples_for_upper_bound, wilson, Interval, Z_975};
+use crate::metrics::ci::{mean_interval, min_samples_for_upper_bound, wilson, Z_975};
 use crate::metrics::LevelSummary;
-pub use crate::sla::{
-    fmt_value, parse_statistic, SlaCheck, SlaMetric, SlaThreshold, Statistic, Verdict,
-};
+use crate::record::sla::{SlaCheck, SlaMetric, SlaThreshold, Statistic, Verdict};
+use crate::record::Interval;
 use serde::Serialize;
 
 /// The error-rate limit every analysis applies when the user gives no `--error-rate-sla`
