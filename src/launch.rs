@@ -16,6 +16,7 @@ use crate::plan::gate::{Answer, Gate};
 use crate::plan::judge::SlaSet;
 use crate::plan::{Analysis, LevelLoad, SearchPlanner, SweepPlanner};
 use crate::record::sla::SlaThreshold;
+use crate::report::results::FolderSink;
 use crate::workload::arrivals::LoadShape;
 use std::path::{Path, PathBuf};
 
@@ -327,7 +328,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         request_count: l.run.request_count,
         warmup: l.run.warmup,
         timeout: l.run.timeout,
-        results_root,
+        sink: Box::new(FolderSink::new(results_root)),
         in_process_sim: sim.is_some(),
         config_sources: l.run.config_sources.clone(),
         open: l.run.open,

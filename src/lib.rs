@@ -12,6 +12,7 @@ pub mod config;
 pub mod endpoint;
 pub mod engine;
 pub mod fdlimit;
+pub mod headless;
 pub mod launch;
 pub mod metrics;
 pub mod plan;

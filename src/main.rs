@@ -1,7 +1,8 @@
 //! The `rightsize` binary: parse, build the runtime, run, map errors to exit codes.
 
 use clap::Parser;
-use rightsize::cli::{exit_code_for, run, Cli};
+use rightsize::cli::{run, Cli};
+use rightsize::headless::exit::exit_code_for;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

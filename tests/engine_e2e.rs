@@ -27,11 +27,14 @@ struct Sweep {
     sim_timing: bool,
 }
 
-/// The tests of this file take turns: the timing test checks TTFT to 2 ms, which a sweep
-/// at concurrency 64 in the same process, on the same two cores, would disturb.
+/// The tests of this file take turns: the timing test compares the median TTFT with the
+/// simulator's to 2 ms, which a sweep in the same process, on the same two cores, would
+/// disturb.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
+/// Runs `s` against a simulator with `sim`; the run's results go to a sink in memory, returned
+/// beside the outcome.
+async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
     let _turn = ONE_AT_A_TIME.lock().await;
     let server = rightsize::sim::start(sim).await.expect("sim starts");
     let spec = EndpointSpec {
@@ -46,6 +49,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
         sim_timing: s.sim_timing,
         sagemaker: None,
     };
+    let sink = common::MemorySink::default();
     let req = RunRequest {
         kind: "sweep".into(),
         endpoint: spec,
@@ -53,7 +57,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
         request_count: s.requests,
         warmup: 0,
         timeout: s.timeout,
-        results_root: common::tmpdir("engine"),
+        sink: Box::new(sink.clone()),
         in_process_sim: true,
         config_sources: vec![],
         open: Default::default(),
@@ -70,12 +74,12 @@ async fn sweep(sim: SimConfig, s: Sweep) -> RunOutcome {
     .expect("run completes");
     drain.await.unwrap();
     server.shutdown();
-    out
+    (out, sink)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_errors_and_exact_counts_with_faults_off() {
-    let out = sweep(
+    let (out, sink) = sweep(
         SimConfig::fast(50.0),
         Sweep {
             levels: vec![1, 4, 16],
@@ -93,6 +97,21 @@ async fn no_errors_and_exact_counts_with_faults_off() {
         assert_eq!(l.output_sequence_length.as_ref().unwrap().avg, 24.0);
         assert_eq!(l.output_tokens_source.server, 32);
     }
+    // the sink got what the results folder would have: both echoes, every record, each
+    // level as it ended, the summary last
+    let got = sink.recorded();
+    assert_eq!(got.run_id.as_deref(), Some(out.run_id.as_str()));
+    assert_eq!(got.echoes.len(), 2);
+    assert_eq!(got.echoes[1]["interrupted"], false);
+    assert_eq!(got.flushes, 3);
+    let per_level: Vec<usize> = (0..3)
+        .map(|i| got.records.iter().filter(|(l, _)| *l == i).count())
+        .collect();
+    // a fixed count: cooldown requests keep the slots busy at the end and are recorded too
+    assert!(per_level.iter().all(|n| *n >= 32), "{per_level:?}");
+    assert_eq!(got.levels, out.levels);
+    let summary = got.summary.as_ref().expect("a summary");
+    assert_eq!(summary["levels"].as_array().map(Vec::len), Some(3));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -116,7 +135,7 @@ async fn each_fault_lands_in_its_own_error_class() {
             "malformed" => sim.faults.malformed = every,
             _ => sim.faults.in_stream_error = every,
         }
-        let out = sweep(
+        let (out, _) = sweep(
             sim,
             Sweep {
                 levels: vec![2],
@@ -142,6 +161,13 @@ async fn each_fault_lands_in_its_own_error_class() {
     }
 }
 
+/// The client's clock against the simulator's (both monotonic, one machine): each request's
+/// first token is read no earlier than the simulator sent it, and its last token no earlier
+/// than the last was sent; the level's median TTFT and inter-token latency are the
+/// simulator's within 5 % or 2 ms. The median: a stall of the machine moves one request, a
+/// timing defect (a stamp taken late, in the wrong task, at the end of the body) moves all.
+/// Nothing is compared with the model's nominal step: how fast the simulator paces itself on
+/// a loaded machine is not what this checks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
     // real time: a 20 ms decode step, so TTFT is one step (plus prefill) and ITL is 20 ms
@@ -149,7 +175,7 @@ async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
     sim.decode_base_ms = 20.0;
     sim.decode_per_seq_ms = 0.0;
     sim.prefill_per_token_ms = 0.05;
-    let out = sweep(
+    let (_, sink) = sweep(
         sim,
         Sweep {
             levels: vec![1],
@@ -160,29 +186,41 @@ async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
         },
     )
     .await;
-    let recs = rightsize::report::load_requests(&out.dir.join("requests.jsonl")).unwrap();
+    let got = sink.recorded();
+    let recs: Vec<_> = got
+        .records
+        .iter()
+        .map(|(_, r)| r)
+        .filter(|r| r.counted())
+        .collect();
     assert_eq!(recs.len(), 6);
-    for line in &recs {
-        let r = &line.record;
+    let (mut ttft, mut sim_ttft, mut itl, mut sim_itl) = (vec![], vec![], vec![], vec![]);
+    for r in &recs {
         assert!(r.ok(), "{:?}", r.error);
-        let ttft = r.ttft_ns().unwrap() as f64 / 1e6;
-        let sim_ttft = (r.server_first_sent_ns.unwrap() - r.start_ns) as f64 / 1e6;
-        let tol = (0.05 * sim_ttft).max(2.0);
-        assert!(
-            (ttft - sim_ttft).abs() <= tol,
-            "ttft {ttft} vs sim {sim_ttft}"
+        let (first, last) = (r.first_token_ns.unwrap(), r.last_token_ns.unwrap());
+        let (sent_first, sent_last) = (
+            r.server_first_sent_ns.unwrap(),
+            r.server_last_sent_ns.unwrap(),
         );
-        // the model's own TTFT: one step of 20 ms decode + 200 x 0.05 ms prefill = 30 ms,
-        // plus up to one step of waiting for the step boundary
-        assert!((29.0..=62.0).contains(&ttft), "ttft {ttft}");
-        let itl = r.itl_ns().unwrap() / 1e6;
-        let sim_itl =
-            (r.server_last_sent_ns.unwrap() - r.server_first_sent_ns.unwrap()) as f64 / 1e6 / 11.0;
-        assert!(
-            (itl - sim_itl).abs() <= (0.05 * sim_itl).max(2.0),
-            "itl {itl} vs {sim_itl}"
-        );
-        // the simulator's pacing on a loaded machine: within 2 ms of its 20 ms step
-        assert!((itl - 20.0).abs() <= 2.0, "itl {itl} vs the model's 20 ms");
+        assert!(r.start_ns <= sent_first && sent_first <= first, "{r:?}");
+        assert!(sent_last <= last && first < last, "{r:?}");
+        ttft.push(r.ttft_ns().unwrap() as f64 / 1e6);
+        sim_ttft.push((sent_first - r.start_ns) as f64 / 1e6);
+        itl.push(r.itl_ns().unwrap() / 1e6);
+        sim_itl.push((sent_last - sent_first) as f64 / 1e6 / 11.0);
     }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[2] + v[3]) / 2.0
+    };
+    let (ttft, sim_ttft) = (median(ttft), median(sim_ttft));
+    assert!(
+        (ttft - sim_ttft).abs() <= (0.05 * sim_ttft).max(2.0),
+        "median ttft {ttft} ms vs the simulator's {sim_ttft} ms"
+    );
+    let (itl, sim_itl) = (median(itl), median(sim_itl));
+    assert!(
+        (itl - sim_itl).abs() <= (0.05 * sim_itl).max(2.0),
+        "median itl {itl} ms vs the simulator's {sim_itl} ms"
+    );
 }

@@ -1,7 +1,7 @@
 //! Server telemetry scraped from the simulator's vLLM-named `/metrics` during load.
 
-use rightsize::engine::EngineEvent;
 use rightsize::sim::SimConfig;
+use rightsize::telemetry::scrape::Scraped;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +30,8 @@ async fn scraper_reads_the_simulators_vllm_metrics_under_load() {
             }
         });
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // the scraper samples once a second: its samples are read until the four requests are in
+    // the simulator (two running, two waiting), with no sleep to guess when they arrive
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let stop = CancellationToken::new();
     let task = tokio::spawn(rightsize::telemetry::scrape::scrape(
@@ -39,18 +40,20 @@ async fn scraper_reads_the_simulators_vllm_metrics_under_load() {
         tx,
         stop.clone(),
     ));
-    let ev = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("a scrape within 5 s")
-        .expect("an event");
+    let loaded = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match rx.recv().await.expect("the scraper runs") {
+                Scraped::Sample(s) if s.running == Some(2.0) && s.waiting == Some(2.0) => break s,
+                Scraped::Sample(s) => assert_eq!(s.server, Some("vllm"), "{s:?}"),
+                Scraped::Missing(note) => panic!("the simulator's metrics were not read: {note}"),
+            }
+        }
+    })
+    .await
+    .expect("a sample with two requests running and two waiting within 20 s");
     stop.cancel();
     task.await.unwrap();
-    let EngineEvent::Telemetry(s) = ev else {
-        panic!("expected telemetry, got {ev:?}");
-    };
-    assert_eq!(s.server, Some("vllm"));
-    assert_eq!(s.running, Some(2.0));
-    assert_eq!(s.waiting, Some(2.0));
-    assert!(s.kv_cache_usage.is_some_and(|k| k > 0.0));
+    assert_eq!(loaded.server, Some("vllm"));
+    assert!(loaded.kv_cache_usage.is_some_and(|k| k > 0.0));
     sim.shutdown();
 }

@@ -10,6 +10,7 @@ use crate::config::resolve::{EndpointOverrides, InputError};
 use crate::engine::RunError;
 use crate::launch::{prepare, LaunchRequest, PlanChoice, Prepared};
 use crate::plan::Analysis;
+use crate::report::results::FolderSink;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
@@ -219,7 +220,7 @@ impl CampaignRun {
                 .launch(self.config.as_deref())?
                 .ok_or_else(|| anyhow::anyhow!("{name}: nothing to run"))?;
             let mut p = prepare(launch).await?;
-            p.req.results_root = self.dir.clone();
+            p.req.sink = Box::new(FolderSink::new(self.dir.clone()));
             match preflight(&p).await {
                 Ok(model) => eprintln!("{name}: pre-flight ok ({model})"),
                 Err(e) => failures.push(format!("{name}: {e}")),
@@ -302,7 +303,7 @@ impl CampaignRun {
             let (tx, mut rx) = mpsc::channel(256);
             let consumer = match &events {
                 None => tokio::spawn(async move {
-                    crate::cli::headless::print_progress(rx, None).await;
+                    crate::headless::progress::print_progress(rx, None).await;
                 }),
                 Some(out) => {
                     let out = out.clone();

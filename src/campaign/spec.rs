@@ -159,7 +159,8 @@ pub fn resolve(
         if let CandidateSource::Live { request, .. } = &source {
             // resolving is what a search does first: bad names fail here, before any load
             crate::launch::resolve(request, config).map_err(|e| {
-                let code_2 = crate::cli::exit_code_for(&e) == crate::cli::EXIT_BAD_INPUT;
+                let code_2 = crate::headless::exit::exit_code_for(&e)
+                    == crate::headless::exit::EXIT_BAD_INPUT;
                 let text = at(&format!("{where_}: {e:#}"));
                 if code_2 {
                     anyhow::Error::new(InputError(text))

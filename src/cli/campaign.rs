@@ -1,12 +1,12 @@
 //! `rightsize campaign FILE | --plan NAME | --resume DIR`: several candidates, one SLA search
 //! each, ranked by cost per million output tokens at the answer (docs/campaigns.md).
 
-use super::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 use crate::campaign::rank::RankBy;
 use crate::campaign::record::{is_campaign_dir, CampaignRecord, CampaignSource};
 use crate::campaign::runner::{CampaignEnd, CampaignRun};
 use crate::campaign::spec::{entry_from_config, resolve, CampaignFlags};
 use crate::config::campaign::CampaignEntry;
+use crate::headless::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 use crate::values::{parse_positive, parse_timeout};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -173,7 +173,7 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
         run.dir.display()
     );
     let cancel = CancellationToken::new();
-    let signals = super::signals::watch(cancel.clone());
+    let signals = crate::headless::signals::watch(cancel.clone());
     let checked = tokio::select! {
         p = run.check_all() => p,
         _ = cancel.cancelled() => {

@@ -1,8 +1,8 @@
 //! `rightsize export RUN`: charts (PNG, SVG), the one-file HTML report, CSV, JSON and AIPerf
 //! files of a finished run, optionally overlaying other runs (`--compare`).
 
-use super::exit::BadInput;
 use super::history::{print, RunsDirArgs};
+use crate::headless::exit::BadInput;
 use crate::report::chart::{MAX_SIZE, MIN_SIZE};
 use crate::report::export_run::{export_run, run_json_text, ExportRequest, DEFAULT_SIZE};
 use crate::report::{levels_csv, load_run};

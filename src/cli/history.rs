@@ -1,8 +1,8 @@
 //! `rightsize runs`, `show RUN` and `compare RUN RUN`: past runs read back from the results
 //! folder. RUN is a run id, a unique prefix of one, or a run folder's path.
 
-use super::exit::BadInput;
 use crate::config::file::load_layered;
+use crate::headless::exit::BadInput;
 use crate::report::history::{list_run_infos, load_run, resolve_run, RunData, RunLookupError};
 use crate::report::history_text::{render_compare, render_runs, render_show};
 use clap::Args;

@@ -1,7 +1,7 @@
 //! `rightsize import aiperf PATH`: results made elsewhere brought into a run folder.
 
-use super::exit::BadInput;
 use super::history::{print, RunsDirArgs};
+use crate::headless::exit::BadInput;
 use crate::report::import_aiperf::{import_aiperf, ImportError, ImportNames};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};

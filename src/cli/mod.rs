@@ -3,24 +3,19 @@
 
 pub mod args;
 pub mod campaign;
-pub mod exit;
 pub mod export;
-pub mod headless;
 pub mod history;
 pub mod import;
 pub mod open_args;
 pub mod replay;
 pub mod search;
 pub mod session_args;
-pub mod signals;
 pub mod sweep;
 pub mod workload_args;
 
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-
-pub use exit::{exit_code_for, EXIT_BAD_INPUT, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 
 /// How much traffic can your LLM endpoint carry before latency breaks its SLA?
 ///
@@ -90,7 +85,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Some(Command::Replay(args)) => replay::execute(args, cli.config.as_deref()).await,
         Some(Command::Campaign(args)) => campaign::execute(args, cli.config.as_deref()).await,
         Some(Command::Sim(args)) => {
-            let cfg = args.into_config().map_err(exit::BadInput)?;
+            let cfg = args
+                .into_config()
+                .map_err(crate::headless::exit::BadInput)?;
             crate::sim::serve_forever(cfg).await?;
             Ok(std::process::ExitCode::SUCCESS)
         }

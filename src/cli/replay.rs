@@ -4,10 +4,10 @@
 //! `workload::trace` and `docs/open-loop.md`).
 
 use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
-use super::exit::BadInput;
-use super::headless;
 use super::open_args::OpenLoopArgs;
 use crate::config::resolve::SweepOverrides;
+use crate::headless;
+use crate::headless::exit::BadInput;
 use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};
 use crate::workload::dataset::Sampling;
 use clap::Args;

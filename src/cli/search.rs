@@ -3,10 +3,10 @@
 //! the answer, knee and planning numbers follow.
 
 use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
-use super::exit::BadInput;
-use super::headless;
 use super::open_args::{parse_rate, OpenLoopArgs};
 use crate::config::search::SearchOverrides;
+use crate::headless;
+use crate::headless::exit::BadInput;
 use crate::launch::{LaunchRequest, PlanChoice};
 use crate::values::{parse_concurrency, parse_positive};
 use clap::Args;

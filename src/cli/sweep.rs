@@ -2,10 +2,10 @@
 //! JSON) on stdout. Also the no-argument demo, which sweeps the built-in simulator.
 
 use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
-use super::exit::BadInput;
-use super::headless;
 use super::open_args::{parse_rate, parse_rates, parse_schedule, OpenLoopArgs, AUTO_SATURATE};
 use crate::config::resolve::SweepOverrides;
+use crate::headless;
+use crate::headless::exit::BadInput;
 use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};
 use crate::values::parse_concurrency;
 use crate::workload::arrivals::LoadShape;

@@ -10,6 +10,7 @@
 
 use super::events::EngineEvent;
 use super::lag::{lag_warning, LagProbe};
+use super::sink::RunSink;
 use super::workers::{self, SessionSource, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
@@ -18,7 +19,6 @@ use crate::metrics::{
 };
 use crate::plan::LevelPlanner;
 use crate::record::RequestRecord;
-use crate::report::RequestLog;
 use crate::workload::{Prompt, WorkloadSpec};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -60,7 +60,8 @@ pub struct LevelCtx<'a> {
     pub workload: &'a WorkloadSpec,
     pub cancel: &'a CancellationToken,
     pub events: &'a mpsc::Sender<EngineEvent>,
-    pub log: &'a mut RequestLog,
+    /// Where each request's record goes.
+    pub sink: &'a mut dyn RunSink,
     /// Judges the level and decides whether it needs more requests.
     pub planner: &'a dyn LevelPlanner,
 }
@@ -84,7 +85,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         workload,
         cancel,
         events,
-        log,
+        sink,
         planner,
     } = ctx;
     // a failing request log must not stop the measurement: the first error becomes a warning
@@ -110,7 +111,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             if finished >= work.limit() {
                 work.settled.cancel();
             }
-            log_error = log_error.or(log.append(plan.index, &rec).err());
+            log_error = log_error.or(sink.append_request(plan.index, &rec).err());
         }
     }
 
@@ -188,10 +189,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             rec = rx.recv() => match rec {
                 Some(mut rec) => {
                     if rec.index < work.limit() {
-                        fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
+                        fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
                     } else if work.done.is_cancelled() {
                         rec.cooldown = true;
-                        fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
+                        fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
                     } else {
                         ahead.push(rec);
                     }
@@ -242,7 +243,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                 // below the limit if the level grew over them, else they were cooldown
                 for mut rec in ahead.drain(..) {
                     rec.cooldown = rec.index >= work.limit();
-                    fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
+                    fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
                 }
                 settle(&work, &acc);
                 // a batch the run-ahead already finished is decided at once
@@ -265,7 +266,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     // cut short (cancelled) while some ran ahead: past the limit, not measured
     for mut rec in ahead.drain(..) {
         rec.cooldown = true;
-        fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
+        fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
     }
     let partial = cancel.is_cancelled();
     if partial {
@@ -274,7 +275,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     let summary = acc.finish(meta(partial, may_grow.then_some(sampling)));
     let label = format!("concurrency {}", plan.concurrency);
     finish_level(
-        summary, probe, log, log_error, events, planner, plan.index, &label,
+        summary, probe, sink, log_error, events, planner, plan.index, &label,
     )
     .await
 }
@@ -285,7 +286,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
 pub(super) async fn finish_level(
     mut summary: LevelSummary,
     probe: LagProbe,
-    log: &mut RequestLog,
+    sink: &mut dyn RunSink,
     mut log_error: Option<std::io::Error>,
     events: &mpsc::Sender<EngineEvent>,
     planner: &dyn LevelPlanner,
@@ -293,7 +294,7 @@ pub(super) async fn finish_level(
     label: &str,
 ) -> LevelSummary {
     let (timer_p99, timer_max) = probe.stop().await;
-    log_error = log_error.or(log.flush().err());
+    log_error = log_error.or(sink.flush_requests().err());
     if let Some(e) = log_error {
         let _ = events
             .send(EngineEvent::Warning(format!(
@@ -328,13 +329,13 @@ pub(super) fn fold(
     rec: &RequestRecord,
     acc: &mut LevelAccumulator,
     live: &mut LiveLevel,
-    log: &mut RequestLog,
+    sink: &mut dyn RunSink,
     log_error: &mut Option<std::io::Error>,
 ) {
     live.on_record(rec);
     acc.add(rec);
     if log_error.is_none() {
-        *log_error = log.append(level, rec).err();
+        *log_error = sink.append_request(level, rec).err();
     }
 }
 

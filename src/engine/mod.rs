@@ -7,7 +7,9 @@ pub mod lag;
 pub mod level;
 pub mod open_loop;
 pub mod run;
+pub mod sink;
 pub mod workers;
 
 pub use events::EngineEvent;
 pub use run::{run, LevelPlanner, RunError, RunOutcome, RunRequest};
+pub use sink::RunSink;

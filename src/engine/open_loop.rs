@@ -197,7 +197,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
         workload,
         cancel,
         events,
-        log,
+        sink,
         planner,
     } = ctx;
     let schedule = Schedule {
@@ -275,7 +275,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
                     if rec.error.is_none() {
                         expected.success(rec.end_ns.saturating_sub(rec.start_ns) as f64 / 1e9);
                     }
-                    fold(plan.index, &rec, &mut acc, &mut live, log, &mut log_error);
+                    fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
                 }
                 None => break,
             },
@@ -359,7 +359,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
     }
     let label = plan.shape.label();
     finish_level(
-        summary, probe, log, log_error, events, planner, plan.index, &label,
+        summary, probe, sink, log_error, events, planner, plan.index, &label,
     )
     .await
 }

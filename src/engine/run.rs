@@ -5,13 +5,14 @@
 use super::events::EngineEvent;
 use super::level::{run_level, LevelCtx, LevelPlan};
 use super::open_loop::{run_open_level, OpenPlan};
+use super::sink::RunSink;
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::fdlimit::{check_nofile, nofile_needed, raise_nofile_limit};
 use crate::metrics::LevelSummary;
 use crate::plan::LevelLoad;
 pub use crate::plan::LevelPlanner;
-use crate::report::ResultsDir;
+use crate::telemetry::scrape::Scraped;
 use crate::workload::arrivals::{LoadShape, OpenSettings};
 use crate::workload::WorkloadSpec;
 use serde::Serialize;
@@ -30,8 +31,8 @@ pub struct RunRequest {
     pub request_count: u32,
     pub warmup: u32,
     pub timeout: Duration,
-    /// Root folder; the run gets a folder of its own inside it.
-    pub results_root: PathBuf,
+    /// Where the results go (the results folder: `report::results::FolderSink`).
+    pub sink: Box<dyn RunSink>,
     /// The simulator runs in this process (its sockets count against the fd limit too).
     pub in_process_sim: bool,
     pub config_sources: Vec<String>,
@@ -117,6 +118,7 @@ pub async fn run(
     events: mpsc::Sender<EngineEvent>,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
+    let mut sink = req.sink;
     let limits = raise_nofile_limit();
     if let Some((soft, _)) = limits {
         let need = nofile_needed(planner.max_concurrency(), req.in_process_sim);
@@ -126,7 +128,7 @@ pub async fn run(
     }
     // pre-flight and calibration wait on the network: a stop must not wait for them
     let (endpoint, server, workload) = tokio::select! {
-        r = setup(&req, &events) => r?,
+        r = setup(&req.endpoint, &req.workload, req.timeout, &events) => r?,
         _ = cancel.cancelled() => return Err(RunError::Cancelled),
     };
     let model = match &endpoint.spec().sagemaker {
@@ -138,7 +140,7 @@ pub async fn run(
     };
 
     let run_id = crate::wallclock::new_run_id(&req.kind, std::time::SystemTime::now());
-    let dir = ResultsDir::create(&req.results_root, &run_id)?;
+    let dir = sink.open(&run_id)?;
     let mut echo = RunEcho {
         tool: "rightsize",
         version: env!("CARGO_PKG_VERSION"),
@@ -158,11 +160,11 @@ pub async fn run(
         ended_at: None,
         interrupted: false,
     };
-    dir.write_run(&echo)?;
+    sink.write_run(&echo)?;
     let _ = events
         .send(EngineEvent::RunStarted {
             run_id: run_id.clone(),
-            dir: dir.path().to_path_buf(),
+            dir: dir.clone(),
             endpoint: crate::secrets::redact_url(&req.endpoint.name),
             model,
             server,
@@ -172,14 +174,15 @@ pub async fn run(
     let scrape_stop = CancellationToken::new();
     // a SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
     let scraper = (!endpoint.is_sagemaker()).then(|| {
-        tokio::spawn(crate::telemetry::scrape::scrape(
+        let (tx, rx) = mpsc::channel(4);
+        let scrape = tokio::spawn(crate::telemetry::scrape::scrape(
             endpoint.plain_client(),
             endpoint.spec().base_url.clone(),
-            events.clone(),
+            tx,
             scrape_stop.clone(),
-        ))
+        ));
+        (scrape, tokio::spawn(forward_telemetry(rx, events.clone())))
     });
-    let mut log = dir.request_log()?;
     let mut levels: Vec<LevelSummary> = Vec::new();
     let mut raised_said = false;
     while !cancel.is_cancelled() {
@@ -192,7 +195,7 @@ pub async fn run(
             workload: &workload,
             cancel: &cancel,
             events: &events,
-            log: &mut log,
+            sink: &mut *sink,
             planner: &*planner,
         };
         let mut summary = match load {
@@ -225,11 +228,11 @@ pub async fn run(
                 run_level(ctx, plan).await
             }
             LevelLoad::Open(shape) => {
-                let plan = open_plan(&req, &*planner, &workload, index, shape, None);
+                let plan = open_plan(&req.open, &*planner, &workload, index, shape, None);
                 run_open_level(ctx, plan).await
             }
             LevelLoad::Replay { times, shape } => {
-                let plan = open_plan(&req, &*planner, &workload, index, shape, Some(times));
+                let plan = open_plan(&req.open, &*planner, &workload, index, shape, Some(times));
                 run_open_level(ctx, plan).await
             }
         };
@@ -242,20 +245,21 @@ pub async fn run(
                 )))
                 .await;
         }
-        dir.write_level(&summary)?;
+        sink.write_level(&summary)?;
         let _ = events
             .send(EngineEvent::LevelFinished(Box::new(summary.clone())))
             .await;
         levels.push(summary);
     }
     scrape_stop.cancel();
-    if let Some(scraper) = scraper {
-        let _ = scraper.await;
+    if let Some((scrape, forward)) = scraper {
+        let _ = scrape.await;
+        let _ = forward.await;
     }
     let interrupted = cancel.is_cancelled();
     echo.ended_at = Some(crate::wallclock::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
-    dir.write_run(&echo)?;
+    sink.write_run(&echo)?;
     let mut summary = serde_json::json!({
         "run_id": run_id,
         "kind": req.kind,
@@ -267,35 +271,52 @@ pub async fn run(
     {
         s.extend(extra);
     }
-    dir.write_summary(&summary)?;
+    sink.write_summary(&summary)?;
     let _ = events.send(EngineEvent::RunFinished { interrupted }).await;
     Ok(RunOutcome {
         run_id,
-        dir: dir.path().to_path_buf(),
+        dir,
         echo,
         levels,
         interrupted,
     })
 }
 
+/// The scraper's findings as engine events: samples as snapshots (dropped when the consumer
+/// is behind), the one note of a server without known metrics as a warning.
+async fn forward_telemetry(mut rx: mpsc::Receiver<Scraped>, events: mpsc::Sender<EngineEvent>) {
+    while let Some(s) = rx.recv().await {
+        match s {
+            Scraped::Sample(sample) => {
+                let _ = events.try_send(EngineEvent::Telemetry(sample));
+            }
+            Scraped::Missing(note) => {
+                let _ = events.send(EngineEvent::Warning(note)).await;
+            }
+        }
+    }
+}
+
 /// Before any load: the workload's prompts and tokenizer, the endpoint (its model asked of
 /// the server when none is named), the pre-flight check and calibration.
 async fn setup(
-    req: &RunRequest,
+    spec: &EndpointSpec,
+    workload: &WorkloadSpec,
+    timeout: Duration,
     events: &mpsc::Sender<EngineEvent>,
 ) -> Result<(Endpoint, ServerIdentity, WorkloadSpec), RunError> {
-    let mut workload = req.workload.clone().ensure_loaded()?;
+    let mut workload = workload.clone().ensure_loaded()?;
     let counter = workload.loaded().tokenizer.tokenizer.clone();
     let max_pool = 4096usize;
     // a SageMaker container serves the one model it holds: no name needed
-    let endpoint = if req.endpoint.model.is_empty() && req.endpoint.sagemaker.is_none() {
+    let endpoint = if spec.model.is_empty() && spec.sagemaker.is_none() {
         // no model named: use the one the server lists (or say which to pick)
-        let probe = Endpoint::new(&req.endpoint, 1, req.timeout)?;
-        let mut spec = req.endpoint.clone();
+        let probe = Endpoint::new(spec, 1, timeout)?;
+        let mut spec = spec.clone();
         spec.model = crate::endpoint::preflight::only_model(&probe).await?;
-        Endpoint::new(&spec, max_pool, req.timeout)?
+        Endpoint::new(&spec, max_pool, timeout)?
     } else {
-        Endpoint::new(&req.endpoint, max_pool, req.timeout)?
+        Endpoint::new(spec, max_pool, timeout)?
     }
     .with_tokenizer(counter);
     let server = preflight(&endpoint).await?;
@@ -317,7 +338,7 @@ const SCHEDULE_MAX_REQUESTS: u64 = 10_000_000;
 /// An open-loop level's plan: a fixed rate runs the run's request count; a schedule runs to
 /// its end; a replay sends the whole trace.
 fn open_plan(
-    req: &RunRequest,
+    open: &OpenSettings,
     planner: &dyn LevelPlanner,
     workload: &WorkloadSpec,
     index: u32,
@@ -325,20 +346,20 @@ fn open_plan(
     times: Option<Arc<Vec<u64>>>,
 ) -> OpenPlan {
     let max_requests = match (&times, &shape) {
-        (Some(t), _) => req.open.requests.map_or(t.len() as u64, u64::from),
-        (None, LoadShape::Rate { rps }) => req.open.rate_requests(*rps, planner.min_requests()),
+        (Some(t), _) => open.requests.map_or(t.len() as u64, u64::from),
+        (None, LoadShape::Rate { rps }) => open.rate_requests(*rps, planner.min_requests()),
         (None, _) => SCHEDULE_MAX_REQUESTS,
     };
     OpenPlan {
         index,
         shape,
-        arrival: req.open.arrival,
+        arrival: open.arrival,
         // each level its own arrivals, the same for the same seed
         seed: crate::rng::mix64(workload.seed ^ u64::from(index).wrapping_mul(0x9E37_79B9)),
         times,
         max_requests,
-        max_in_flight: req.open.max_in_flight,
-        window: req.open.window_s,
+        max_in_flight: open.max_in_flight,
+        window: open.window_s,
     }
 }
 

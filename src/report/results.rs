@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::engine::run::RunEcho;
+use crate::engine::sink::RunSink;
 use crate::metrics::LevelSummary;
 use crate::record::RequestRecord;
 
@@ -303,6 +305,67 @@ impl RequestLog {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()?;
         self.out.get_ref().sync_data()
+    }
+}
+
+/// The results folder as the engine's sink: `root/<run id>/` made when the run opens, each
+/// file written atomically as the engine hands it over, `requests.jsonl` appended through a
+/// buffer that is synced at each level's end.
+pub struct FolderSink {
+    root: PathBuf,
+    dir: Option<ResultsDir>,
+    log: Option<RequestLog>,
+}
+
+impl FolderSink {
+    /// Runs go into folders of their own under `root`.
+    pub fn new(root: PathBuf) -> FolderSink {
+        FolderSink {
+            root,
+            dir: None,
+            log: None,
+        }
+    }
+
+    fn dir(&self) -> io::Result<&ResultsDir> {
+        self.dir.as_ref().ok_or_else(not_open)
+    }
+}
+
+fn not_open() -> io::Error {
+    io::Error::other("the run's folder is not open yet")
+}
+
+impl RunSink for FolderSink {
+    fn open(&mut self, run_id: &str) -> io::Result<PathBuf> {
+        let dir = ResultsDir::create(&self.root, run_id)?;
+        self.log = Some(dir.request_log()?);
+        let path = dir.path().to_path_buf();
+        self.dir = Some(dir);
+        Ok(path)
+    }
+
+    fn write_run(&mut self, echo: &RunEcho) -> io::Result<()> {
+        self.dir()?.write_run(echo).map(drop)
+    }
+
+    fn append_request(&mut self, level: u32, record: &RequestRecord) -> io::Result<()> {
+        self.log
+            .as_mut()
+            .ok_or_else(not_open)?
+            .append(level, record)
+    }
+
+    fn flush_requests(&mut self) -> io::Result<()> {
+        self.log.as_mut().ok_or_else(not_open)?.flush()
+    }
+
+    fn write_level(&mut self, level: &LevelSummary) -> io::Result<()> {
+        self.dir()?.write_level(level).map(drop)
+    }
+
+    fn write_summary(&mut self, summary: &serde_json::Value) -> io::Result<()> {
+        self.dir()?.write_summary(summary).map(drop)
     }
 }
 

@@ -1,9 +1,9 @@
 //! The scraper: fetches `/metrics` beside the API base once a second while a run goes on and
-//! sends what it finds as engine events. A server without `/metrics` is reported once.
+//! sends what it finds to whoever runs it (the engine turns it into its events). A server
+//! without `/metrics` is reported once.
 
 use super::prometheus::parse;
 use super::server::{reduce, ServerSample};
-use crate::engine::EngineEvent;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -12,6 +12,15 @@ use tokio_util::sync::CancellationToken;
 pub const SCRAPE_EVERY: Duration = Duration::from_secs(1);
 /// The longest one scrape may take.
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What the scraper tells whoever runs it.
+#[derive(Debug, Clone)]
+pub enum Scraped {
+    /// The server's figures now (a snapshot: dropped when the receiver is behind).
+    Sample(ServerSample),
+    /// Said once: the server exposes nothing rightsize knows; the text says so for people.
+    Missing(String),
+}
 
 /// The `/metrics` URL for an API base such as `http://host:8000/v1`.
 pub fn metrics_url(base_url: &str) -> String {
@@ -26,12 +35,12 @@ pub fn metrics_url(base_url: &str) -> String {
 }
 
 /// Scrapes until `stop` is cancelled with `client` (the endpoint's, carrying its headers and
-/// credentials); sends `Telemetry` events (and one `Warning` when the server exposes nothing
-/// rightsize knows).
+/// credentials); sends [`Scraped::Sample`]s (and one [`Scraped::Missing`] when the server
+/// exposes nothing rightsize knows) on `out`.
 pub async fn scrape(
     client: reqwest::Client,
     base_url: String,
-    events: mpsc::Sender<EngineEvent>,
+    out: mpsc::Sender<Scraped>,
     stop: CancellationToken,
 ) {
     let url = metrics_url(&base_url);
@@ -54,8 +63,8 @@ pub async fn scrape(
         if sample.server.is_none() {
             if !said_missing {
                 said_missing = true;
-                let _ = events
-                    .send(EngineEvent::Warning(format!(
+                let _ = out
+                    .send(Scraped::Missing(format!(
                         "server telemetry: {url} has no vLLM, SGLang, llama.cpp or TGI metrics; \
                          server-side figures are not shown"
                     )))
@@ -64,7 +73,7 @@ pub async fn scrape(
             continue;
         }
         // a snapshot: dropped when the consumer is behind, the next one replaces it
-        let _ = events.try_send(EngineEvent::Telemetry(sample));
+        let _ = out.try_send(Scraped::Sample(sample));
     }
 }
 

@@ -143,3 +143,67 @@ pub fn prometheus_value(text: &str, name: &str) -> f64 {
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
+
+/// What a run handed to a [`MemorySink`], in the order the engine handed it over.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// The run id the sink was opened with.
+    pub run_id: Option<String>,
+    /// Each `run.json` echo as JSON (written at the start and again at the end).
+    pub echoes: Vec<serde_json::Value>,
+    /// Every request record with its 0-based level.
+    pub records: Vec<(u32, rightsize::record::RequestRecord)>,
+    pub levels: Vec<rightsize::metrics::LevelSummary>,
+    pub summary: Option<serde_json::Value>,
+    /// How many times the records were flushed (once per level).
+    pub flushes: u32,
+}
+
+/// A run's sink in memory (no files): the test reads what the engine handed over through the
+/// shared [`Recorded`].
+#[derive(Clone, Default)]
+pub struct MemorySink(pub std::sync::Arc<std::sync::Mutex<Recorded>>);
+
+impl MemorySink {
+    /// What has been handed over so far.
+    pub fn recorded(&self) -> std::sync::MutexGuard<'_, Recorded> {
+        self.0.lock().expect("the sink's lock")
+    }
+}
+
+impl rightsize::engine::RunSink for MemorySink {
+    fn open(&mut self, run_id: &str) -> std::io::Result<PathBuf> {
+        self.recorded().run_id = Some(run_id.to_string());
+        Ok(PathBuf::from(format!("memory:{run_id}")))
+    }
+
+    fn write_run(&mut self, echo: &rightsize::engine::run::RunEcho) -> std::io::Result<()> {
+        let echo = serde_json::to_value(echo).map_err(std::io::Error::other)?;
+        self.recorded().echoes.push(echo);
+        Ok(())
+    }
+
+    fn append_request(
+        &mut self,
+        level: u32,
+        record: &rightsize::record::RequestRecord,
+    ) -> std::io::Result<()> {
+        self.recorded().records.push((level, record.clone()));
+        Ok(())
+    }
+
+    fn flush_requests(&mut self) -> std::io::Result<()> {
+        self.recorded().flushes += 1;
+        Ok(())
+    }
+
+    fn write_level(&mut self, level: &rightsize::metrics::LevelSummary) -> std::io::Result<()> {
+        self.recorded().levels.push(level.clone());
+        Ok(())
+    }
+
+    fn write_summary(&mut self, summary: &serde_json::Value) -> std::io::Result<()> {
+        self.recorded().summary = Some(summary.clone());
+        Ok(())
+    }
+}

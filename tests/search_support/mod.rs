@@ -61,7 +61,9 @@ pub async fn run_plan_with(
         request_count: requests,
         warmup: 0,
         timeout,
-        results_root: tmpdir("search"),
+        sink: Box::new(rightsize::report::results::FolderSink::new(tmpdir(
+            "search",
+        ))),
         in_process_sim: true,
         config_sources: vec![],
         open,

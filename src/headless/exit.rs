@@ -16,7 +16,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 #[error("{0}")]
 pub struct BadInput(pub String);
 
-/// The exit code for an error returned by [`super::run`].
+/// The exit code for an error returned by `cli::run` (or a campaign candidate's launch).
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
     let fd_limit = matches!(
         err.downcast_ref::<crate::engine::RunError>(),

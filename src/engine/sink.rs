@@ -1,0 +1,30 @@
+//! Where a run's results go. The engine hands each piece to the sink it is given the moment
+//! the piece exists: the run's echo once the pre-flight has passed (and again at the end),
+//! every request record as it is folded, each level as it ends, the summary last. The results
+//! folder (`report::results::FolderSink`) is one sink; a test's vectors are another. The
+//! engine decides nothing about files.
+
+use super::run::RunEcho;
+use crate::metrics::LevelSummary;
+use crate::record::RequestRecord;
+use std::io;
+use std::path::PathBuf;
+
+/// A run's results, as the engine makes them. Errors are I/O errors: a failed level or
+/// summary write stops the run (its error names the results); a failed request-record write
+/// does not (the level is still measured, and the first such error becomes a warning).
+pub trait RunSink: Send {
+    /// The run passed its pre-flight and is named `run_id`: makes its place and says where
+    /// it is (the folder the consumers show; any path for a sink without one).
+    fn open(&mut self, run_id: &str) -> io::Result<PathBuf>;
+    /// The run's echo (`run.json`): written when the run begins and again when it ends.
+    fn write_run(&mut self, echo: &RunEcho) -> io::Result<()>;
+    /// One request of level `level` (0-based), measured, warmup or cooldown.
+    fn append_request(&mut self, level: u32, record: &RequestRecord) -> io::Result<()>;
+    /// The end of a level's requests: whatever is buffered is made durable.
+    fn flush_requests(&mut self) -> io::Result<()>;
+    /// A finished (or cut) level.
+    fn write_level(&mut self, level: &LevelSummary) -> io::Result<()>;
+    /// The run's summary: its levels and what the planner reports of them.
+    fn write_summary(&mut self, summary: &serde_json::Value) -> io::Result<()>;
+}

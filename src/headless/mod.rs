@@ -1,0 +1,124 @@
+//! The headless consumer: a run without the dashboard, as CI gates and pipelines use it.
+//! Progress goes to stderr ([`progress`], folding the engine's events through the same reducer
+//! as the dashboard), the final table or JSON to stdout (a closed stdout, `| head`, is not an
+//! error), and the exit code says how it ended ([`exit`]); SIGINT, SIGTERM and SIGHUP stop a
+//! run keeping what it measured ([`signals`]). The campaign runner and the CLI use these as
+//! siblings: nothing here imports either.
+
+pub mod exit;
+pub mod progress;
+pub mod signals;
+
+use crate::engine::{self, RunOutcome};
+use crate::launch::{prepare, Launch, Prepared};
+use crate::plan::{gate, RunAnalysis};
+use crate::state::RunState;
+use exit::{EXIT_GATE, EXIT_INTERRUPTED};
+use progress::print_progress;
+use std::io::Write;
+use std::process::ExitCode;
+use tokio_util::sync::CancellationToken;
+
+/// Prints the final table (or JSON) on stdout: the level table (unless the iteration rows
+/// were printed as levels finished), then the answer, knee and planning numbers.
+pub fn print_final(
+    state: &RunState,
+    outcome: &RunOutcome,
+    analysis: &RunAnalysis,
+    json: bool,
+    rows_printed: bool,
+) -> std::io::Result<()> {
+    let text = if json {
+        let mut v = serde_json::json!({
+            "run_id": outcome.run_id,
+            "dir": outcome.dir,
+            "interrupted": outcome.interrupted,
+            "endpoint": outcome.echo.endpoint,
+            "workload": outcome.echo.workload,
+            "levels": state.levels,
+        });
+        if let (Some(o), Ok(serde_json::Value::Object(extra))) =
+            (v.as_object_mut(), serde_json::to_value(analysis))
+        {
+            o.extend(extra);
+        }
+        serde_json::to_string_pretty(&v).map_err(std::io::Error::other)? + "\n"
+    } else if rows_printed {
+        format!(
+            "{}\n{}",
+            crate::report::open_text::render_open(&state.levels),
+            crate::plan::text::render_analysis(analysis)
+        )
+    } else {
+        format!(
+            "{}{}\n{}",
+            crate::report::render_table(&state.levels),
+            crate::report::open_text::render_open(&state.levels),
+            crate::plan::text::render_analysis(analysis)
+        )
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
+/// Starts the simulator if asked, runs the plan (printing progress, and with `rows` the
+/// iteration table as levels finish), prints the result, applies the gate. SIGINT, SIGTERM
+/// and SIGHUP stop the run at once: finished levels are kept, the cut one is marked partial,
+/// and the exit code says which signal ([`signals`]).
+pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCode> {
+    let cancel = CancellationToken::new();
+    let signals = signals::watch(cancel.clone());
+    let Prepared {
+        req,
+        planner,
+        analysis,
+        gate,
+        sim,
+        sim_time_scale,
+    } = prepare(l).await?;
+    if let Some(f) = sim_time_scale {
+        eprintln!(
+            "note: the built-in simulator runs {f}x faster than real time: its token rates \
+             are {f}x, and its latencies 1/{f}, of the GPU it models"
+        );
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    let row_analysis = (rows && !json).then(|| analysis.clone());
+    let printer = tokio::spawn(print_progress(rx, row_analysis));
+    let result = engine::run(req, planner, tx, cancel.clone()).await;
+    let state = printer.await.unwrap_or_default();
+    if let Some(server) = sim {
+        server.shutdown();
+    }
+    let caught = signals.caught();
+    let outcome = match result {
+        Ok(o) => o,
+        // stopped before the run began (during pre-flight): nothing was measured
+        Err(_) if caught.is_some() => {
+            eprintln!("interrupted before any load was sent");
+            return Ok(ExitCode::from(
+                caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let analysis = crate::plan::analyse(&analysis, &outcome.levels);
+    print_final(&state, &outcome, &analysis, json, rows)?;
+    if outcome.interrupted {
+        return Ok(ExitCode::from(
+            caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
+        ));
+    }
+    let failures = gate::check(analysis.answer.as_ref(), &gate);
+    for f in &failures {
+        eprintln!("gate failed: {f}");
+    }
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_GATE)
+    })
+}
