@@ -152,7 +152,7 @@ async fn one_level(
         request_count: requests,
         warmup: 0,
         timeout: Duration::from_secs(120),
-        sink: Box::new(rightsize::report::results::FolderSink::new(root)),
+        sink: Box::new(rightsize::report::folder::FolderSink::new(root)),
         in_process_sim: false,
         config_sources: vec![],
         open: Default::default(),

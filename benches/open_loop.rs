@@ -75,7 +75,7 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
         request_count: requests,
         warmup: 0,
         timeout: Duration::from_secs(30),
-        sink: Box::new(rightsize::report::results::FolderSink::new(root.clone())),
+        sink: Box::new(rightsize::report::folder::FolderSink::new(root.clone())),
         in_process_sim: false,
         config_sources: vec![],
         open: OpenSettings {

@@ -16,7 +16,7 @@ use crate::plan::gate::{Answer, Gate};
 use crate::plan::judge::SlaSet;
 use crate::plan::{Analysis, LevelLoad, SearchPlanner, SweepPlanner};
 use crate::record::sla::SlaThreshold;
-use crate::report::results::FolderSink;
+use crate::report::folder::FolderSink;
 use crate::workload::arrivals::LoadShape;
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
 //! A campaign's exports (docs/campaigns.md): the Pareto chart and the overlay of every
 //! candidate's curves (PNG, SVG), and the ranking as CSV.
 
+use super::campaign_file::{CampaignRecord, CandidateState};
 use super::rank::RankedRow;
-use super::record::{CampaignRecord, CandidateState};
 use crate::report::chart::pareto::{ParetoPoint, ParetoSpec};
 use crate::report::chart::{render_pareto_png, render_pareto_svg, render_png, render_svg};
 use std::path::{Path, PathBuf};

@@ -2,8 +2,8 @@
 //! states, their engine events, and the ranking as it fills in. The headless printer does
 //! not need them: it prints as the runner goes.
 
+use super::campaign_file::CandidateState;
 use super::rank::RankedRow;
-use super::record::CandidateState;
 use crate::engine::EngineEvent;
 
 /// One step of a campaign.

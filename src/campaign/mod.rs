@@ -3,10 +3,10 @@
 //! instance-hour), run one after another into a campaign folder, then ranked by cost per
 //! million output tokens at the SLA answer.
 
+pub mod campaign_file;
 pub mod chart;
 pub mod events;
 pub mod rank;
-pub mod record;
+pub mod ranking_text;
 pub mod runner;
 pub mod spec;
-pub mod text;

@@ -2,15 +2,15 @@
 //! candidate's SLA search one after another into the campaign folder, `campaign.json`
 //! rewritten at every change of state, and the ranking over what has finished.
 
+use super::campaign_file::{CampaignRecord, CampaignSource, CandidateRecord, CandidateState};
 use super::events::CampaignEvent;
 use super::rank::{numbers, rank, CandidateNumbers, RankBy, RankedRow};
-use super::record::{CampaignRecord, CampaignSource, CandidateRecord, CandidateState};
 use super::spec::{CampaignSpec, CandidateSource};
 use crate::config::resolve::{EndpointOverrides, InputError};
 use crate::engine::RunError;
 use crate::launch::{prepare, LaunchRequest, PlanChoice, Prepared};
 use crate::plan::Analysis;
-use crate::report::results::FolderSink;
+use crate::report::folder::FolderSink;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
@@ -47,7 +47,7 @@ impl CampaignRun {
     ) -> anyhow::Result<CampaignRun> {
         let id =
             crate::wallclock::new_run_id(&format!("campaign-{}", spec.name), SystemTime::now());
-        let dir = crate::report::results::ResultsDir::create(root, &id)
+        let dir = crate::report::folder::ResultsDir::create(root, &id)
             .map_err(|e| {
                 anyhow::anyhow!("cannot create a campaign folder in {}: {e}", root.display())
             })?
@@ -303,7 +303,7 @@ impl CampaignRun {
             let (tx, mut rx) = mpsc::channel(256);
             let consumer = match &events {
                 None => tokio::spawn(async move {
-                    crate::headless::progress::print_progress(rx, None).await;
+                    crate::headless::printer::print_progress(rx, None).await;
                 }),
                 Some(out) => {
                     let out = out.clone();

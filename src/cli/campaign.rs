@@ -1,8 +1,8 @@
 //! `rightsize campaign FILE | --plan NAME | --resume DIR`: several candidates, one SLA search
 //! each, ranked by cost per million output tokens at the answer (docs/campaigns.md).
 
+use crate::campaign::campaign_file::{is_campaign_dir, CampaignRecord, CampaignSource};
 use crate::campaign::rank::RankBy;
-use crate::campaign::record::{is_campaign_dir, CampaignRecord, CampaignSource};
 use crate::campaign::runner::{CampaignEnd, CampaignRun};
 use crate::campaign::spec::{entry_from_config, resolve, CampaignFlags};
 use crate::config::campaign::CampaignEntry;
@@ -228,7 +228,7 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
             run.record.name,
             run.dir.display(),
             run.record.rank_by.label(),
-            crate::campaign::text::render_ranking(&run.record.ranking)
+            crate::campaign::ranking_text::render_ranking(&run.record.ranking)
         )
     };
     super::history::print(&text)?;

@@ -142,7 +142,7 @@ fn export_campaign(dir: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let rec = crate::campaign::record::CampaignRecord::read(dir)
+    let rec = crate::campaign::campaign_file::CampaignRecord::read(dir)
         .map_err(|e| anyhow::anyhow!("cannot read the campaign in {}: {e}", dir.display()))?;
     let to_stdout = args.csv.as_deref() == Some(Path::new("-"));
     let req = crate::campaign::chart::CampaignExport {

@@ -52,7 +52,7 @@ impl RunsDirArgs {
     /// The campaign folder RUN names (a path, or a folder name under the results root), if
     /// it names one.
     pub fn campaign(&self, config: Option<&Path>, run: &str) -> Option<PathBuf> {
-        use crate::campaign::record::is_campaign_dir;
+        use crate::campaign::campaign_file::is_campaign_dir;
         let given = PathBuf::from(run);
         if is_campaign_dir(&given) {
             return Some(given);
@@ -62,8 +62,8 @@ impl RunsDirArgs {
     }
 }
 
-fn read_campaign(dir: &Path) -> anyhow::Result<crate::campaign::record::CampaignRecord> {
-    crate::campaign::record::CampaignRecord::read(dir)
+fn read_campaign(dir: &Path) -> anyhow::Result<crate::campaign::campaign_file::CampaignRecord> {
+    crate::campaign::campaign_file::CampaignRecord::read(dir)
         .map_err(|e| anyhow::anyhow!("cannot read the campaign in {}: {e}", dir.display()))
 }
 
@@ -152,7 +152,7 @@ pub fn show(args: ShowArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
         print(&if args.json {
             pretty(&serde_json::to_value(&rec)?)?
         } else {
-            crate::campaign::text::render_campaign(&rec)
+            crate::campaign::ranking_text::render_campaign(&rec)
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -176,7 +176,7 @@ pub fn compare(args: CompareArgs, config: Option<&Path>) -> anyhow::Result<ExitC
             print(&if args.json {
                 pretty(&json!({"a": a, "b": b}))?
             } else {
-                crate::campaign::text::render_campaign_compare(&a, &b)
+                crate::campaign::ranking_text::render_campaign_compare(&a, &b)
             })?;
             return Ok(ExitCode::SUCCESS);
         }

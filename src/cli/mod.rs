@@ -1,13 +1,13 @@
 //! Command-line definitions and dispatch: `run(cli)` is the whole program, testable without a
 //! process; `main` only parses, calls it and turns the result into an exit code.
 
-pub mod args;
 pub mod campaign;
 pub mod export;
 pub mod history;
 pub mod import;
 pub mod open_args;
 pub mod replay;
+pub mod run_args;
 pub mod search;
 pub mod session_args;
 pub mod sweep;

@@ -2,7 +2,7 @@
 //! (shared by `sweep`, `search --by rate` and `replay`), and the parsers for `--rates` and
 //! `--rate`.
 
-use super::args::duration_arg;
+use super::run_args::duration_arg;
 use crate::launch::OpenChoice;
 use crate::workload::arrivals::{Arrival, LoadShape, OpenSettings};
 use clap::{Args, ValueEnum};

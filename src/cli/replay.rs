@@ -3,8 +3,8 @@
 //! time window. The trace is also the workload: record `i` is request `i` (see
 //! `workload::trace` and `docs/open-loop.md`).
 
-use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::open_args::OpenLoopArgs;
+use super::run_args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use crate::config::resolve::SweepOverrides;
 use crate::headless;
 use crate::headless::exit::BadInput;

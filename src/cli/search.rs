@@ -2,8 +2,8 @@
 //! `plan::search`, headless. The iteration table prints on stdout row by row as levels finish;
 //! the answer, knee and planning numbers follow.
 
-use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::open_args::{parse_rate, OpenLoopArgs};
+use super::run_args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use crate::config::search::SearchOverrides;
 use crate::headless;
 use crate::headless::exit::BadInput;

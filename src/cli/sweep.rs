@@ -1,8 +1,8 @@
 //! `rightsize sweep`: a concurrency sweep run headless, progress on stderr, the table (or
 //! JSON) on stdout. Also the no-argument demo, which sweeps the built-in simulator.
 
-use super::args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use super::open_args::{parse_rate, parse_rates, parse_schedule, OpenLoopArgs, AUTO_SATURATE};
+use super::run_args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
 use crate::config::resolve::SweepOverrides;
 use crate::headless;
 use crate::headless::exit::BadInput;

@@ -1,10 +1,10 @@
 //! The shared HTTP client and one request/response exchange with exact timing.
 //!
 //! One [`Endpoint`] (one connection pool) is shared by every worker. Generation requests, on
-//! `http://` and `https://` alike, go through [`super::http_client`] (hyper's HTTP/1.1
-//! connections, rustls for TLS): the worker writes the request (an open loop's dispatcher
-//! writes it on its own thread when a connection is ready, [`super::direct`]), the
-//! first-token lane ([`super::lane`]) reads the answer up to its first token, the worker reads
+//! `http://` and `https://` alike, go through `super::http` (hyper's HTTP/1.1
+//! connections, rustls for TLS; its header walks through one request): the worker writes the
+//! request (an open loop's dispatcher writes it on its own thread when a connection is ready),
+//! the first-token lane reads the answer up to its first token, the worker reads
 //! the rest, each driving the connection itself. `GET /models` goes through reqwest, with the
 //! same headers and credentials.
 //! Times are read with [`now_ns`] in the task that reads the bytes, once per network read, the
@@ -17,12 +17,13 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT};
 use reqwest::Url;
 
-use super::direct::{DirectWriter, Prepared, Written};
-use super::http_client::HttpClient;
+use super::http::direct::{BuiltRequest, DirectWriter, Written};
+use super::http::exchange::HttpClient;
+use super::http::failure::{classify, error_chain};
+use super::http::pool::Target;
+use super::http::request_head::{basic_credentials, origin};
 use super::openai;
-use super::pool::Target;
-use super::response::Probe;
-use super::transport::{classify, error_chain, Transport};
+use super::probe::{Probe, Transport};
 use super::EndpointSpec;
 use crate::clock::now_ns;
 use crate::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
@@ -211,14 +212,12 @@ impl Endpoint {
             headers.insert("x-rightsize-sim-timing", HeaderValue::from_static("1"));
         }
 
-        let origin = super::http_client::origin(&generate_url).map_err(|reason| {
-            EndpointError::InvalidUrl {
-                url: crate::secrets::redact_url(&spec.base_url),
-                reason,
-            }
+        let origin = origin(&generate_url).map_err(|reason| EndpointError::InvalidUrl {
+            url: crate::secrets::redact_url(&spec.base_url),
+            reason,
         })?;
         let target = Target {
-            proxy: super::pool::proxy_for(&origin, |k| std::env::var(k).ok())
+            proxy: super::http::pool::proxy_for(&origin, |k| std::env::var(k).ok())
                 .map_err(EndpointError::Proxy)?,
             origin,
         };
@@ -227,7 +226,7 @@ impl Endpoint {
         // URL credentials as Basic authorization for reqwest too (it does not read them from
         // a URL given per request)
         if !headers.contains_key(reqwest::header::AUTHORIZATION) {
-            if let Some(creds) = super::http_client::basic_credentials(&generate_url) {
+            if let Some(creds) = basic_credentials(&generate_url) {
                 headers.insert(reqwest::header::AUTHORIZATION, creds);
             }
         }
@@ -446,7 +445,7 @@ impl Endpoint {
     }
 
     /// A writer for the open-loop dispatcher's thread, which writes each request itself at
-    /// its intended time (`super::direct`); `None` for a SageMaker endpoint.
+    /// its intended time (`super::http::direct`); `None` for a SageMaker endpoint.
     pub fn direct_writer(&self) -> Option<DirectWriter> {
         self.inner.http.clone().map(DirectWriter::new)
     }
@@ -457,7 +456,7 @@ impl Endpoint {
         writer: &DirectWriter,
         input: RequestInput<'_>,
         max_tokens: u32,
-    ) -> Prepared {
+    ) -> BuiltRequest {
         writer.prepare_body(
             openai::request_body(&self.inner.spec, input, max_tokens),
             max_tokens,

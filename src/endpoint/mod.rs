@@ -1,36 +1,32 @@
 //! Endpoint adapters: OpenAI-compatible chat and completions over one shared HTTP client
-//! (hyper's HTTP/1.1 connections, rustls for `https://`), Amazon SageMaker AI endpoints
-//! through the AWS SDK (feature `sagemaker`, [`sagemaker`]), the SSE / JSON-lines stream
-//! parser, and the pre-flight check.
+//! (hyper's HTTP/1.1 connections, rustls for `https://`: `http`, whose header walks through
+//! one request), Amazon SageMaker AI endpoints through the AWS SDK (feature `sagemaker`,
+//! [`sagemaker`]), the SSE / JSON-lines framing ([`sse`]), the stream reader that times the
+//! events (`stream`), and the pre-flight check.
 
 use serde::{Deserialize, Serialize};
 
 pub mod calibrate;
 pub mod client;
-mod conn;
 pub mod custom_payload;
-mod direct;
-mod http_client;
-mod lane;
+mod http;
 pub mod openai;
-mod pool;
 pub mod preflight;
-mod response;
+mod probe;
 /// Not an API: exists for the property tests and the property benchmark
 /// (tests/parser_props.rs, benches/parser_props.rs), which read body pieces through the
 /// private decoder and stream reader without a connection.
 #[doc(hidden)]
-pub use response::replay as body_replay;
+pub use http::body::replay as body_replay;
 #[cfg(feature = "sagemaker")]
 pub mod sagemaker;
 pub mod sagemaker_spec;
-mod socket;
 pub mod sse;
+mod stream;
 mod tgi;
-mod transport;
 
 pub use client::{api_base, Endpoint, EndpointError};
-pub use direct::{DirectWriter, Prepared, Written};
+pub use http::direct::{BuiltRequest, DirectWriter, Written};
 pub use preflight::{preflight, PreflightError, ServerIdentity};
 pub use sagemaker_spec::{SageMakerFormat, SageMakerTarget};
 

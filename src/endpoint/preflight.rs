@@ -7,9 +7,9 @@ use serde::Serialize;
 use super::client::{display_url, Endpoint};
 use super::client::{FetchError, Fetched};
 use super::openai;
-use super::response::Probe;
+use super::probe::Probe;
+use super::probe::Transport;
 use super::sse::Framing;
-use super::transport::Transport;
 use crate::record::{ErrorKind, ExchangeOutcome};
 
 /// Prompt of the pre-flight request.

@@ -2,9 +2,9 @@
 //! sender of events, a cancellation token and the planner it drives (`plan::LevelPlanner`),
 //! nothing of terminals.
 
+pub mod closed_loop;
 pub mod events;
 pub mod lag;
-pub mod level;
 pub mod open_loop;
 pub mod run;
 pub mod sink;

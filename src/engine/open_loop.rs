@@ -6,13 +6,13 @@
 //! records, reports progress, and stops the level early when requests waiting (in flight
 //! or not yet sent) keep growing: the server cannot keep up with the rate.
 
+use super::closed_loop::{finish_level, fold, prompts, LevelCtx};
 use super::events::EngineEvent;
 use super::lag::LagProbe;
-use super::level::{finish_level, fold, prompts, LevelCtx};
 use super::workers::Sent;
 use crate::clock::now_ns;
-use crate::metrics::open_loop::{rate_held, RateSummary, Saturation};
 use crate::metrics::progress::OpenProgress;
+use crate::metrics::rate::{rate_held, RateSummary, Saturation};
 use crate::metrics::{LevelAccumulator, LevelMeta, LevelSummary, LiveLevel};
 use crate::record::RequestRecord;
 use crate::workload::arrivals::{Arrival, LoadShape, Schedule};

@@ -2,8 +2,8 @@
 //! each level's file written the moment it ends. Interruption keeps every finished level and
 //! writes the cut one marked partial.
 
+use super::closed_loop::{run_level, LevelCtx, LevelPlan};
 use super::events::EngineEvent;
-use super::level::{run_level, LevelCtx, LevelPlan};
 use super::open_loop::{run_open_level, OpenPlan};
 use super::sink::RunSink;
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
@@ -31,7 +31,7 @@ pub struct RunRequest {
     pub request_count: u32,
     pub warmup: u32,
     pub timeout: Duration,
-    /// Where the results go (the results folder: `report::results::FolderSink`).
+    /// Where the results go (the results folder: `report::folder::FolderSink`).
     pub sink: Box<dyn RunSink>,
     /// The simulator runs in this process (its sockets count against the fd limit too).
     pub in_process_sim: bool,

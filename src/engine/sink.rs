@@ -1,7 +1,7 @@
 //! Where a run's results go. The engine hands each piece to the sink it is given the moment
 //! the piece exists: the run's echo once the pre-flight has passed (and again at the end),
 //! every request record as it is folded, each level as it ends, the summary last. The results
-//! folder (`report::results::FolderSink`) is one sink; a test's vectors are another. The
+//! folder (`report::folder::FolderSink`) is one sink; a test's vectors are another. The
 //! engine decides nothing about files.
 
 use super::run::RunEcho;

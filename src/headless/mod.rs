@@ -6,7 +6,7 @@
 //! siblings: nothing here imports either.
 
 pub mod exit;
-pub mod progress;
+pub mod printer;
 pub mod signals;
 
 use crate::engine::{self, RunOutcome};
@@ -14,7 +14,7 @@ use crate::launch::{prepare, Launch, Prepared};
 use crate::plan::{gate, RunAnalysis};
 use crate::state::RunState;
 use exit::{EXIT_GATE, EXIT_INTERRUPTED};
-use progress::print_progress;
+use printer::print_progress;
 use std::io::Write;
 use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
@@ -47,14 +47,14 @@ pub fn print_final(
         format!(
             "{}\n{}",
             crate::report::open_text::render_open(&state.levels),
-            crate::plan::text::render_analysis(analysis)
+            crate::plan::analysis_text::render_analysis(analysis)
         )
     } else {
         format!(
             "{}{}\n{}",
             crate::report::render_table(&state.levels),
             crate::report::open_text::render_open(&state.levels),
-            crate::plan::text::render_analysis(analysis)
+            crate::plan::analysis_text::render_analysis(analysis)
         )
     };
     let mut out = std::io::stdout().lock();

@@ -64,7 +64,7 @@ pub struct LevelMeta {
     /// Requests per level the run asked for (before raising to twice the concurrency).
     pub requests_asked: u64,
     /// How adaptive sampling went, when the level could take more requests.
-    pub sampling: Option<Sampling>,
+    pub sampling: Option<AdaptiveSampling>,
 }
 
 /// Why a level stopped taking more requests.
@@ -84,7 +84,7 @@ pub enum SamplingStop {
 /// Adaptive sampling of one level: batches of requests at the same concurrency, without a
 /// restart, until the SLA verdicts are decided or the cap is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Sampling {
+pub struct AdaptiveSampling {
     /// Requests per batch (the level's first batch).
     pub batch: u64,
     /// Batches run (1: the level was decided by its first batch).
@@ -165,7 +165,7 @@ pub struct LevelSummary {
     pub held: bool,
     /// Adaptive sampling, when the plan could extend the level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<Sampling>,
+    pub sampling: Option<AdaptiveSampling>,
     /// Each SLA of the run (the error-rate limit included) judged on this level.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slas: Vec<SlaCheck>,
@@ -264,7 +264,7 @@ pub struct LevelSummary {
     // The open-loop block (docs/open-loop.md): rates, schedule lag, latency from the
     // intended send, saturation, time windows. Empty for closed-loop levels.
     #[serde(flatten)]
-    pub open_loop: super::open_loop::OpenLoopMetrics,
+    pub open_loop: super::rate::OpenLoopMetrics,
 }
 
 /// The distribution metrics of a level by their AIPerf names, with the unit each is recorded

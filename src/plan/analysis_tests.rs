@@ -149,7 +149,7 @@ fn too_few_requests_to_decide_say_so() {
 
 #[test]
 fn too_few_requests_on_a_rate_level_name_its_rate() {
-    use crate::metrics::open_loop::RateSummary;
+    use crate::metrics::rate::RateSummary;
     use crate::workload::arrivals::{Arrival, LoadShape};
     let mut l = level(0, 16, 64, 220, 3400, 256, None);
     l.open_loop.rate = Some(RateSummary {
@@ -176,7 +176,7 @@ fn a_knee_without_any_doubling_measured_says_so() {
         level(0, 48, 400, 220, 3400, 256, None),
         level(1, 64, 400, 220, 3600, 256, None),
     ];
-    let text = crate::plan::text::render_analysis(&analyse(&Analysis::default(), &levels));
+    let text = crate::plan::analysis_text::render_analysis(&analyse(&Analysis::default(), &levels));
     assert!(
         text.contains(
             "knee: not measured (no level at twice another: the knee needs a level's double, \
@@ -185,6 +185,7 @@ fn a_knee_without_any_doubling_measured_says_so() {
         "{text}"
     );
     // 16..1024 of the table's sweep has doublings: the knee is found there
-    let text = crate::plan::text::render_analysis(&analyse(&Analysis::default(), &sweep()));
+    let text =
+        crate::plan::analysis_text::render_analysis(&analyse(&Analysis::default(), &sweep()));
     assert!(text.contains("knee: 256"), "{text}");
 }

@@ -4,17 +4,17 @@
 //! the engine.
 
 pub mod analysis;
+pub mod analysis_text;
 pub mod capacity;
 pub mod gate;
 pub mod judge;
 pub mod knee;
 pub mod model;
-pub mod outcome;
 pub mod planner;
 pub mod range;
 pub mod recorded;
 pub mod search;
-pub mod text;
+pub mod search_outcome;
 
 pub use analysis::{analyse, Analysis, RunAnalysis};
 pub use planner::{LevelLoad, LevelPlanner, SearchPlanner, SweepPlanner};

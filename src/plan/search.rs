@@ -16,8 +16,8 @@
 //! the bracket from above like a failure, without contradicting anything.
 
 pub use super::model::model_crossing;
-use super::outcome::outcome;
-pub use super::outcome::outcome_now;
+use super::search_outcome::outcome;
+pub use super::search_outcome::outcome_now;
 use crate::record::sla::Verdict;
 use serde::Serialize;
 use std::collections::BTreeMap;

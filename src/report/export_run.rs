@@ -243,7 +243,7 @@ pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<Pat
         fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the folder {}", dir.display()))?;
         for l in &run.levels {
-            let sub = dir.join(super::results::level_stem(l));
+            let sub = dir.join(super::folder::level_stem(l));
             fs::create_dir_all(&sub)
                 .with_context(|| format!("cannot create the folder {}", sub.display()))?;
             let mut v = aiperf_export(l, input_config(&run, l.concurrency, l.planned_requests));

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::results::{list_runs, load_levels, read_json, RUN_FILE, SUMMARY_FILE};
+use super::folder::{list_runs, load_levels, read_json, RUN_FILE, SUMMARY_FILE};
 use crate::metrics::LevelSummary;
 
 /// One line of `rightsize runs`.

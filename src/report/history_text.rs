@@ -102,7 +102,7 @@ fn header(run: &RunData, tag: &str) -> String {
 /// and search bounds, exactly as the live run printed them.
 fn planning(run: &RunData) -> String {
     let mut out = String::from("planning\n");
-    for line in crate::plan::text::render_analysis(&run.report()).lines() {
+    for line in crate::plan::analysis_text::render_analysis(&run.report()).lines() {
         out += "  ";
         out += line;
         out.push('\n');

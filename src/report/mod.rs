@@ -5,21 +5,21 @@
 pub mod chart;
 pub mod export;
 pub mod export_run;
+pub mod folder;
 pub mod history;
 pub mod history_text;
 pub mod html;
 pub mod import_aiperf;
 pub mod open_text;
-pub mod results;
 pub mod table;
 pub mod turns_text;
 pub mod workload_text;
 
 pub use export::{aiperf_export, csv_columns, levels_csv};
 pub use export_run::{export_run, ExportRequest};
-pub use history::{list_run_infos, load_run, resolve_run, RunData, RunInfo, RunLookupError};
-pub use results::{
+pub use folder::{
     default_root, level_file_name, list_runs, load_levels, load_requests, read_json,
-    write_json_atomic, RequestLine, RequestLog, ResultsDir,
+    write_json_atomic, RequestLine, RequestsFile, ResultsDir,
 };
+pub use history::{list_run_infos, load_run, resolve_run, RunData, RunInfo, RunLookupError};
 pub use table::render_table;

@@ -3,7 +3,7 @@
 //! saturation evidence; per schedule or replay level its time windows.
 
 use super::table::{fmt_ms, grid};
-use crate::metrics::open_loop::WindowStats;
+use crate::metrics::rate::WindowStats;
 use crate::metrics::summary::load_label;
 use crate::metrics::LevelSummary;
 

@@ -8,7 +8,7 @@ use super::tokens::PromptCounter;
 
 /// Which completion API a request came in on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
+pub enum Route {
     /// `POST /v1/chat/completions`
     Chat,
     /// `POST /v1/completions`
@@ -103,7 +103,7 @@ struct CompletionRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompletionParams {
     /// Which API it came in on.
-    pub endpoint: Endpoint,
+    pub endpoint: Route,
     /// The prompt text (chat: message contents joined by newlines).
     pub prompt: String,
     /// Prompt length in tokens: the text by the simulator's tokenizer, plus the template
@@ -156,7 +156,7 @@ pub struct Limits<'a> {
 /// Parses and validates a request body for `endpoint`, with prompt plus output limited to the
 /// model's context and to the KV cache.
 pub fn parse_request(
-    endpoint: Endpoint,
+    endpoint: Route,
     body: &[u8],
     limits: &Limits<'_>,
 ) -> Result<CompletionParams, ApiError> {
@@ -165,7 +165,7 @@ pub fn parse_request(
     let invalid =
         |e: serde_json::Error| ApiError::bad_request(format!("Invalid request body: {e}"));
     let (req_model, prompt, max_tokens, min_tokens, ignore_eos, stream, opts) = match endpoint {
-        Endpoint::Chat => {
+        Route::Chat => {
             let r: ChatRequest = serde_json::from_slice(body).map_err(invalid)?;
             let mut prompt = String::new();
             for (i, m) in r.messages.iter().enumerate() {
@@ -178,7 +178,7 @@ pub fn parse_request(
             let o = (r.ignore_eos, r.stream, r.stream_options);
             (r.model, prompt, max, r.min_tokens, o.0, o.1, o.2)
         }
-        Endpoint::Completion => {
+        Route::Completion => {
             let r: CompletionRequest = serde_json::from_slice(body).map_err(invalid)?;
             let prompt = match &r.prompt {
                 Value::String(s) => s.clone(),
@@ -194,7 +194,7 @@ pub fn parse_request(
             let o = (r.ignore_eos, r.stream, r.stream_options);
             (r.model, prompt, r.max_tokens, r.min_tokens, o.0, o.1, o.2)
         }
-        Endpoint::Tgi => {
+        Route::Tgi => {
             let r: TgiRequest = serde_json::from_slice(body).map_err(invalid)?;
             let max = r.parameters.unwrap_or_default().max_new_tokens;
             (None, r.inputs, max, None, None, r.stream, None)
@@ -214,8 +214,8 @@ pub fn parse_request(
         return Err(ApiError::bad_request("The prompt is empty."));
     }
     let template_tokens = match endpoint {
-        Endpoint::Chat => limits.template_overhead,
-        Endpoint::Completion | Endpoint::Tgi => 0,
+        Route::Chat => limits.template_overhead,
+        Route::Completion | Route::Tgi => 0,
     };
     let prompt_tokens = counted.tokens.saturating_add(template_tokens);
     if prompt_tokens >= max_model_len {
@@ -267,7 +267,7 @@ mod tests {
     use super::*;
 
     fn parse_request(
-        endpoint: Endpoint,
+        endpoint: Route,
         body: &[u8],
         model: &str,
         max_model_len: u32,
@@ -288,18 +288,18 @@ mod tests {
         let body = br#"{"model":"m","messages":[{"role":"user","content":"a b c"},
             {"role":"user","content":[{"type":"text","text":"dddd"}]}],
             "max_completion_tokens":5,"stream":true,"stream_options":{"include_usage":true}}"#;
-        let p = parse_request(Endpoint::Chat, body, "m", 100, 1000).unwrap();
+        let p = parse_request(Route::Chat, body, "m", 100, 1000).unwrap();
         assert_eq!((p.prompt_tokens, p.max_tokens, p.stream), (4, 5, true));
         assert!(p.include_usage && !p.ignore_eos);
     }
 
     #[test]
     fn errors_name_the_problem() {
-        let e = parse_request(Endpoint::Chat, b"{oops", "m", 100, 1000).unwrap_err();
+        let e = parse_request(Route::Chat, b"{oops", "m", 100, 1000).unwrap_err();
         assert_eq!(e.status, 400);
         assert!(e.message.contains("key must be a string"), "{}", e.message);
         let e = parse_request(
-            Endpoint::Completion,
+            Route::Completion,
             br#"{"model":"x","prompt":"a"}"#,
             "m",
             9,
@@ -308,7 +308,7 @@ mod tests {
         .unwrap_err();
         assert_eq!((e.status, e.kind), (404, "NotFoundError"));
         let e = parse_request(
-            Endpoint::Completion,
+            Route::Completion,
             br#"{"prompt":"a","max_tokens":99}"#,
             "m",
             9,
@@ -332,11 +332,11 @@ mod tests {
             template_overhead: 37,
         };
         let chat = br#"{"messages":[{"role":"user","content":"hello world"}]}"#;
-        let p = super::parse_request(Endpoint::Chat, chat, &limits).unwrap();
+        let p = super::parse_request(Route::Chat, chat, &limits).unwrap();
         assert_eq!((p.prompt_tokens, p.template_tokens), (39, 37));
         assert_eq!(p.token_ids.as_ref().map(Vec::len), Some(2));
         let completion = br#"{"prompt":"hello world"}"#;
-        let p = super::parse_request(Endpoint::Completion, completion, &limits).unwrap();
+        let p = super::parse_request(Route::Completion, completion, &limits).unwrap();
         assert_eq!((p.prompt_tokens, p.template_tokens), (2, 0));
     }
 }

@@ -1,6 +1,6 @@
 //! Which fault, if any, hits request number `n`.
 
-use super::config::FaultConfig;
+use super::sim_config::FaultConfig;
 
 /// Content chunks sent before a stream fault strikes (fewer when the answer is shorter).
 pub const FAULT_AFTER_CHUNKS: u32 = 3;
@@ -50,7 +50,7 @@ pub fn pick(cfg: &FaultConfig, seed: u64, n: u64) -> (Option<StatusFault>, Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::config::FaultSpec;
+    use crate::sim::sim_config::FaultSpec;
 
     #[test]
     fn status_faults_win_and_every_n_is_exact() {

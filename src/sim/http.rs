@@ -17,15 +17,15 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio_rustls::TlsAcceptor;
 
-use super::api::{parse_request, ApiError, Endpoint, Limits};
-use super::body::{Completion, SimBody};
-use super::config::SimConfig;
-use super::engine::Command;
+use super::answer_body::{Completion, SimBody};
+use super::api::{parse_request, ApiError, Limits, Route};
 use super::faults::{pick, StatusFault, FAULT_AFTER_CHUNKS};
-use super::metrics::SharedMetrics;
+use super::output_words::{natural_length, prompt_hash, text_seed};
 use super::prefix_cache::{block_hashes, block_hashes_of_ids};
 use super::scheduler::NewSeq;
-use super::text::{natural_length, prompt_hash, text_seed};
+use super::scheduler_thread::SchedulerMessage;
+use super::sim_config::SimConfig;
+use super::stats::SharedMetrics;
 use super::tokens::PromptCounter;
 use crate::clock::now_ns;
 
@@ -46,7 +46,7 @@ pub struct AppState {
     /// Counters shared with the scheduler thread.
     pub metrics: Arc<SharedMetrics>,
     /// The scheduler thread's inbox.
-    pub sched_tx: Sender<Command>,
+    pub sched_tx: Sender<SchedulerMessage>,
     /// Unix time the server started, in seconds (the `created` of `/v1/models`).
     pub started_unix: u64,
     /// `--request-log`: every request taken on, and its answer.
@@ -174,8 +174,8 @@ pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBod
             ),
         ),
         "/v1/models" => json(200, models_body(state)),
-        "/v1/chat/completions" => complete(state, Endpoint::Chat, req).await,
-        _ => complete(state, Endpoint::Completion, req).await,
+        "/v1/chat/completions" => complete(state, Route::Chat, req).await,
+        _ => complete(state, Route::Completion, req).await,
     }
 }
 
@@ -195,11 +195,7 @@ fn models_body(state: &AppState) -> String {
     .to_string()
 }
 
-async fn complete(
-    state: &AppState,
-    endpoint: Endpoint,
-    req: Request<Incoming>,
-) -> Response<SimBody> {
+async fn complete(state: &AppState, endpoint: Route, req: Request<Incoming>) -> Response<SimBody> {
     let arrival_ns = now_ns();
     let timing = req
         .headers()
@@ -222,7 +218,7 @@ async fn complete(
 /// Answers a completion request's `body`, which arrived at `arrival_ns`.
 fn complete_body(
     state: &AppState,
-    endpoint: Endpoint,
+    endpoint: Route,
     timing: bool,
     arrival_ns: u64,
     body: &[u8],
@@ -288,7 +284,7 @@ fn complete_body(
     };
     if let Some(log) = &state.request_log {
         let answer: String = (0..output_len)
-            .map(|i| format!(" {}", super::text::token_word(seed, i)))
+            .map(|i| format!(" {}", super::output_words::token_word(seed, i)))
             .collect();
         log.record(n, endpoint, body, params.prompt_tokens, &answer);
     }
@@ -305,7 +301,7 @@ fn complete_body(
         arrival_ns,
         tx,
     };
-    if state.sched_tx.send(Command::Submit(seq)).is_err() {
+    if state.sched_tx.send(SchedulerMessage::Submit(seq)).is_err() {
         metrics.pending.fetch_sub(1, Relaxed);
         return simple_error(
             503,
@@ -316,8 +312,8 @@ fn complete_body(
     let completion = Completion {
         endpoint,
         id: match endpoint {
-            Endpoint::Chat => format!("chatcmpl-sim-{n}"),
-            Endpoint::Completion | Endpoint::Tgi => format!("cmpl-sim-{n}"),
+            Route::Chat => format!("chatcmpl-sim-{n}"),
+            Route::Completion | Route::Tgi => format!("cmpl-sim-{n}"),
         },
         created: unix_now(),
         model_json: state.model_json.clone(),
@@ -408,9 +404,9 @@ async fn sagemaker(state: &AppState, req: Request<Incoming>) -> Response<SimBody
     let timing = header(TIMING_HEADER) == Some("1");
     // the container's format, from the body's shape
     let endpoint = match serde_json::from_slice::<serde_json::Value>(&body) {
-        Ok(v) if v.get("inputs").is_some() => Endpoint::Tgi,
-        Ok(v) if v.get("messages").is_some() => Endpoint::Chat,
-        Ok(v) if v.get("prompt").is_some() => Endpoint::Completion,
+        Ok(v) if v.get("inputs").is_some() => Route::Tgi,
+        Ok(v) if v.get("messages").is_some() => Route::Chat,
+        Ok(v) if v.get("prompt").is_some() => Route::Completion,
         _ => {
             let said = "the body is neither OpenAI chat, OpenAI completions nor TGI JSON";
             return sagemaker_error(
@@ -442,7 +438,7 @@ async fn sagemaker(state: &AppState, req: Request<Incoming>) -> Response<SimBody
         HeaderValue::from_static("AllTraffic"),
     );
     if streamed {
-        let framing = super::body::SageMakerFraming {
+        let framing = super::answer_body::SageMakerFraming {
             cfg: Arc::new(sm.clone()),
             rng: crate::rng::SplitMix64::new(state.cfg.seed ^ arrival_ns),
             frames_sent: 0,

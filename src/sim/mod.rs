@@ -7,14 +7,12 @@
 //! `faults`, `metrics` (counters and Prometheus text), `tokens` (prompt counting), `tls`
 //! (HTTPS with `--tls-cert`/`--tls-key`). See `docs/simulator.md`.
 
+mod answer_body;
 mod api;
-mod args;
-mod body;
-mod config;
-mod engine;
 mod faults;
+mod flags;
 mod http;
-mod metrics;
+mod output_words;
 mod prefix_cache;
 mod request_log;
 #[cfg(feature = "sagemaker")]
@@ -22,7 +20,9 @@ pub mod sagemaker;
 mod scheduler;
 #[cfg(test)]
 mod scheduler_tests;
-mod text;
+mod scheduler_thread;
+mod sim_config;
+mod stats;
 mod tls;
 mod tokens;
 
@@ -34,14 +34,14 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
-pub use args::SimArgs;
-pub use config::{FaultConfig, FaultSpec, SimConfig};
+pub use flags::SimArgs;
 pub use http::TIMING_HEADER;
-pub use metrics::SimStats;
+pub use sim_config::{FaultConfig, FaultSpec, SimConfig};
+pub use stats::SimStats;
 pub use tls::TlsFiles;
 
-use engine::Command;
-use metrics::SharedMetrics;
+use scheduler_thread::SchedulerMessage;
+use stats::SharedMetrics;
 
 /// Connections the kernel queues before the simulator accepts them (capped by
 /// `net.core.somaxconn`).
@@ -58,7 +58,7 @@ pub struct SimServer {
     kv_cache_tokens: u64,
     metrics: Arc<SharedMetrics>,
     stop_accept: Option<oneshot::Sender<()>>,
-    sched_tx: Sender<Command>,
+    sched_tx: Sender<SchedulerMessage>,
     sched_thread: Option<JoinHandle<()>>,
 }
 
@@ -95,7 +95,7 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
     let listener = socket.listen(LISTEN_BACKLOG)?;
     let addr = listener.local_addr()?;
     let metrics = Arc::new(SharedMetrics::default());
-    let (sched_tx, sched_thread) = engine::spawn(&cfg, Arc::clone(&metrics))?;
+    let (sched_tx, sched_thread) = scheduler_thread::spawn(&cfg, Arc::clone(&metrics))?;
     let (stop_tx, stop_rx) = oneshot::channel();
     let model = cfg.model.clone();
     let kv_cache_tokens = cfg.kv_cache_tokens;
@@ -143,7 +143,7 @@ impl SimServer {
         if let Some(s) = self.stop_accept.take() {
             let _ = s.send(());
         }
-        let _ = self.sched_tx.send(Command::Shutdown);
+        let _ = self.sched_tx.send(SchedulerMessage::Shutdown);
     }
 }
 

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
 
-use super::api::Endpoint;
+use super::api::Route;
 
 /// An open request log; lines are written whole, in the order requests are taken on.
 #[derive(Debug)]
@@ -26,21 +26,14 @@ impl RequestLog {
     /// Appends request `n`: its API, the body as received (re-serialized on one line), its
     /// prompt tokens and the answer text the model generates for it. A write error is
     /// ignored: the log must not change what the server serves.
-    pub fn record(
-        &self,
-        n: u64,
-        endpoint: Endpoint,
-        body: &[u8],
-        prompt_tokens: u32,
-        answer: &str,
-    ) {
+    pub fn record(&self, n: u64, endpoint: Route, body: &[u8], prompt_tokens: u32, answer: &str) {
         let body: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
         let line = serde_json::json!({
             "n": n,
             "api": match endpoint {
-                Endpoint::Chat => "chat",
-                Endpoint::Completion => "completions",
-                Endpoint::Tgi => "tgi",
+                Route::Chat => "chat",
+                Route::Completion => "completions",
+                Route::Tgi => "tgi",
             },
             "prompt_tokens": prompt_tokens,
             "answer": answer,

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::metrics::SharedMetrics;
 use super::prefix_cache::PrefixCache;
+use super::stats::SharedMetrics;
 
 /// One output token delivered to the HTTP task that owns the sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub struct SchedulerLimits {
 
 impl SchedulerLimits {
     /// The sizes `cfg` asks for.
-    pub fn of(cfg: &super::config::SimConfig) -> SchedulerLimits {
+    pub fn of(cfg: &super::sim_config::SimConfig) -> SchedulerLimits {
         SchedulerLimits {
             max_num_seqs: cfg.max_num_seqs,
             max_num_batched_tokens: cfg.max_num_batched_tokens,

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
-use super::metrics::SharedMetrics;
 use super::scheduler::{NewSeq, Scheduler, SchedulerLimits, StepPlan, TokenEvent};
+use super::stats::SharedMetrics;
 
 fn limits(seqs: u32, budget: u32, kv: u64) -> SchedulerLimits {
     SchedulerLimits {
@@ -175,8 +175,8 @@ fn abandoned_sequences_free_their_slot() {
 /// Closed-loop clients against the pure model with the default costs: (output tok/s, mean
 /// end-to-end latency in s), both in model time.
 fn closed_loop(concurrency: usize, requests: usize, prompt: u32, out: u32) -> (f64, f64) {
-    use super::engine::StepCost;
-    let cfg = super::config::SimConfig::default();
+    use super::scheduler_thread::StepCost;
+    let cfg = super::sim_config::SimConfig::default();
     let (mut s, _m) = new_sched(SchedulerLimits::of(&cfg));
     let cost = StepCost::of(&cfg);
     let mut now_ms = 0.0;

@@ -3,9 +3,9 @@
 //! and the running candidate's live curves. The state folds [`CampaignEvent`]s; the loop
 //! draws it frame-throttled and stops the campaign on `x`, `q` or Ctrl-C.
 
+use crate::campaign::campaign_file::{CampaignRecord, CandidateState};
 use crate::campaign::events::CampaignEvent;
 use crate::campaign::rank::RankedRow;
-use crate::campaign::record::{CampaignRecord, CandidateState};
 use crate::campaign::runner::{CampaignEnd, CampaignRun};
 use crate::launch::Prepared;
 use crate::state::RunState;
@@ -189,8 +189,8 @@ pub async fn run_campaign_view(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::campaign::campaign_file::{CampaignSource, CandidateRecord};
     use crate::campaign::rank::RankBy;
-    use crate::campaign::record::{CampaignSource, CandidateRecord};
 
     fn record() -> CampaignRecord {
         let cand = |label: &str| CandidateRecord {

@@ -61,9 +61,7 @@ pub async fn run_plan_with(
         request_count: requests,
         warmup: 0,
         timeout,
-        sink: Box::new(rightsize::report::results::FolderSink::new(tmpdir(
-            "search",
-        ))),
+        sink: Box::new(rightsize::report::folder::FolderSink::new(tmpdir("search"))),
         in_process_sim: true,
         config_sources: vec![],
         open,

@@ -28,8 +28,8 @@ use sm::primitives::Blob;
 use sm::types::error::ResponseStreamError;
 use sm::types::ResponseStream;
 
-use super::response::{parse_whole, Dialect, Probe, StreamReader};
-use super::transport::Transport;
+use super::probe::{Probe, Transport};
+use super::stream::{parse_whole, Dialect, StreamReader};
 use super::{openai, tgi, Api, EndpointSpec, SageMakerFormat, SageMakerTarget};
 use crate::clock::now_ns;
 use crate::record::{ErrorKind, ExchangeOutcome, RequestError};

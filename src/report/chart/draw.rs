@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::legend::Legend;
 use super::marks::*;
 use super::parts::*;
-use super::{ChartPoint, ChartRun, ChartSpec, Panel, SlaMetric, FONT};
+use super::{ChartPanel, ChartPoint, ChartRun, ChartSpec, SlaMetric, FONT};
 
 /// Draws the whole image on `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec) -> Fallible<DB> {
@@ -46,16 +46,16 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec)
 pub fn draw_panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     spec: &ChartSpec,
-    panel: Panel,
+    panel: ChartPanel,
 ) -> Fallible<DB> {
     root.fill(&WHITE)?;
     let (w, h) = root.dim_in_pixel();
     let sz = Sizes::for_image(w * 2, h * 2);
     match panel {
-        Panel::Throughput => throughput(root, spec, &sz),
-        Panel::Latency => latency(root, spec, &sz),
-        Panel::Ttft => ttft(root, spec, &sz),
-        Panel::ThroughputVsLatency => throughput_vs_p99(root, spec, &sz),
+        ChartPanel::Throughput => throughput(root, spec, &sz),
+        ChartPanel::Latency => latency(root, spec, &sz),
+        ChartPanel::Ttft => ttft(root, spec, &sz),
+        ChartPanel::ThroughputVsLatency => throughput_vs_p99(root, spec, &sz),
     }
 }
 

@@ -151,7 +151,7 @@ impl Legend {
 #[cfg(test)]
 pub(super) mod tests {
     use super::super::tests::one_run;
-    use super::super::{render_panel_svg, ChartSpec, Panel};
+    use super::super::{render_panel_svg, ChartPanel, ChartSpec};
 
     /// A run whose latency is flat near its maximum and whose throughput rises from the
     /// bottom left: the two shapes a fixed corner hid (top left and bottom right).
@@ -232,9 +232,9 @@ pub(super) mod tests {
         // (three entries) fits above the flat curves at the top left, the latency one (four)
         // would reach them there and goes to the bottom right
         let cases = [
-            (Panel::Throughput, true, true),
-            (Panel::Latency, false, false),
-            (Panel::Ttft, true, true),
+            (ChartPanel::Throughput, true, true),
+            (ChartPanel::Latency, false, false),
+            (ChartPanel::Ttft, true, true),
         ];
         for (panel, top, left) in cases {
             let svg = render_panel_svg(&spec(), panel, (w as u32, h as u32)).unwrap();

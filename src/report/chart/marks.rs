@@ -225,7 +225,7 @@ pub(super) fn place_labels(points: &[LabelAt], gap: i32) -> Vec<Option<(i32, i32
 #[cfg(test)]
 mod tests {
     use super::super::tests::one_run;
-    use super::super::{render_panel_svg, Panel};
+    use super::super::{render_panel_svg, ChartPanel};
     use super::*;
 
     #[test]
@@ -246,7 +246,7 @@ mod tests {
         }
         b.knee = Some(8);
         spec.runs.push(b);
-        let svg = render_panel_svg(&spec, Panel::Throughput, (800, 450)).unwrap();
+        let svg = render_panel_svg(&spec, ChartPanel::Throughput, (800, 450)).unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
         // (left, top, font size, text)
         let texts: Vec<(f64, f64, f64, String)> = doc

@@ -293,7 +293,7 @@ pub fn render_svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, ChartErr
 
 /// One of the four panels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Panel {
+pub enum ChartPanel {
     /// Output throughput against the load.
     Throughput,
     /// End-to-end latency against the load.
@@ -304,19 +304,19 @@ pub enum Panel {
     ThroughputVsLatency,
 }
 
-impl Panel {
-    pub const ALL: [Panel; 4] = [
-        Panel::Throughput,
-        Panel::Latency,
-        Panel::Ttft,
-        Panel::ThroughputVsLatency,
+impl ChartPanel {
+    pub const ALL: [ChartPanel; 4] = [
+        ChartPanel::Throughput,
+        ChartPanel::Latency,
+        ChartPanel::Ttft,
+        ChartPanel::ThroughputVsLatency,
     ];
 }
 
 /// One panel alone as an SVG document of `size` pixels (the HTML report's charts).
 pub fn render_panel_svg(
     spec: &ChartSpec,
-    panel: Panel,
+    panel: ChartPanel,
     size: (u32, u32),
 ) -> Result<String, ChartError> {
     svg_of(size, |root| draw::draw_panel(root, spec, panel))
@@ -450,7 +450,7 @@ pub(super) mod tests {
         s.runs[0].answer_name = "answer";
         let text = "answer c=245";
         let (w, h) = (800, 450);
-        let svg = render_panel_svg(&s, Panel::Throughput, (w, h)).unwrap();
+        let svg = render_panel_svg(&s, ChartPanel::Throughput, (w, h)).unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
         let label = doc
             .descendants()

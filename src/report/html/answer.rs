@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::esc;
 use crate::plan::analysis::Axis;
-use crate::plan::text::{boundary_text, render_analysis};
+use crate::plan::analysis_text::{boundary_text, render_analysis};
 use crate::plan::RunAnalysis;
 
 /// `96 concurrent requests` or `2.5 req/s`.

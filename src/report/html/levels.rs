@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::esc;
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{Axis, IterationRow};
-use crate::plan::text::row_verdict;
+use crate::plan::analysis_text::row_verdict;
 use crate::plan::RunAnalysis;
 use crate::record::sla::{fmt_value, SlaCheck, SlaMetric, Verdict};
 use crate::record::ErrorKind;

@@ -20,7 +20,7 @@ mod style;
 
 use std::fmt::Write as _;
 
-use super::chart::{render_panel_svg, ChartError, Panel};
+use super::chart::{render_panel_svg, ChartError, ChartPanel};
 use super::export_run::chart_spec;
 use super::history::RunData;
 pub use command::command_line;
@@ -45,24 +45,24 @@ pub fn esc(s: &str) -> String {
 }
 
 /// The caption of each panel's figure.
-fn caption(p: Panel) -> &'static str {
+fn caption(p: ChartPanel) -> &'static str {
     match p {
-        Panel::Throughput => "Output throughput against the load",
-        Panel::Latency => {
+        ChartPanel::Throughput => "Output throughput against the load",
+        ChartPanel::Latency => {
             "End-to-end latency: p50 and p99, the SLA, the answer with its bracket, and the 95 % \
              interval of the SLA's statistic at each level"
         }
-        Panel::Ttft => "Time to first token: p50 and p95",
-        Panel::ThroughputVsLatency => "Output throughput against p99 latency, by load",
+        ChartPanel::Ttft => "Time to first token: p50 and p95",
+        ChartPanel::ThroughputVsLatency => "Output throughput against p99 latency, by load",
     }
 }
 
-fn panel_id(p: Panel) -> &'static str {
+fn panel_id(p: ChartPanel) -> &'static str {
     match p {
-        Panel::Throughput => "throughput",
-        Panel::Latency => "latency",
-        Panel::Ttft => "ttft",
-        Panel::ThroughputVsLatency => "throughput-latency",
+        ChartPanel::Throughput => "throughput",
+        ChartPanel::Latency => "latency",
+        ChartPanel::Ttft => "ttft",
+        ChartPanel::ThroughputVsLatency => "throughput-latency",
     }
 }
 
@@ -107,7 +107,7 @@ pub fn report_html(runs: &[&RunData], written_at: &str) -> Result<String, ChartE
         h += &answer::answer_box(&head, a);
     }
     h += "</div></section><section id=\"charts\"><h2>Charts</h2><div class=\"charts\">";
-    for p in Panel::ALL {
+    for p in ChartPanel::ALL {
         let svg = render_panel_svg(&spec, p, PANEL_SIZE)?;
         let _ = write!(
             h,

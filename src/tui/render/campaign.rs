@@ -2,7 +2,7 @@
 //! candidate's throughput and p99 latency against concurrency. Only reads the view.
 
 use super::Theme;
-use crate::campaign::record::CandidateState;
+use crate::campaign::campaign_file::CandidateState;
 use crate::tui::campaign::CampaignView;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
@@ -17,9 +17,9 @@ pub fn render(frame: &mut Frame, v: &CampaignView) {
     let n = v.candidates.len() as u16;
     // the full table is ~150 columns: a narrow terminal gets the values without their ranges
     let ranking_lines = if frame.area().width >= 152 {
-        crate::campaign::text::render_ranking(&v.ranking)
+        crate::campaign::ranking_text::render_ranking(&v.ranking)
     } else {
-        crate::campaign::text::render_ranking_compact(&v.ranking)
+        crate::campaign::ranking_text::render_ranking_compact(&v.ranking)
     };
     let ranking_h = ranking_lines.lines().count() as u16 + 2;
     let [title, list, ranking, live, status] = Layout::vertical([

@@ -1,31 +1,41 @@
-//! The generation requests' client, for `http://` and `https://` alike: the request built once
-//! per endpoint, and one exchange on a pooled connection. The calling task queues the request
-//! and writes what the socket takes at once (or the open-loop dispatcher did, on its own
-//! thread: `super::direct`), the first-token lane reads the answer up to its first token, and
-//! the calling task reads the rest.
+//! One generation request on a pooled connection, for `http://` and `https://` alike: the
+//! worker takes a connection (`super::pool`), queues the request and writes what the socket
+//! takes at once (or the open-loop dispatcher did, on its own thread: `super::direct`); the
+//! first-token lane reads the answer up to its first token; the worker reads the rest.
+//!
+//! The first-token lane is one thread of its own, with its own small runtime, that reads each
+//! answer up to its first token before handing the connection back to the worker for the rest
+//! of the stream. Sends never queue behind the lane: the worker (or the dispatcher) writes the
+//! request itself; the lane attaches the socket to its own reactor for the head and the first
+//! events. Why: at high concurrency the workers' runtime is busy reading hundreds of streams,
+//! and a stream's next read waits its turn behind all of them. A new request's first token
+//! would wait the same way, and TTFT, the number a capacity plan leans on most, would grow with
+//! the client's backlog rather than the server's. The lane holds only requests still waiting
+//! for their first token, so it sleeps in `epoll_wait` and is woken by those bytes themselves;
+//! it asks the kernel for a short time slice and, where the process may (root or
+//! `CAP_SYS_NICE`), a priority above the workers' (`crate::sched::latency_critical`), so its
+//! wake-ups run ahead of the busy workers. The timing rule is unchanged: the task that reads
+//! the bytes reads the monotonic clock the moment its `read()` returns.
 
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
 
-use base64::Engine as _;
 use bytes::Bytes;
-use http::header::{self, HeaderMap, HeaderValue};
+use http::header::{self, HeaderMap};
 use http_body_util::Full;
 use reqwest::Url;
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
 
-use super::conn::{Conn, Pending, Request, Response};
-use super::lane;
+use super::body::{read_answer, read_error, read_whole, unreadable, Body, Decoder};
+use super::connection::{Conn, Pending, Request, Response, SendError};
+use super::connection::{FIRST_TOKEN_READ_BYTES, READ_BUFFER_BYTES};
+use super::failure::{error_text, fail_with, is_stale_connection};
 use super::pool::{ConnectFailure, Pool, Target};
-use super::response::{
-    read_answer, read_error, read_whole, unreadable, Body, Decoder, Probe, StreamReader,
-};
-use super::socket::{FIRST_TOKEN_READ_BYTES, READ_BUFFER_BYTES};
-use super::transport::{error_text, fail_with, is_stale_connection, Transport};
+use super::request_head::{request_headers, target_uri};
+use crate::endpoint::probe::{Probe, Transport};
+use crate::endpoint::stream::StreamReader;
 use crate::record::ExchangeOutcome;
-
-/// Headers hyper writes from the body itself; a custom header of that name would break the
-/// framing and is left out.
-const FRAMING_HEADERS: [header::HeaderName; 2] =
-    [header::CONTENT_LENGTH, header::TRANSFER_ENCODING];
 
 /// The client for one endpoint's generation requests.
 pub(crate) struct HttpClient {
@@ -35,105 +45,6 @@ pub(crate) struct HttpClient {
     uri: http::Uri,
     /// Every request's headers (holding the bearer token: never logged).
     headers: HeaderMap,
-}
-
-/// `Basic` credentials from a URL's user name and password, if it has any.
-pub(crate) fn basic_credentials(url: &Url) -> Option<HeaderValue> {
-    if url.username().is_empty() && url.password().is_none() {
-        return None;
-    }
-    let decode = |s: &str| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
-    let mut creds = decode(url.username());
-    creds.push(b':');
-    creds.extend(decode(url.password().unwrap_or_default()));
-    let encoded = base64::engine::general_purpose::STANDARD.encode(creds);
-    let mut v = HeaderValue::from_str(&format!("Basic {encoded}")).ok()?;
-    v.set_sensitive(true);
-    Some(v)
-}
-
-/// The request target: `path?query` of `url`, or its whole form without credentials.
-fn target(url: &Url, absolute: bool) -> Result<http::Uri, String> {
-    let text = if absolute {
-        let mut bare = url.clone();
-        let _ = bare.set_username("");
-        let _ = bare.set_password(None);
-        bare.set_fragment(None);
-        bare.to_string()
-    } else {
-        match url.query() {
-            Some(q) => format!("{}?{q}", url.path()),
-            None => url.path().to_string(),
-        }
-    };
-    text.parse().map_err(|e| format!("{e}"))
-}
-
-/// `scheme://host:port` of `url`.
-pub(crate) fn origin(url: &Url) -> Result<http::Uri, String> {
-    let host = url.host_str().unwrap_or_default();
-    let port = url.port_or_known_default().unwrap_or(80);
-    format!("{}://{host}:{port}", url.scheme())
-        .parse()
-        .map_err(|e| format!("{e}"))
-}
-
-/// The headers every request carries: `Host`, credentials from the URL as `Basic`
-/// authorization (unless one is set), a proxy's credentials, what this client expects (JSON
-/// or an event stream, uncompressed), then the endpoint's own headers, sent as given.
-fn request_headers(
-    url: &Url,
-    custom: &HeaderMap,
-    stream: bool,
-    proxy_auth: Option<HeaderValue>,
-) -> Result<HeaderMap, String> {
-    let mut h = HeaderMap::new();
-    let host = match (url.host_str(), url.port()) {
-        (Some(host), Some(p)) => format!("{host}:{p}"),
-        (Some(host), None) => host.to_string(),
-        (None, _) => String::new(),
-    };
-    h.insert(
-        header::HOST,
-        HeaderValue::from_str(&host).map_err(|e| e.to_string())?,
-    );
-    if let Some(creds) = basic_credentials(url) {
-        h.insert(header::AUTHORIZATION, creds);
-    }
-    if let Some(auth) = proxy_auth {
-        h.insert(header::PROXY_AUTHORIZATION, auth);
-    }
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(
-        header::ACCEPT,
-        HeaderValue::from_static(if stream {
-            "text/event-stream"
-        } else {
-            "application/json"
-        }),
-    );
-    // timing the bytes as they arrive: nothing asks for compression (gzip is decoded if a
-    // server or proxy compresses anyway)
-    h.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("identity"),
-    );
-    // the endpoint's own headers replace these (an `Accept` of its own, a `Host`)
-    let mut replaced: Vec<&header::HeaderName> = Vec::new();
-    for (name, value) in custom {
-        if FRAMING_HEADERS.contains(name) {
-            continue;
-        }
-        if !replaced.contains(&name) {
-            h.remove(name);
-            replaced.push(name);
-        }
-        h.append(name.clone(), value.clone());
-    }
-    Ok(h)
 }
 
 impl HttpClient {
@@ -151,7 +62,7 @@ impl HttpClient {
         let proxy_auth = pool.absolute_form().then(|| pool.proxy_auth()).flatten();
         let headers = request_headers(generate_url, headers, stream, proxy_auth)?;
         // the lane's thread starts now, not on the first request (whose TTFT it would add to)
-        lane::start();
+        start_lane();
         Ok(HttpClient {
             pool: Arc::new(pool),
             uri,
@@ -174,7 +85,7 @@ impl HttpClient {
     }
 
     /// One generation request with `body`: fills `out` (and `probe`). The worker writes the
-    /// request; the first-token lane ([`super::lane`]) reads the answer up to its first token;
+    /// request; the first-token lane ([`on_lane`]) reads the answer up to its first token;
     /// the worker reads the rest of a stream. The pre-flight check (with `probe`) runs here
     /// whole.
     pub async fn exchange(
@@ -239,7 +150,7 @@ impl HttpClient {
             };
             let pool = self.pool.clone();
             let conn = conn.release();
-            let (lane_out, after) = lane::run(async move {
+            let (lane_out, after) = on_lane(async move {
                 let after =
                     until_first_token(&pool, conn, answer, stream, reused, &mut lane_out).await;
                 (lane_out, after)
@@ -314,11 +225,6 @@ impl HttpClient {
     }
 }
 
-/// `url` as this client's request target.
-fn target_uri(url: &Url, absolute: bool) -> Result<http::Uri, String> {
-    target(url, absolute).map_err(|e| format!("the URL cannot be a request target: {e}"))
-}
-
 /// A request the open-loop dispatcher queued on an idle connection and wrote what the socket
 /// took of it (`super::direct`).
 pub(crate) struct Early {
@@ -329,12 +235,12 @@ pub(crate) struct Early {
 /// A request that got no response on a reused connection, in a way that says the server had
 /// closed it while idle: hyper never wrote it, or the connection closed or was reset before
 /// any response byte.
-fn stale(e: &super::conn::SendError) -> bool {
+fn stale(e: &SendError) -> bool {
     e.message().is_some() || is_stale_connection(e.error())
 }
 
 /// Why a request got no response, without the URL: an unparsable head says so first.
-fn no_response(e: &super::conn::SendError) -> String {
+fn no_response(e: &SendError) -> String {
     let text = error_text(e.error());
     if e.error().is_parse() {
         format!("invalid response head: {text}")
@@ -439,45 +345,103 @@ async fn until_first_token(
     AfterSend::Done
 }
 
+static LANE: OnceLock<Option<Handle>> = OnceLock::new();
+
+/// The lane's runtime, started on first use; `None` if its thread could not be started.
+fn lane() -> Option<&'static Handle> {
+    LANE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = std::thread::Builder::new()
+            .name("rightsize-lane".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(_) => {
+                        let _ = tx.send(None);
+                        return;
+                    }
+                };
+                if crate::sched::latency_critical() {
+                    tracing::debug!(
+                        "first-token lane: priority raised 10 nice steps above the workers"
+                    );
+                } else {
+                    tracing::debug!(
+                        "first-token lane: default priority (raising it needs root or CAP_SYS_NICE)"
+                    );
+                }
+                let _ = tx.send(Some(rt.handle().clone()));
+                rt.block_on(std::future::pending::<()>());
+            });
+        match started {
+            Ok(_) => rx.recv().ok().flatten(),
+            Err(_) => None,
+        }
+    })
+    .as_ref()
+}
+
+/// Starts the lane's thread if it is not running yet.
+pub(crate) fn start_lane() {
+    lane();
+}
+
+/// Aborts the lane task when the worker stops waiting for it (timeout, cancel).
+struct AbortOnDrop<T>(JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs `fut` on the lane and waits for its output; runs it in place when there is no lane.
+/// Dropping the returned future stops the lane task too.
+pub(crate) async fn on_lane<F>(fut: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let Some(handle) = lane() else {
+        return fut.await;
+    };
+    let mut task = AbortOnDrop(handle.spawn(fut));
+    match (&mut task.0).await {
+        Ok(v) => v,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => panic!("the first-token lane stopped a request: {e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn headers_have_host_credentials_and_custom_headers_as_given() {
-        let url =
-            Url::parse("http://us%40er:p%3Ass@h.example:8000/v1/chat/completions?x=1").unwrap();
-        let mut custom = HeaderMap::new();
-        custom.insert("x-team", "perf".parse().unwrap());
-        custom.insert("accept", "text/html".parse().unwrap());
-        custom.insert("content-length", "5".parse().unwrap());
-        let h = request_headers(&url, &custom, true, None).unwrap();
-        let get = |n: &str| h.get(n).map(|v| v.to_str().unwrap().to_string());
-        assert_eq!(get("host").as_deref(), Some("h.example:8000"));
-        // base64 of "us@er:p:ss"
-        assert_eq!(
-            get("authorization").as_deref(),
-            Some("Basic dXNAZXI6cDpzcw==")
-        );
-        assert_eq!(get("x-team").as_deref(), Some("perf"));
-        assert_eq!(get("accept").as_deref(), Some("text/html"));
-        assert_eq!(get("accept-encoding").as_deref(), Some("identity"));
-        assert_eq!(get("content-type").as_deref(), Some("application/json"));
-        assert_eq!(get("content-length"), None);
-        assert_eq!(
-            target(&url, false).unwrap().to_string(),
-            "/v1/chat/completions?x=1"
-        );
-        // through a proxy: the absolute URL without its credentials, the proxy's own ones
-        assert_eq!(
-            target(&url, true).unwrap().to_string(),
-            "http://h.example:8000/v1/chat/completions?x=1"
-        );
-        let proxy = Url::parse("http://pu:pp@proxy:3128").unwrap();
-        let h = request_headers(&url, &custom, true, basic_credentials(&proxy)).unwrap();
-        assert_eq!(
-            h.get("proxy-authorization").unwrap().to_str().unwrap(),
-            "Basic cHU6cHA="
-        );
+    #[tokio::test]
+    async fn runs_on_its_own_thread_and_returns_the_output() {
+        let here = std::thread::current().id();
+        let (there, name) = on_lane(async {
+            let t = std::thread::current();
+            (t.id(), t.name().map(str::to_string))
+        })
+        .await;
+        assert_ne!(here, there);
+        assert_eq!(name.as_deref(), Some("rightsize-lane"));
+    }
+
+    #[tokio::test]
+    async fn dropping_the_wait_stops_the_lane_task() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let waiting = on_lane(async move {
+            // held until the task is dropped: the receiver sees the sender go away
+            let _tx = tx;
+            std::future::pending::<()>().await;
+        });
+        let timed_out = tokio::time::timeout(std::time::Duration::from_millis(20), waiting).await;
+        assert!(timed_out.is_err());
+        assert!(rx.await.is_err(), "the lane task was not stopped");
     }
 }

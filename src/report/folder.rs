@@ -192,8 +192,8 @@ impl ResultsDir {
     }
 
     /// Opens `requests.jsonl` for appending.
-    pub fn request_log(&self) -> io::Result<RequestLog> {
-        RequestLog::open(&self.path.join(REQUESTS_FILE))
+    pub fn request_log(&self) -> io::Result<RequestsFile> {
+        RequestsFile::open(&self.path.join(REQUESTS_FILE))
     }
 
     /// Every level of the run, sorted by index.
@@ -280,17 +280,17 @@ struct RequestLineRef<'a> {
 }
 
 /// Appends request records to `requests.jsonl`, one JSON object per line, through a buffer.
-/// Call [`RequestLog::flush`] at the end of each level.
+/// Call [`RequestsFile::flush`] at the end of each level.
 #[derive(Debug)]
-pub struct RequestLog {
+pub struct RequestsFile {
     out: BufWriter<File>,
 }
 
-impl RequestLog {
+impl RequestsFile {
     /// Opens (creating if needed) `path` for appending.
-    pub fn open(path: &Path) -> io::Result<RequestLog> {
+    pub fn open(path: &Path) -> io::Result<RequestsFile> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(RequestLog {
+        Ok(RequestsFile {
             out: BufWriter::with_capacity(64 * 1024, file),
         })
     }
@@ -314,7 +314,7 @@ impl RequestLog {
 pub struct FolderSink {
     root: PathBuf,
     dir: Option<ResultsDir>,
-    log: Option<RequestLog>,
+    log: Option<RequestsFile>,
 }
 
 impl FolderSink {

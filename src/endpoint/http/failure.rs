@@ -4,18 +4,8 @@
 
 use std::error::Error as StdError;
 
-use super::response::Probe;
+use crate::endpoint::probe::{Probe, Transport};
 use crate::record::{ErrorKind, ExchangeOutcome, RequestError};
-
-/// How a transport failure looked, for the pre-flight diagnosis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Transport {
-    Refused,
-    Dns,
-    Tls,
-    Timeout,
-    Other,
-}
 
 /// Records a failure before any response, already classified, with its text (no URL).
 pub(crate) fn fail_with(

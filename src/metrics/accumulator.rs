@@ -30,7 +30,7 @@ use super::histogram::{
     Histogram, Stats, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
 };
 use super::lengths::LengthTally;
-use super::open_loop::OpenLoopTally;
+use super::rate::OpenLoopTally;
 use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts, HELD_SHARE,
@@ -105,7 +105,7 @@ pub struct LevelAccumulator {
 
     // The workload block (input lengths target / client / server, reasoning): `lengths.rs`.
     lengths: LengthTally,
-    // The open-loop block (rate levels): `open_loop.rs`.
+    // The open-loop block (rate levels): `rate.rs`.
     open: OpenLoopTally,
     // Multi-turn sessions, per turn index: `turns.rs`.
     turns: TurnTally,
@@ -471,5 +471,5 @@ impl LevelAccumulator {
 }
 
 #[cfg(test)]
-#[path = "level_tests.rs"]
+#[path = "accumulator_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
 //! `rightsize sim` flags (clap), turned into a validated [`SimConfig`].
 
-use super::config::{FaultConfig, FaultSpec, SimConfig};
+use super::sim_config::{FaultConfig, FaultSpec, SimConfig};
 use super::tls::TlsFiles;
 
 /// Serve a simulated OpenAI-compatible LLM endpoint with a continuous-batching model.

@@ -14,9 +14,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Intercept;
 use tower_service::Service;
 
-use super::conn::Conn;
-use super::socket::{Socket, Stream};
-use super::transport::{classify_error, error_text, Transport};
+use super::connection::{Conn, Socket, Stream};
+use super::failure::{classify_error, error_text};
+use crate::endpoint::probe::Transport;
 
 /// The longest one connect may take, over all of the host's addresses.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -15,7 +15,7 @@ use super::workers::{self, SessionSource, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
 use crate::metrics::{
-    ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, Sampling, SamplingStop,
+    AdaptiveSampling, ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, SamplingStop,
 };
 use crate::plan::LevelPlanner;
 use crate::record::RequestRecord;
@@ -143,7 +143,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         Duration::from_millis(500),
         20,
     );
-    let meta = |partial: bool, sampling: Option<Sampling>| LevelMeta {
+    let meta = |partial: bool, sampling: Option<AdaptiveSampling>| LevelMeta {
         index: plan.index,
         started_at: started_at.clone(),
         ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
@@ -153,7 +153,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         sampling,
     };
     let may_grow = plan.request_cap > base;
-    let mut sampling = Sampling {
+    let mut sampling = AdaptiveSampling {
         batch: base,
         batches: 1,
         cap: plan.request_cap,
@@ -354,7 +354,7 @@ fn next_batch(
     planner: &dyn LevelPlanner,
     plan: LevelPlan,
     cancel: &CancellationToken,
-    sampling: &mut Sampling,
+    sampling: &mut AdaptiveSampling,
 ) -> bool {
     if cancel.is_cancelled() {
         sampling.stopped = SamplingStop::Interrupted;

@@ -14,7 +14,7 @@
 //! The send time is read the moment before the poll that writes; the socket is non-blocking,
 //! so the dispatcher never waits on it: bytes the socket does not take at once are written by
 //! the runtime. A request that fails before any response on such a connection is sent again
-//! on a new one (the stale keep-alive rule of [`super::http_client`]): every connection used
+//! on a new one (the stale keep-alive rule of [`super::exchange`]): every connection used
 //! here has waited idle.
 
 use std::sync::Arc;
@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use super::conn::Conn;
-use super::http_client::{Early, HttpClient};
+use super::connection::Conn;
+use super::exchange::{Early, HttpClient};
 use crate::clock::now_ns;
 
 /// Connect ahead only when the next send is at least this far off (a connect on this thread
@@ -50,22 +50,22 @@ pub struct DirectWriter {
 }
 
 /// A request's bytes, built before its intended time.
-pub struct Prepared {
-    pub(super) body: Bytes,
-    pub(super) max_tokens: u32,
+pub struct BuiltRequest {
+    pub(crate) body: Bytes,
+    pub(crate) max_tokens: u32,
 }
 
 /// A request written by the dispatcher (or found unwritable), for the runtime to finish
 /// ([`super::Endpoint::send_written`]).
 pub struct Written {
-    pub(super) client: Arc<HttpClient>,
-    pub(super) body: Bytes,
-    pub(super) max_tokens: u32,
-    pub(super) early: Early,
+    pub(crate) client: Arc<HttpClient>,
+    pub(crate) body: Bytes,
+    pub(crate) max_tokens: u32,
+    pub(crate) early: Early,
     /// [`now_ns`] the moment before the poll that writes: the request's send time.
-    pub(super) start_ns: u64,
+    pub(crate) start_ns: u64,
     /// The same moment, for the request's deadline.
-    pub(super) started: Instant,
+    pub(crate) started: Instant,
 }
 
 impl Written {
@@ -76,7 +76,7 @@ impl Written {
 }
 
 impl DirectWriter {
-    pub(super) fn new(client: Arc<HttpClient>) -> DirectWriter {
+    pub(crate) fn new(client: Arc<HttpClient>) -> DirectWriter {
         DirectWriter {
             client,
             reserve: Vec::new(),
@@ -85,8 +85,8 @@ impl DirectWriter {
     }
 
     /// The request with `body`, ready to be written.
-    pub(super) fn prepare_body(&self, body: Vec<u8>, max_tokens: u32) -> Prepared {
-        Prepared {
+    pub(crate) fn prepare_body(&self, body: Vec<u8>, max_tokens: u32) -> BuiltRequest {
+        BuiltRequest {
             body: Bytes::from(body),
             max_tokens,
         }
@@ -120,7 +120,7 @@ impl DirectWriter {
     /// Writes `p` now on an idle connection (the pool's first, else the reserve's), stamping
     /// its send time the moment before the poll that writes; `None` when no connection is
     /// ready.
-    pub fn write(&mut self, p: Prepared) -> Option<Written> {
+    pub fn write(&mut self, p: BuiltRequest) -> Option<Written> {
         let mut conn = match self.client.pool().take_idle() {
             Some(c) => c,
             None => loop {

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::config::SimConfig;
-use super::metrics::SharedMetrics;
 use super::scheduler::{NewSeq, Scheduler, SchedulerLimits, StepPlan};
+use super::sim_config::SimConfig;
+use super::stats::SharedMetrics;
 use crate::clock::now_ns;
 use crate::rng::SplitMix64;
 
@@ -20,7 +20,7 @@ const MAX_LAG_NS: u64 = 50_000_000;
 
 /// Messages to the scheduler thread.
 #[derive(Debug)]
-pub enum Command {
+pub enum SchedulerMessage {
     /// A new request for the waiting queue.
     Submit(NewSeq),
     /// Stop the thread.
@@ -94,11 +94,11 @@ impl Noise {
     }
 }
 
-/// Starts the scheduler thread for `cfg`; it runs until [`Command::Shutdown`].
+/// Starts the scheduler thread for `cfg`; it runs until [`SchedulerMessage::Shutdown`].
 pub fn spawn(
     cfg: &SimConfig,
     metrics: Arc<SharedMetrics>,
-) -> std::io::Result<(Sender<Command>, JoinHandle<()>)> {
+) -> std::io::Result<(Sender<SchedulerMessage>, JoinHandle<()>)> {
     let (tx, rx) = std::sync::mpsc::channel();
     let limits = SchedulerLimits::of(cfg);
     let cost = StepCost::of(cfg);
@@ -111,7 +111,7 @@ pub fn spawn(
 }
 
 fn run(
-    rx: Receiver<Command>,
+    rx: Receiver<SchedulerMessage>,
     mut sched: Scheduler,
     cost: StepCost,
     mut noise: Noise,
@@ -122,15 +122,15 @@ fn run(
     loop {
         if sched.is_idle() {
             match rx.recv() {
-                Ok(Command::Submit(seq)) => sched.add(seq),
-                Ok(Command::Shutdown) | Err(_) => return,
+                Ok(SchedulerMessage::Submit(seq)) => sched.add(seq),
+                Ok(SchedulerMessage::Shutdown) | Err(_) => return,
             }
             deadline = now_ns();
         }
         loop {
             match rx.try_recv() {
-                Ok(Command::Submit(seq)) => sched.add(seq),
-                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => return,
+                Ok(SchedulerMessage::Submit(seq)) => sched.add(seq),
+                Ok(SchedulerMessage::Shutdown) | Err(TryRecvError::Disconnected) => return,
                 Err(TryRecvError::Empty) => break,
             }
         }
@@ -148,8 +148,8 @@ fn run(
                 break;
             }
             match rx.recv_timeout(Duration::from_nanos(deadline - now)) {
-                Ok(Command::Submit(seq)) => sched.add(seq),
-                Ok(Command::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+                Ok(SchedulerMessage::Submit(seq)) => sched.add(seq),
+                Ok(SchedulerMessage::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => {}
             }
         }

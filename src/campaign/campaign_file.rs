@@ -101,12 +101,12 @@ pub struct CampaignRecord {
 impl CampaignRecord {
     /// Writes `campaign.json` into `dir` (atomically).
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        crate::report::results::write_json_atomic(&dir.join(CAMPAIGN_FILE), self)
+        crate::report::folder::write_json_atomic(&dir.join(CAMPAIGN_FILE), self)
     }
 
     /// Reads `campaign.json` from a campaign folder.
     pub fn read(dir: &Path) -> std::io::Result<CampaignRecord> {
-        crate::report::results::read_json(&dir.join(CAMPAIGN_FILE))
+        crate::report::folder::read_json(&dir.join(CAMPAIGN_FILE))
     }
 
     /// The first candidate not done, if any.

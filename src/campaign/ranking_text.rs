@@ -1,8 +1,8 @@
 //! The ranking as text: one row per candidate, each number with its range, ties marked with
 //! `=`, candidates without an answer last with the reason; and the candidates' states.
 
+use super::campaign_file::CampaignRecord;
 use super::rank::{Ranged, RankedRow};
-use super::record::CampaignRecord;
 use crate::record::sla::fmt_value;
 
 /// `0.231 (0.220-0.245)`; a range of one point prints the value alone.

@@ -11,10 +11,10 @@ use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::api::Endpoint;
+use super::api::Route;
 use super::faults::StreamFault;
+use super::output_words::token_word;
 use super::scheduler::TokenEvent;
-use super::text::token_word;
 use crate::clock::now_ns;
 
 /// Largest frame assembled from ready tokens before handing it to hyper, in bytes.
@@ -24,7 +24,7 @@ const MAX_FRAME_BYTES: usize = 32 * 1024;
 #[derive(Debug)]
 pub struct Completion {
     /// `chat.completion` or `text_completion` shapes.
-    pub endpoint: Endpoint,
+    pub endpoint: Route,
     /// Response id, e.g. `chatcmpl-sim-7`.
     pub id: String,
     /// Unix time of the request, in seconds.
@@ -64,9 +64,9 @@ pub struct SageMakerFraming {
 impl Completion {
     fn object(&self, stream: bool) -> &'static str {
         match (self.endpoint, stream) {
-            (Endpoint::Chat, true) => "chat.completion.chunk",
-            (Endpoint::Chat, false) => "chat.completion",
-            (Endpoint::Completion | Endpoint::Tgi, _) => "text_completion",
+            (Route::Chat, true) => "chat.completion.chunk",
+            (Route::Chat, false) => "chat.completion",
+            (Route::Completion | Route::Tgi, _) => "text_completion",
         }
     }
 
@@ -200,11 +200,11 @@ impl StreamState {
     }
 
     fn token_chunk(&mut self, out: &mut String, last: bool) {
-        if self.c.endpoint == Endpoint::Tgi {
+        if self.c.endpoint == Route::Tgi {
             return self.tgi_token(out, last);
         }
         let c = &self.c;
-        if c.endpoint == Endpoint::Chat && !self.role_sent {
+        if c.endpoint == Route::Chat && !self.role_sent {
             self.role_sent = true;
             Self::event_start(out);
             c.head(out, true);
@@ -222,10 +222,10 @@ impl StreamState {
         Self::event_start(out);
         c.head(out, true);
         match c.endpoint {
-            Endpoint::Chat => {
+            Route::Chat => {
                 let _ = write!(out, "[{{\"index\":0,\"delta\":{{\"content\":\" {word}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}]");
             }
-            Endpoint::Completion | Endpoint::Tgi => {
+            Route::Completion | Route::Tgi => {
                 let _ = write!(out, "[{{\"index\":0,\"text\":\" {word}\",\"logprobs\":null,\"finish_reason\":{finish}}}]");
             }
         }
@@ -268,7 +268,7 @@ impl StreamState {
     }
 
     fn end(&mut self, out: &mut String) {
-        if self.c.endpoint == Endpoint::Tgi {
+        if self.c.endpoint == Route::Tgi {
             // TGI ends with the token that carries generated_text: no usage, no [DONE]
             self.then = Then::End;
             return;
@@ -309,7 +309,7 @@ impl StreamState {
                     return true;
                 }
                 match self.c.endpoint {
-                    Endpoint::Tgi => out.push_str(
+                    Route::Tgi => out.push_str(
                         "data:{\"error\":\"simulated in-stream error\",\"error_type\":\"generation\"}\n\n",
                     ),
                     _ => {
@@ -426,7 +426,7 @@ pub struct WholeState {
 impl WholeState {
     fn render(&self) -> String {
         let c = &self.c;
-        if c.endpoint == Endpoint::Tgi {
+        if c.endpoint == Route::Tgi {
             return self.render_tgi();
         }
         let mut out = String::with_capacity(256 + 5 * self.generated as usize);
@@ -438,10 +438,10 @@ impl WholeState {
         }
         let finish = c.finish_reason(self.generated);
         match c.endpoint {
-            Endpoint::Chat => {
+            Route::Chat => {
                 let _ = write!(out, "[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}],");
             }
-            Endpoint::Completion | Endpoint::Tgi => {
+            Route::Completion | Route::Tgi => {
                 let _ = write!(out, "[{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}],");
             }
         }
@@ -517,7 +517,7 @@ impl WholeState {
 }
 
 fn c_is_tgi(c: &Completion) -> bool {
-    c.endpoint == Endpoint::Tgi
+    c.endpoint == Route::Tgi
 }
 
 impl Body for SimBody {
