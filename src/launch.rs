@@ -5,10 +5,10 @@
 //! both build a request and call this.
 
 use crate::config::file::load_layered;
-use crate::config::resolve::{
-    resolve_sweep, EndpointOverrides, EndpointTarget, InputError, RunSettings, SweepOverrides,
-    WorkloadOverrides,
+use crate::config::overrides::{
+    EndpointOverrides, EndpointTarget, InputError, SweepOverrides, WorkloadOverrides,
 };
+use crate::config::resolve::{resolve_sweep, RunSettings};
 use crate::config::search::{resolve_search, SearchOverrides};
 use crate::engine::{LevelPlanner, RunRequest};
 use crate::plan::capacity::CapacityInputs;
@@ -94,7 +94,7 @@ impl LaunchRequest {
     }
 
     /// The run settings every plan carries (requests, timeout, results folder, ...).
-    pub fn run(&self) -> &crate::config::resolve::RunOverrides {
+    pub fn run(&self) -> &crate::config::overrides::RunOverrides {
         match &self.plan {
             PlanChoice::Sweep { overrides, .. } => &overrides.run,
             PlanChoice::Search(s) => &s.run,
@@ -102,7 +102,7 @@ impl LaunchRequest {
     }
 
     /// The same, to change.
-    pub fn run_mut(&mut self) -> &mut crate::config::resolve::RunOverrides {
+    pub fn run_mut(&mut self) -> &mut crate::config::overrides::RunOverrides {
         match &mut self.plan {
             PlanChoice::Sweep { overrides, .. } => &mut overrides.run,
             PlanChoice::Search(s) => &mut s.run,

@@ -2,7 +2,8 @@
 //! range its confidence intervals allow; candidates sorted by one of them, neighbours whose
 //! ranges overlap shown as tied, candidates with no answer last with the reason. Pure.
 
-use crate::plan::analysis::{capacity_at, RunAnalysis};
+use crate::plan::analysis::RunAnalysis;
+use crate::plan::capacity::capacity_at;
 use crate::record::sla::{fmt_value, SlaMetric, Verdict};
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,7 @@ use super::campaign_file::{CampaignRecord, CampaignSource, CandidateRecord, Cand
 use super::events::CampaignEvent;
 use super::rank::{numbers, rank, CandidateNumbers, RankBy, RankedRow};
 use super::spec::{CampaignSpec, CandidateSource};
-use crate::config::resolve::{EndpointOverrides, InputError};
+use crate::config::overrides::{EndpointOverrides, InputError};
 use crate::engine::RunError;
 use crate::launch::{prepare, LaunchRequest, PlanChoice, Prepared};
 use crate::plan::Analysis;

@@ -3,7 +3,7 @@
 
 use crate::config::campaign::{CampaignEntry, CandidateEntry, SimModelEntry};
 use crate::config::file::{load_layered, ConfigFile, EndpointKind, SearchEntry};
-use crate::config::resolve::{EndpointOverrides, InputError, RunOverrides, WorkloadOverrides};
+use crate::config::overrides::{EndpointOverrides, InputError, RunOverrides, WorkloadOverrides};
 use crate::config::search::{entry_slas, SearchOverrides};
 use crate::launch::{GateChoice, Launch, LaunchRequest, PlanChoice};
 use crate::plan::capacity::{CapacityInputs, Peak};

@@ -128,7 +128,7 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
     let (name, entry, source, resumed) = definition(&args, config)?;
     let config = source.config().map(Path::to_path_buf);
     let flags = CampaignFlags {
-        run: crate::config::resolve::RunOverrides {
+        run: crate::config::overrides::RunOverrides {
             requests: args.requests,
             timeout: args.timeout,
             ..Default::default()

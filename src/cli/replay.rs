@@ -5,7 +5,7 @@
 
 use super::open_args::OpenLoopArgs;
 use super::run_args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
-use crate::config::resolve::SweepOverrides;
+use crate::config::overrides::SweepOverrides;
 use crate::headless;
 use crate::headless::exit::BadInput;
 use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};

@@ -1,6 +1,6 @@
 //! Flag groups shared by the commands that send load (`sweep`, later `search`).
 
-use crate::config::resolve::{EndpointOverrides, WorkloadOverrides};
+use crate::config::overrides::{EndpointOverrides, WorkloadOverrides};
 use crate::endpoint::Api;
 use crate::plan::capacity::{CapacityInputs, Peak};
 use crate::record::sla::{SlaMetric, SlaThreshold};
@@ -387,8 +387,8 @@ pub fn parse_fraction_or_pct(s: &str) -> Result<f64, String> {
 impl RunArgs {
     /// Opens the dashboard: stdout is a terminal and neither `--no-tui` nor `--json` is set.
     /// The flags the config resolution takes.
-    pub fn overrides(&self) -> crate::config::resolve::RunOverrides {
-        crate::config::resolve::RunOverrides {
+    pub fn overrides(&self) -> crate::config::overrides::RunOverrides {
+        crate::config::overrides::RunOverrides {
             requests: self.requests,
             warmup: self.warmup,
             timeout: self.timeout,

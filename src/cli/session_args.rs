@@ -1,7 +1,7 @@
 //! Flags of multi-turn sessions: how many turns, how long each later turn's new message is,
 //! and the pause between turns. See `docs/workloads.md`.
 
-use crate::config::resolve::WorkloadOverrides;
+use crate::config::overrides::WorkloadOverrides;
 use crate::values::parse_duration;
 use crate::workload::session::parse_turns;
 use clap::Args;

@@ -3,7 +3,7 @@
 
 use super::open_args::{parse_rate, parse_rates, parse_schedule, OpenLoopArgs, AUTO_SATURATE};
 use super::run_args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
-use crate::config::resolve::SweepOverrides;
+use crate::config::overrides::SweepOverrides;
 use crate::headless;
 use crate::headless::exit::BadInput;
 use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};

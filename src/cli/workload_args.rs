@@ -1,7 +1,7 @@
 //! Flags that say where prompts come from and how their tokens are counted: the tokenizer,
 //! a dataset and how to draw from it, and server calibration. See `docs/workloads.md`.
 
-use crate::config::resolve::WorkloadOverrides;
+use crate::config::overrides::WorkloadOverrides;
 use crate::workload::dataset::{DatasetFormat, LengthFilter, Sampling};
 use clap::Args;
 use std::path::PathBuf;

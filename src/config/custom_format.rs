@@ -5,7 +5,7 @@
 //! over the file. Every mistake is an [`InputError`] (exit 2) naming the flag or the key.
 
 use super::file::EndpointEntry;
-use super::resolve::{EndpointOverrides, InputError};
+use super::overrides::{EndpointOverrides, InputError};
 use crate::endpoint::custom_payload::{check_pointer, parse_template, CustomPayload};
 use crate::endpoint::SageMakerFormat;
 

@@ -4,6 +4,7 @@
 pub mod campaign;
 mod custom_format;
 pub mod file;
+pub mod overrides;
 pub mod resolve;
 pub mod search;
 mod workload;

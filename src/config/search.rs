@@ -2,10 +2,8 @@
 //! one validated [`SearchSpec`].
 
 use super::file::{ConfigFile, SearchEntry, SlaValue};
-use super::resolve::{
-    resolve_target, run_settings, unknown, EndpointOverrides, InputError, RunOverrides,
-    RunSettings, WorkloadOverrides,
-};
+use super::overrides::{EndpointOverrides, InputError, RunOverrides, WorkloadOverrides};
+use super::resolve::{resolve_target, run_settings, unknown, RunSettings};
 use crate::metrics::summary::{load_to_rps, rps_to_load};
 use crate::plan::judge::SlaSet;
 use crate::plan::search::SearchConfig;

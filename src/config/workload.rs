@@ -3,7 +3,7 @@
 //! bad input naming the file and line. See `docs/workloads.md`.
 
 use super::file::{EndpointEntry, ProfileEntry};
-use super::resolve::{EndpointTarget, InputError, WorkloadOverrides};
+use super::overrides::{EndpointTarget, InputError, WorkloadOverrides};
 use crate::workload::dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
 use crate::workload::session::{SessionSpec, MAX_TURNS};
 use crate::workload::WorkloadSpec;
@@ -139,7 +139,8 @@ pub(crate) fn set_calibrate(
 #[cfg(test)]
 mod tests {
     use crate::config::file::{ConfigFile, SHIPPED, SHIPPED_NAME};
-    use crate::config::resolve::{resolve_target, WorkloadOverrides};
+    use crate::config::overrides::WorkloadOverrides;
+    use crate::config::resolve::resolve_target;
 
     fn with_profile(extra: &str) -> ConfigFile {
         let shipped = ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap();
@@ -156,7 +157,7 @@ mod tests {
     #[test]
     #[cfg(feature = "exact-tokenizers")]
     fn a_profile_names_its_dataset_and_flags_win() {
-        use crate::config::resolve::{EndpointOverrides, EndpointTarget};
+        use crate::config::overrides::{EndpointOverrides, EndpointTarget};
         use crate::workload::dataset::{DatasetFormat, Sampling};
         let dir = std::env::temp_dir().join(format!("rightsize-cfg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -5,7 +5,7 @@
 use super::closed_loop::{run_level, LevelCtx, LevelPlan};
 use super::events::EngineEvent;
 use super::open_loop::{run_open_level, OpenPlan};
-use super::sink::RunSink;
+use super::sink::{RunEcho, RunSink};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::fdlimit::{check_nofile, nofile_needed, raise_nofile_limit};
@@ -15,7 +15,6 @@ pub use crate::plan::LevelPlanner;
 use crate::telemetry::scrape::Scraped;
 use crate::workload::arrivals::{LoadShape, OpenSettings};
 use crate::workload::WorkloadSpec;
-use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,31 +73,6 @@ impl From<std::io::Error> for RunError {
     fn from(e: std::io::Error) -> Self {
         RunError::Results(e)
     }
-}
-
-/// The echo of a run, written to `run.json` (no secrets: the endpoint names only the
-/// variable that holds a key).
-#[derive(Debug, Clone, Serialize)]
-pub struct RunEcho {
-    pub tool: &'static str,
-    pub version: &'static str,
-    pub run_id: String,
-    pub kind: String,
-    pub endpoint: EndpointSpec,
-    pub server: ServerIdentity,
-    pub workload: WorkloadSpec,
-    pub plan: serde_json::Value,
-    /// Arrivals, cap and window of open-loop levels (absent for a closed loop).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_loop: Option<OpenSettings>,
-    pub request_count: u32,
-    pub warmup: u32,
-    pub timeout_s: f64,
-    pub config_sources: Vec<String>,
-    pub open_file_limit: Option<u64>,
-    pub started_at: String,
-    pub ended_at: Option<String>,
-    pub interrupted: bool,
 }
 
 /// What a finished (or interrupted) run produced.

@@ -4,9 +4,13 @@
 //! folder (`report::folder::FolderSink`) is one sink; a test's vectors are another. The
 //! engine decides nothing about files.
 
-use super::run::RunEcho;
+use crate::endpoint::preflight::ServerIdentity;
+use crate::endpoint::EndpointSpec;
 use crate::metrics::LevelSummary;
 use crate::record::RequestRecord;
+use crate::workload::arrivals::OpenSettings;
+use crate::workload::WorkloadSpec;
+use serde::Serialize;
 use std::io;
 use std::path::PathBuf;
 
@@ -27,4 +31,29 @@ pub trait RunSink: Send {
     fn write_level(&mut self, level: &LevelSummary) -> io::Result<()>;
     /// The run's summary: its levels and what the planner reports of them.
     fn write_summary(&mut self, summary: &serde_json::Value) -> io::Result<()>;
+}
+
+/// The echo of a run, written to `run.json` (no secrets: the endpoint names only the
+/// variable that holds a key).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunEcho {
+    pub tool: &'static str,
+    pub version: &'static str,
+    pub run_id: String,
+    pub kind: String,
+    pub endpoint: EndpointSpec,
+    pub server: ServerIdentity,
+    pub workload: WorkloadSpec,
+    pub plan: serde_json::Value,
+    /// Arrivals, cap and window of open-loop levels (absent for a closed loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<OpenSettings>,
+    pub request_count: u32,
+    pub warmup: u32,
+    pub timeout_s: f64,
+    pub config_sources: Vec<String>,
+    pub open_file_limit: Option<u64>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub interrupted: bool,
 }

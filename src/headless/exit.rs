@@ -2,7 +2,7 @@
 //! 0 success; 1 the run failed (pre-flight, I/O); 2 bad input (flags, config); 3 the run
 //! finished but failed its gate (`--require-concurrency`, `--baseline`); 130 interrupted.
 
-use crate::config::resolve::InputError;
+use crate::config::overrides::InputError;
 use crate::config::ConfigError;
 
 pub const EXIT_RUN_FAILED: u8 = 1;

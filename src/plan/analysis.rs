@@ -10,7 +10,7 @@
 use super::capacity::{peak_coverage_warning, right_size, CapacityInputs, IdealPoint, RightSize};
 use super::gate::Answer;
 use super::knee::{curve, find_knee, CurvePoint, Knee, DEFAULT_MIN_GAIN};
-use super::range::{at_concurrency, boundary_range, BoundaryRange};
+use super::range::{boundary_range, BoundaryRange};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
 use crate::metrics::LevelSummary;
 use crate::plan::judge::{
@@ -494,13 +494,6 @@ fn capacity_curve(named: &[&LevelSummary]) -> Vec<(f64, f64, f64)> {
         .filter_map(|c| ideal_at(named, c))
         .map(|i| (i.concurrency as f64, i.output_tps, i.rps))
         .collect()
-}
-
-/// Output tok/s and req/s at concurrency `c`, read off the capacity curve.
-pub fn capacity_at(curve: &[(f64, f64, f64)], c: f64) -> Option<(f64, f64)> {
-    let tps: Vec<(f64, f64)> = curve.iter().map(|p| (p.0, p.1)).collect();
-    let rps: Vec<(f64, f64)> = curve.iter().map(|p| (p.0, p.2)).collect();
-    Some((at_concurrency(&tps, c)?, at_concurrency(&rps, c)?))
 }
 
 /// The named level with the highest throughput among those `ok` accepts.

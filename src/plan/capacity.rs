@@ -1,6 +1,7 @@
 //! Capacity planning (docs/search.md, "Planning numbers"): the ideal balance, the breaking point, and the
 //! right-size factor with its costs, from a run's levels.
 
+use super::range::at_concurrency;
 use serde::Serialize;
 
 /// The user's peak traffic, in one of three units.
@@ -104,8 +105,8 @@ pub fn right_size(
     let instances = instances_for(value, inputs.headroom, cap)?;
     let cap_at = |c: f64| match peak {
         Peak::Concurrency(_) => Some(c.floor()),
-        Peak::Rps(_) => super::analysis::capacity_at(curve, c).map(|x| x.1),
-        Peak::OutputTps(_) => super::analysis::capacity_at(curve, c).map(|x| x.0),
+        Peak::Rps(_) => capacity_at(curve, c).map(|x| x.1),
+        Peak::OutputTps(_) => capacity_at(curve, c).map(|x| x.0),
     };
     let instances_range = ideal.range.and_then(|[lo, hi]| {
         let at_hi = instances_for(value, inputs.headroom, cap_at(hi.min(1e9))?)?;
@@ -176,6 +177,13 @@ pub fn peak_coverage_warning(
              not measured; add levels up to the peak"
         )
     })
+}
+
+/// Output tok/s and req/s at concurrency `c`, read off the capacity curve.
+pub fn capacity_at(curve: &[(f64, f64, f64)], c: f64) -> Option<(f64, f64)> {
+    let tps: Vec<(f64, f64)> = curve.iter().map(|p| (p.0, p.1)).collect();
+    let rps: Vec<(f64, f64)> = curve.iter().map(|p| (p.0, p.2)).collect();
+    Some((at_concurrency(&tps, c)?, at_concurrency(&rps, c)?))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::run::RunEcho;
+use crate::engine::sink::RunEcho;
 use crate::engine::sink::RunSink;
 use crate::metrics::LevelSummary;
 use crate::record::RequestRecord;

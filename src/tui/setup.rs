@@ -5,7 +5,7 @@
 //! over: what is not in the form (headers, `--out`, a TPOT SLA, ...) stays as the flags said,
 //! the first run and every run after.
 
-use crate::config::resolve::SweepOverrides;
+use crate::config::overrides::SweepOverrides;
 use crate::config::search::SearchOverrides;
 use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};
 use crate::plan::capacity::Peak;

@@ -4,7 +4,7 @@
 //! the flag of the same name: empty leaves it to the config entry (or the SDK's default).
 
 use super::setup::{Field, FieldId, FieldKind, SetupForm};
-use crate::config::resolve::EndpointOverrides;
+use crate::config::overrides::EndpointOverrides;
 use crate::endpoint::custom_payload::{check_pointer, parse_template};
 use crate::endpoint::SageMakerFormat;
 

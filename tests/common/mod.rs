@@ -177,7 +177,7 @@ impl rightsize::engine::RunSink for MemorySink {
         Ok(PathBuf::from(format!("memory:{run_id}")))
     }
 
-    fn write_run(&mut self, echo: &rightsize::engine::run::RunEcho) -> std::io::Result<()> {
+    fn write_run(&mut self, echo: &rightsize::engine::sink::RunEcho) -> std::io::Result<()> {
         let echo = serde_json::to_value(echo).map_err(std::io::Error::other)?;
         self.recorded().echoes.push(echo);
         Ok(())

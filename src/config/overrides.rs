@@ -1,0 +1,105 @@
+//! What the flags (and the dashboard's setup form) give on top of the config files, part by
+//! part, each field `None` where the files decide; the error a bad flag or config value gets;
+//! and where the load goes once resolved. The resolution itself is `super::resolve`.
+
+use crate::endpoint::{Api, EndpointSpec};
+use crate::workload::dataset::{DatasetFormat, LengthFilter, Sampling};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A bad flag or config value: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputError(pub String);
+
+/// Endpoint choices given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct EndpointOverrides {
+    /// A config name or an `http(s)://` URL.
+    pub endpoint: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<Api>,
+    pub headers: Vec<(String, String)>,
+    pub api_key_env: Option<String>,
+    pub no_exact_length: bool,
+    pub sim_time_scale: Option<f64>,
+    /// Ask the simulator for ground-truth chunk send times.
+    pub sim_timing: bool,
+    /// SageMaker: `--region`, `--aws-profile`, `--inference-component`, `--target-variant`,
+    /// `--sagemaker-format`.
+    pub region: Option<String>,
+    pub aws_profile: Option<String>,
+    pub inference_component: Option<String>,
+    pub target_variant: Option<String>,
+    pub sagemaker_format: Option<crate::endpoint::SageMakerFormat>,
+    /// SageMaker custom format: `--sagemaker-request-template` (JSON, or `@FILE`),
+    /// `--sagemaker-text-pointer`, `--sagemaker-token-count-pointer`.
+    pub request_template: Option<String>,
+    pub text_pointer: Option<String>,
+    pub token_count_pointer: Option<String>,
+}
+
+/// Workload choices given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadOverrides {
+    pub profile: Option<String>,
+    pub input_tokens: Option<u32>,
+    pub input_stddev: Option<u32>,
+    pub output_tokens: Option<u32>,
+    pub output_stddev: Option<u32>,
+    pub stream: Option<bool>,
+    pub prefix_tokens: Option<u32>,
+    pub prefix_share: Option<f64>,
+    pub seed: Option<u64>,
+    /// `approx`, `o200k`, `cl100k` or a `tokenizer.json` path.
+    pub tokenizer: Option<String>,
+    pub dataset: Option<PathBuf>,
+    pub dataset_format: Option<DatasetFormat>,
+    pub sampling: Option<Sampling>,
+    pub block_tokens: Option<u32>,
+    pub filter: LengthFilter,
+    pub calibrate: Option<bool>,
+    /// `--turns`, `--turn-input-tokens`, `--think-time`: multi-turn sessions.
+    pub turns: Option<u32>,
+    pub turn_input_tokens: Option<u32>,
+    pub think_time: Option<Duration>,
+}
+
+/// Sweep plan choices given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct SweepOverrides {
+    pub plan: Option<String>,
+    pub concurrency: Option<Vec<u32>>,
+    pub run: RunOverrides,
+}
+
+/// The flags every run takes, sweep or search.
+#[derive(Debug, Clone, Default)]
+pub struct RunOverrides {
+    pub requests: Option<u32>,
+    pub warmup: Option<u32>,
+    pub timeout: Option<Duration>,
+    pub out: Option<PathBuf>,
+    /// `--max-error-rate`: the error-rate limit when no error-rate SLA is given.
+    pub max_error_rate: Option<f64>,
+    /// `--arrival`, `--burstiness`, `--max-in-flight`, `--window`: how open-loop levels send.
+    pub open: crate::workload::arrivals::OpenSettings,
+}
+
+/// Where the load goes.
+#[derive(Debug, Clone)]
+pub enum EndpointTarget {
+    /// Start the built-in simulator in-process; `spec.base_url` is filled once it listens.
+    Simulator { time_scale: f64, spec: EndpointSpec },
+    /// An HTTP endpoint.
+    Remote(EndpointSpec),
+}
+
+impl EndpointTarget {
+    /// The endpoint spec (for the simulator, before its URL is known).
+    pub fn spec(&self) -> &EndpointSpec {
+        match self {
+            EndpointTarget::Simulator { spec, .. } | EndpointTarget::Remote(spec) => spec,
+        }
+    }
+}
