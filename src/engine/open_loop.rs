@@ -13,6 +13,7 @@ use super::workers::Sent;
 use crate::clock::now_ns;
 use crate::metrics::progress::OpenProgress;
 use crate::metrics::rate::{rate_held, RateSummary, Saturation};
+use crate::metrics::{Histogram, RecentDurations};
 use crate::metrics::{LevelAccumulator, LevelMeta, LevelSummary, LiveLevel};
 use crate::record::RequestRecord;
 use crate::workload::arrivals::{Arrival, LoadShape, Schedule};
@@ -82,24 +83,38 @@ impl SaturationWatch {
 /// Seconds of history the live figures cover.
 const RECENT_S: f64 = 5.0;
 
+/// Width of the time buckets recent latencies are kept in.
+const RECENT_BUCKET: Duration = Duration::from_millis(250);
+
 /// The last [`RECENT_S`] seconds of a level, for [`OpenProgress`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Recent {
-    /// (end s, TTFT ms, e2e ms) of successes.
-    done: VecDeque<(f64, Option<f64>, f64)>,
+    /// TTFT and e2e of successes, by their end (ns since the level start).
+    ttft: RecentDurations,
+    e2e: RecentDurations,
     /// (t s, sent, finished) at each tick.
     counts: VecDeque<(f64, u64, u64)>,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        let keep = Duration::from_secs_f64(RECENT_S);
+        Recent {
+            ttft: RecentDurations::new(RECENT_BUCKET, keep),
+            e2e: RecentDurations::new(RECENT_BUCKET, keep),
+            counts: VecDeque::new(),
+        }
+    }
 }
 
 impl Recent {
     fn record(&mut self, rec: &RequestRecord) {
         if rec.error.is_none() {
-            let ms = |ns: u64| ns.saturating_sub(rec.start_ns) as f64 / 1e6;
-            self.done.push_back((
-                rec.end_ns as f64 / 1e9,
-                rec.first_token_ns.map(ms),
-                ms(rec.end_ns),
-            ));
+            if let Some(ttft) = rec.ttft_ns() {
+                self.ttft.record(rec.end_ns, ttft);
+            }
+            self.e2e
+                .record(rec.end_ns, rec.end_ns.saturating_sub(rec.start_ns));
         }
     }
 
@@ -111,9 +126,6 @@ impl Recent {
         pending: u64,
         offered: f64,
     ) -> OpenProgress {
-        while self.done.front().is_some_and(|d| d.0 < t - RECENT_S) {
-            self.done.pop_front();
-        }
         self.counts.push_back((t, sent, finished));
         while self.counts.len() > 2 && self.counts.front().is_some_and(|c| c.0 < t - RECENT_S) {
             self.counts.pop_front();
@@ -123,14 +135,18 @@ impl Recent {
         // moment and 0 the next; in the level's first second the figure climbs to the rate
         let span = (t - t0).max(1.0);
         let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / span;
-        let spread = |v: Vec<f64>| p50_p99(v);
+        let from = ((t - RECENT_S).max(0.0) * 1e9) as u64;
+        let spread = |r: &RecentDurations| {
+            let h = r.between(from, u64::MAX);
+            Some([h.nearest_rank(0.5)?, h.nearest_rank(0.99)?])
+        };
         OpenProgress {
             offered_rps: offered,
             sent_rps: rate(sent, s0),
             done_rps: rate(finished, f0),
             pending,
-            ttft_ms: spread(self.done.iter().filter_map(|d| d.1).collect()),
-            e2e_ms: spread(self.done.iter().map(|d| d.2).collect()),
+            ttft_ms: spread(&self.ttft),
+            e2e_ms: spread(&self.e2e),
         }
     }
 }
@@ -154,40 +170,39 @@ fn offered_at(shape: &LoadShape, intended: &[u64], now: u64) -> f64 {
 /// Requests a stable server keeps pending without a queue: the offered rate times the
 /// median end-to-end latency of the level's first [`UNLOADED_SAMPLES`] successes (its
 /// latency before any queue could form). Until those are in, nothing is expected.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Expected {
-    first_e2e_s: Vec<f64>,
+    first_e2e: Histogram,
     latency_s: Option<f64>,
 }
 
+impl Default for Expected {
+    fn default() -> Self {
+        Expected {
+            first_e2e: Histogram::latency(),
+            latency_s: None,
+        }
+    }
+}
+
 /// Successes whose median latency sets [`Expected`].
-const UNLOADED_SAMPLES: usize = 20;
+const UNLOADED_SAMPLES: u64 = 20;
 
 impl Expected {
-    /// Counts a success that took `e2e_s` seconds.
-    fn success(&mut self, e2e_s: f64) {
+    /// Counts a success that took `e2e_ns`.
+    fn success(&mut self, e2e_ns: u64) {
         if self.latency_s.is_some() {
             return;
         }
-        self.first_e2e_s.push(e2e_s);
-        if self.first_e2e_s.len() == UNLOADED_SAMPLES {
-            self.latency_s = median(self.first_e2e_s.drain(..));
+        self.first_e2e.record_ns(e2e_ns);
+        if self.first_e2e.len() == UNLOADED_SAMPLES {
+            self.latency_s = self.first_e2e.nearest_rank(0.5).map(|ms| ms / 1e3);
         }
     }
 
     fn pending(&self, rate: f64) -> f64 {
         rate * self.latency_s.unwrap_or(0.0)
     }
-}
-
-/// Nearest-rank p50 and p99.
-fn p50_p99(mut v: Vec<f64>) -> Option<[f64; 2]> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
-    Some([at(0.5), at(0.99)])
 }
 
 /// Runs one open-loop level to its end, to saturation, or until cancelled.
@@ -253,8 +268,11 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
     let mut log_error: Option<std::io::Error> = None;
     let mut watch = SaturationWatch::default();
     let mut saturated: Option<Saturation> = None;
-    // (finish time s, schedule lag + TTFT ms) of recent successes: the wait users saw
-    let mut waits: VecDeque<(f64, f64)> = VecDeque::new();
+    // schedule lag + TTFT of recent successes, by their end: the wait users saw
+    let mut waits = RecentDurations::new(
+        RECENT_BUCKET,
+        SAMPLE * WINDOW_SAMPLES as u32 + Duration::from_secs(2),
+    );
     let mut recent = Recent::default();
     recent.counts.push_back((0.0, 0, 0));
     let mut expected = Expected::default();
@@ -266,14 +284,11 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
             rec = rx.recv() => match rec {
                 Some(rec) => {
                     if let (Some(i), Some(f)) = (rec.detail.intended_ns, rec.first_token_ns) {
-                        waits.push_back((rec.end_ns as f64 / 1e9, f.saturating_sub(i) as f64 / 1e6));
-                        if waits.len() > 4096 {
-                            waits.pop_front();
-                        }
+                        waits.record(rec.end_ns, f.saturating_sub(i));
                     }
                     recent.record(&rec);
                     if rec.error.is_none() {
-                        expected.success(rec.end_ns.saturating_sub(rec.start_ns) as f64 / 1e9);
+                        expected.success(rec.end_ns.saturating_sub(rec.start_ns));
                     }
                     fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
                 }
@@ -289,7 +304,8 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
                     // what a rising rate keeps pending by itself (a ramp) is not a queue
                     let excess = pending - expected.pending(offered);
                     if let Some((slope, first, last)) = watch.sample(t, excess, offered) {
-                        let wait = |from: f64, to: f64| median(waits.iter().filter(|w| w.0 >= from && w.0 < to).map(|w| w.1));
+                        let ns = |s: f64| (s.max(0.0) * 1e9) as u64;
+                        let wait = |from: f64, to: f64| waits.between(ns(from), ns(to)).nearest_rank(0.5);
                         let start = t - SAMPLE.as_secs_f64() * WINDOW_SAMPLES as f64;
                         saturated = Some(Saturation {
                             at_s: t,
@@ -362,15 +378,6 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
         summary, probe, sink, log_error, events, planner, plan.index, &label,
     )
     .await
-}
-
-fn median(v: impl Iterator<Item = f64>) -> Option<f64> {
-    let mut v: Vec<f64> = v.collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
 }
 
 /// What the dispatcher needs.
@@ -512,12 +519,13 @@ mod tests {
         let mut e = Expected::default();
         assert_eq!(e.pending(50.0), 0.0);
         for i in 0..UNLOADED_SAMPLES {
-            e.success(0.4 + i as f64 * 0.01);
+            e.success(400_000_000 + i * 10_000_000);
         }
-        // median of 400..590 ms (nearest rank above the middle): 500 ms
-        assert_eq!(e.latency_s, Some(0.5));
-        e.success(5.0);
-        assert_eq!(e.latency_s, Some(0.5));
+        // the nearest-rank median of 400..590 ms (rank 10 of 20): 490 ms, read off the
+        // histogram at its resolution: the top of the bucket 490 ms falls in (3 significant figures)
+        assert_eq!(e.latency_s, Some(0.490_239));
+        e.success(5_000_000_000);
+        assert_eq!(e.latency_s, Some(0.490_239));
         // a ramp from 10 to 90 req/s at 0.5 s keeps 5 to 45 pending: no growth of the excess
         let mut w = SaturationWatch::default();
         for i in 0..40 {

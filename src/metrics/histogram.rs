@@ -242,6 +242,16 @@ impl Histogram {
         Some(self.max)
     }
 
+    /// The nearest-rank `q`-quantile (`0 < q <= 1`): the value at rank `ceil(q * len)`, at
+    /// least 1. `None` when empty.
+    pub fn nearest_rank(&self, q: f64) -> Option<f64> {
+        if self.count == 0 {
+            return None;
+        }
+        let rank = (q * self.count as f64).ceil().clamp(1.0, self.count as f64) as u64;
+        self.value_at_rank(rank)
+    }
+
     /// The values at several ranks (1-based, any order) in one pass over the histogram: the
     /// same values [`Histogram::value_at_rank`] gives one by one.
     pub fn values_at_ranks(&self, ranks: &[Option<u64>]) -> Vec<Option<f64>> {

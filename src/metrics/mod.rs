@@ -25,4 +25,4 @@ pub use summary::{
     AdaptiveSampling, ClientLag, ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary,
     SamplingStop, Scalar, SteadyWindow, TokenSourceCounts, DISTRIBUTIONS, HELD_SHARE,
 };
-pub use window::RollingRate;
+pub use window::{RecentDurations, RollingRate};
