@@ -266,27 +266,22 @@ fn simulator_endpoint(cfg: &ConfigFile) -> Result<String, String> {
         })
 }
 
-/// The simulator's model: its defaults with the candidate's parameters over them.
+/// The simulator's model: its defaults with the candidate's parameters over them, checked
+/// as the simulator's flags are; a bad value is named by its key.
 fn sim_config(s: &SimModelEntry) -> Result<crate::sim::SimConfig, String> {
-    let d = crate::sim::SimConfig::default();
-    let cfg = crate::sim::SimConfig {
-        max_num_seqs: s.max_num_seqs.map_or(d.max_num_seqs, |p| p.0),
-        max_num_batched_tokens: s
-            .max_num_batched_tokens
-            .map_or(d.max_num_batched_tokens, |p| p.0),
-        kv_cache_tokens: s.kv_cache_tokens.unwrap_or(d.kv_cache_tokens),
-        decode_base_ms: s.decode_base_ms.unwrap_or(d.decode_base_ms),
-        decode_per_seq_ms: s.decode_per_seq_ms.unwrap_or(d.decode_per_seq_ms),
-        prefill_per_token_ms: s.prefill_per_token_ms.unwrap_or(d.prefill_per_token_ms),
-        noise: s.noise.unwrap_or(d.noise),
-        seed: s.seed.unwrap_or(d.seed),
-        model: s.model.clone().unwrap_or(d.model.clone()),
-        ..d
+    let model = crate::sim::SimModel {
+        max_num_seqs: s.max_num_seqs.map(|p| p.0),
+        max_num_batched_tokens: s.max_num_batched_tokens.map(|p| p.0),
+        kv_cache_tokens: s.kv_cache_tokens,
+        decode_base_ms: s.decode_base_ms,
+        decode_per_seq_ms: s.decode_per_seq_ms,
+        prefill_per_token_ms: s.prefill_per_token_ms,
+        noise: s.noise,
+        seed: s.seed,
+        model: s.model.clone(),
+        ..crate::sim::SimModel::default()
     };
-    // the message names the simulator's flag; in a campaign the key has the same name
-    cfg.validate()
-        .map_err(|m| format!("sim: {}", m.replacen("--", "", 1).replace('-', "_")))?;
-    Ok(cfg)
+    crate::sim::SimConfig::with_model(&model).map_err(|e| format!("sim: {}", e.as_key()))
 }
 
 impl CandidateSource {
@@ -310,5 +305,43 @@ impl CandidateSource {
             CandidateSource::Live { describe, .. } => describe.clone(),
             CandidateSource::Finished(p) => format!("finished run {}", p.display()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A simulated candidate is checked by the simulator's own constructor; its error names
+    /// the campaign key (with the value as given, a negative one too).
+    #[test]
+    fn a_bad_simulated_candidate_names_its_key() {
+        let entry = |e: SimModelEntry| sim_config(&e);
+        assert_eq!(
+            entry(SimModelEntry {
+                decode_base_ms: Some(-2.5),
+                ..SimModelEntry::default()
+            })
+            .unwrap_err(),
+            "sim: decode_base_ms must be a finite number >= 0, got -2.5"
+        );
+        assert_eq!(
+            entry(SimModelEntry {
+                kv_cache_tokens: Some(0),
+                ..SimModelEntry::default()
+            })
+            .unwrap_err(),
+            "sim: kv_cache_tokens must be at least 1"
+        );
+        let ok = entry(SimModelEntry {
+            max_num_seqs: Some(crate::values::Positive(16)),
+            ..SimModelEntry::default()
+        })
+        .unwrap();
+        assert_eq!(ok.max_num_seqs, 16);
+        assert_eq!(
+            ok.decode_base_ms,
+            crate::sim::SimConfig::default().decode_base_ms
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! `rightsize sim` flags (clap), turned into a validated [`SimConfig`].
 
-use super::sim_config::{FaultConfig, FaultSpec, SimConfig};
+use super::sim_config::{FaultConfig, FaultSpec, SimConfig, SimModel};
 use super::tls::TlsFiles;
 
 /// Serve a simulated OpenAI-compatible LLM endpoint with a continuous-batching model.
@@ -145,23 +145,26 @@ fn parse_frame_fault(s: &str) -> Result<super::sagemaker::FrameFault, String> {
 impl SimArgs {
     /// The validated configuration; the error message names the offending flag.
     pub fn into_config(self) -> Result<SimConfig, String> {
-        let cfg = SimConfig {
-            port: self.port,
-            model: self.model,
-            seed: self.seed,
-            time_scale: self.time_scale,
-            noise: self.noise,
-            max_num_seqs: self.max_num_seqs,
-            max_num_batched_tokens: self.max_num_batched_tokens,
-            kv_cache_tokens: self.kv_cache_tokens,
+        let model = SimModel {
+            model: Some(self.model),
+            seed: Some(self.seed),
+            time_scale: Some(self.time_scale),
+            noise: Some(self.noise),
+            max_num_seqs: Some(self.max_num_seqs),
+            max_num_batched_tokens: Some(self.max_num_batched_tokens),
+            kv_cache_tokens: Some(self.kv_cache_tokens),
             max_waiting: self.max_waiting,
-            decode_base_ms: self.decode_base_ms,
-            decode_per_seq_ms: self.decode_per_seq_ms,
-            prefill_per_token_ms: self.prefill_per_token_ms,
-            block_size: self.block_size,
-            prefix_cache_blocks: self.prefix_cache_blocks,
-            max_model_len: self.max_model_len,
-            natural_output_mean: self.natural_output_mean,
+            decode_base_ms: Some(self.decode_base_ms),
+            decode_per_seq_ms: Some(self.decode_per_seq_ms),
+            prefill_per_token_ms: Some(self.prefill_per_token_ms),
+            block_size: Some(self.block_size),
+            prefix_cache_blocks: Some(self.prefix_cache_blocks),
+            max_model_len: Some(self.max_model_len),
+            natural_output_mean: Some(self.natural_output_mean),
+        };
+        let cfg = SimConfig::with_model(&model).map_err(|e| e.to_string())?;
+        Ok(SimConfig {
+            port: self.port,
             faults: FaultConfig {
                 http500: self.fault_http500,
                 http429: self.fault_http429,
@@ -212,9 +215,8 @@ impl SimArgs {
                 frame_fault: self.sagemaker_frame_fault,
                 max_part_bytes: self.sagemaker_max_part_bytes,
             },
-        };
-        cfg.validate()?;
-        Ok(cfg)
+            ..cfg
+        })
     }
 }
 

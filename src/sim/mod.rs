@@ -36,7 +36,7 @@ use tokio::sync::oneshot;
 
 pub use flags::SimArgs;
 pub use http::TIMING_HEADER;
-pub use sim_config::{FaultConfig, FaultSpec, SimConfig};
+pub use sim_config::{FaultConfig, FaultSpec, SimConfig, SimConfigError, SimModel};
 pub use stats::SimStats;
 pub use tls::TlsFiles;
 
@@ -66,7 +66,7 @@ pub struct SimServer {
 /// accept loop on the current tokio runtime; returns as soon as the server accepts connections.
 pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
     cfg.validate()
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
     let counter = tokens::PromptCounter::load(&cfg.tokenizer)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let request_log = match &cfg.request_log {

@@ -185,49 +185,125 @@ impl SimConfig {
         }
     }
 
-    /// Checks every parameter; the message names the offending flag.
-    pub fn validate(&self) -> Result<(), String> {
-        fn finite_nonneg(v: f64, flag: &str) -> Result<(), String> {
+    /// The one way to a validated configuration, for the `rightsize sim` flags and a
+    /// campaign's simulated candidate alike: the defaults with `m`'s parameters over them,
+    /// every parameter checked. The rest (port, faults, TLS, ...) the caller sets after.
+    pub fn with_model(m: &SimModel) -> Result<SimConfig, SimConfigError> {
+        let d = SimConfig::default();
+        let cfg = SimConfig {
+            model: m.model.clone().unwrap_or(d.model.clone()),
+            seed: m.seed.unwrap_or(d.seed),
+            time_scale: m.time_scale.unwrap_or(d.time_scale),
+            noise: m.noise.unwrap_or(d.noise),
+            max_num_seqs: m.max_num_seqs.unwrap_or(d.max_num_seqs),
+            max_num_batched_tokens: m.max_num_batched_tokens.unwrap_or(d.max_num_batched_tokens),
+            kv_cache_tokens: m.kv_cache_tokens.unwrap_or(d.kv_cache_tokens),
+            max_waiting: m.max_waiting.or(d.max_waiting),
+            decode_base_ms: m.decode_base_ms.unwrap_or(d.decode_base_ms),
+            decode_per_seq_ms: m.decode_per_seq_ms.unwrap_or(d.decode_per_seq_ms),
+            prefill_per_token_ms: m.prefill_per_token_ms.unwrap_or(d.prefill_per_token_ms),
+            block_size: m.block_size.unwrap_or(d.block_size),
+            prefix_cache_blocks: m.prefix_cache_blocks.unwrap_or(d.prefix_cache_blocks),
+            max_model_len: m.max_model_len.unwrap_or(d.max_model_len),
+            natural_output_mean: m.natural_output_mean.unwrap_or(d.natural_output_mean),
+            ..d
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks every model parameter; the error names the offending one.
+    pub fn validate(&self) -> Result<(), SimConfigError> {
+        let bad = |key: &'static str, problem: String| Err(SimConfigError { key, problem });
+        let finite_nonneg = |v: f64, key: &'static str| {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(format!("--{flag} must be a finite number >= 0, got {v}"))
+                bad(key, format!("must be a finite number >= 0, got {v}"))
             }
-        }
+        };
         if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
-            return Err(format!(
-                "--time-scale must be a finite number > 0, got {}",
-                self.time_scale
-            ));
+            return bad(
+                "time_scale",
+                format!("must be a finite number > 0, got {}", self.time_scale),
+            );
         }
         finite_nonneg(self.noise, "noise")?;
-        finite_nonneg(self.decode_base_ms, "decode-base-ms")?;
-        finite_nonneg(self.decode_per_seq_ms, "decode-per-seq-ms")?;
-        finite_nonneg(self.prefill_per_token_ms, "prefill-per-token-ms")?;
+        finite_nonneg(self.decode_base_ms, "decode_base_ms")?;
+        finite_nonneg(self.decode_per_seq_ms, "decode_per_seq_ms")?;
+        finite_nonneg(self.prefill_per_token_ms, "prefill_per_token_ms")?;
         if !(self.natural_output_mean.is_finite() && self.natural_output_mean >= 1.0) {
-            return Err(format!(
-                "--natural-output-mean must be a finite number >= 1, got {}",
-                self.natural_output_mean
-            ));
+            return bad(
+                "natural_output_mean",
+                format!(
+                    "must be a finite number >= 1, got {}",
+                    self.natural_output_mean
+                ),
+            );
         }
-        let positive: [(&str, u64); 5] = [
-            ("max-num-seqs", self.max_num_seqs as u64),
-            ("max-num-batched-tokens", self.max_num_batched_tokens as u64),
-            ("kv-cache-tokens", self.kv_cache_tokens),
-            ("block-size", self.block_size as u64),
-            ("max-model-len", self.max_model_len as u64),
+        let positive: [(&'static str, u64); 5] = [
+            ("max_num_seqs", self.max_num_seqs as u64),
+            ("max_num_batched_tokens", self.max_num_batched_tokens as u64),
+            ("kv_cache_tokens", self.kv_cache_tokens),
+            ("block_size", self.block_size as u64),
+            ("max_model_len", self.max_model_len as u64),
         ];
-        for (flag, v) in positive {
+        for (key, v) in positive {
             if v == 0 {
-                return Err(format!("--{flag} must be at least 1"));
+                return bad(key, "must be at least 1".to_string());
             }
         }
         if self.model.trim().is_empty() {
-            return Err("--model must not be empty".to_string());
+            return bad("model", "must not be empty".to_string());
         }
         Ok(())
     }
 }
+
+/// The simulator's model parameters, each `None` for its default: what a caller may set
+/// before [`SimConfig::with_model`] checks them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SimModel {
+    pub model: Option<String>,
+    pub seed: Option<u64>,
+    pub time_scale: Option<f64>,
+    pub noise: Option<f64>,
+    pub max_num_seqs: Option<u32>,
+    pub max_num_batched_tokens: Option<u32>,
+    pub kv_cache_tokens: Option<u64>,
+    pub max_waiting: Option<u64>,
+    pub decode_base_ms: Option<f64>,
+    pub decode_per_seq_ms: Option<f64>,
+    pub prefill_per_token_ms: Option<f64>,
+    pub block_size: Option<u32>,
+    pub prefix_cache_blocks: Option<u64>,
+    pub max_model_len: Option<u32>,
+    pub natural_output_mean: Option<f64>,
+}
+
+/// A model parameter out of range: which (its config key, `max_num_seqs`) and why. Shown
+/// as the flag (`--max-num-seqs must be at least 1`), or with [`SimConfigError::as_key`]
+/// as the key a campaign file gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimConfigError {
+    pub key: &'static str,
+    pub problem: String,
+}
+
+impl SimConfigError {
+    /// `max_num_seqs must be at least 1`.
+    pub fn as_key(&self) -> String {
+        format!("{} {}", self.key, self.problem)
+    }
+}
+
+impl fmt::Display for SimConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "--{} {}", self.key.replace('_', "-"), self.problem)
+    }
+}
+
+impl std::error::Error for SimConfigError {}
 
 #[cfg(test)]
 mod tests {
@@ -258,6 +334,25 @@ mod tests {
             time_scale: 0.0,
             ..SimConfig::default()
         };
-        assert!(bad.validate().unwrap_err().contains("--time-scale"));
+        let e = bad.validate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--time-scale must be a finite number > 0, got 0"
+        );
+        assert_eq!(e.as_key(), "time_scale must be a finite number > 0, got 0");
+        // a negative value keeps its sign in either form
+        let e = SimConfig::with_model(&SimModel {
+            decode_base_ms: Some(-1.5),
+            ..SimModel::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.as_key(),
+            "decode_base_ms must be a finite number >= 0, got -1.5"
+        );
+        assert_eq!(
+            SimConfig::with_model(&SimModel::default()),
+            Ok(SimConfig::default())
+        );
     }
 }
