@@ -227,6 +227,19 @@ async fn models_and_health() {
     sim.shutdown();
 }
 
+/// Polls `done` until it holds (a bound of 30 s fails the test: a broken simulator, not a
+/// slow one).
+async fn wait_until(done: impl Fn() -> bool) {
+    let t = std::time::Instant::now();
+    while !done() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the simulator never got there"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_full_waiting_queue_answers_503() {
     // one slot, a queue of one: the third concurrent request is turned away
@@ -237,19 +250,27 @@ async fn a_full_waiting_queue_answers_503() {
     };
     let sim = start(cfg).await;
     let addr = sim.addr;
+    // long enough to hold its slot through the test (it is dropped at the end, not awaited)
     let long = tokio::spawn(async move {
-        post(addr, "/v1/chat/completions", &chat_body("a b c", 30, true)).await
+        post(
+            addr,
+            "/v1/chat/completions",
+            &chat_body("a b c", 20_000, true),
+        )
+        .await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait_until(|| sim.stats().running == 1).await;
     let queued = tokio::spawn(async move {
         post(addr, "/v1/chat/completions", &chat_body("d e f", 2, true)).await
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait_until(|| sim.stats().waiting == 1).await;
     let r = post(addr, "/v1/chat/completions", &chat_body("g h i", 2, true)).await;
     assert_eq!(r.status, 503);
     assert_eq!(r.json()["error"]["type"], "ServiceUnavailableError");
-    assert_eq!(long.await.unwrap().status, 200);
-    assert_eq!(queued.await.unwrap().status, 200);
+    let st = sim.stats();
+    assert_eq!((st.running, st.waiting), (1, 1), "{st:?}");
+    long.abort();
+    queued.abort();
     sim.shutdown();
 }
 
@@ -274,10 +295,7 @@ async fn a_client_that_goes_away_frees_its_slot() {
     }
     assert_eq!(sim.stats().running, 1);
     drop(s);
-    let t = std::time::Instant::now();
-    while sim.stats().running != 0 && t.elapsed() < Duration::from_secs(5) {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until(|| sim.stats().running == 0).await;
     let st = sim.stats();
     assert_eq!(
         (st.running, st.kv_used_tokens, st.requests_aborted),
@@ -288,11 +306,11 @@ async fn a_client_that_goes_away_frees_its_slot() {
     sim.shutdown();
 }
 
+/// One sequence decodes one token per scheduler step, at any time scale (the real duration
+/// of a step is the scheduler thread's unit tests and `cargo bench --bench sim_pacing`).
 #[tokio::test]
-async fn the_time_scale_sets_the_real_step_rate() {
-    // one sequence: 200 steps of 10 + 0.12 ms each (plus one prefill of 3 tokens), 25x faster
+async fn a_sequence_decodes_one_token_per_step() {
     let sim = start(SimConfig::fast(25.0)).await;
-    let t = std::time::Instant::now();
     let r = post(
         sim.addr,
         "/v1/completions",
@@ -300,14 +318,7 @@ async fn the_time_scale_sets_the_real_step_rate() {
         "ignore_eos": true}),
     )
     .await;
-    let real_ms = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(r.json()["usage"]["completion_tokens"], 200);
-    let model_ms = 200.0 * 10.12 + 3.0 * 0.02;
-    let want = model_ms / 25.0;
-    assert!(
-        (want * 0.9..want * 1.3).contains(&real_ms),
-        "{real_ms} ms, want {want} ms"
-    );
     assert_eq!(sim.stats().steps_total, 200);
     sim.shutdown();
 }

@@ -110,6 +110,12 @@ pub fn spawn(
     Ok((tx, handle))
 }
 
+/// The real time one step takes: its modelled `step_ms` times the noise `factor`, divided by
+/// the time scale, in nanoseconds.
+fn real_step_ns(step_ms: f64, factor: f64, time_scale: f64) -> u64 {
+    (step_ms * factor * 1e6 / time_scale) as u64
+}
+
 fn run(
     rx: Receiver<SchedulerMessage>,
     mut sched: Scheduler,
@@ -136,8 +142,7 @@ fn run(
         }
         let plan = sched.schedule();
         let model_now_ms = (deadline.saturating_sub(start)) as f64 / 1e6 * time_scale;
-        let real_ns = cost.step_ms(plan) * noise.factor(model_now_ms) * 1e6 / time_scale;
-        deadline += real_ns as u64;
+        deadline += real_step_ns(cost.step_ms(plan), noise.factor(model_now_ms), time_scale);
         // wait out the step; arrivals meanwhile join the waiting queue for the next one
         loop {
             let now = now_ns();
@@ -195,5 +200,25 @@ mod tests {
             prefill_tokens: 1000,
         });
         assert!((ms - 42.0).abs() < 1e-9);
+    }
+
+    /// The time scale divides every step's real duration (how closely the thread keeps to it
+    /// on a machine is `cargo bench --bench sim_pacing`'s question, not a test's).
+    #[test]
+    fn the_time_scale_divides_each_steps_real_time() {
+        let cases = [
+            // (model ms, noise factor, time scale, real ns)
+            (10.12, 1.0, 25.0, 404_800),
+            (10.12, 1.0, 1.0, 10_120_000),
+            (42.0, 1.5, 10.0, 6_300_000),
+            (0.0, 1.0, 20.0, 0),
+        ];
+        for (ms, factor, scale, want) in cases {
+            assert_eq!(
+                real_step_ns(ms, factor, scale),
+                want,
+                "{ms} ms x{factor} /{scale}"
+            );
+        }
     }
 }
