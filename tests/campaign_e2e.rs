@@ -12,9 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// The tests here take turns: each measures latencies against an SLA only 20 % above the
-/// simulators' own, and a second campaign on the same two cores moved the answers (a 32-slot
-/// candidate once answered 14).
+/// The tests here take turns: two campaigns at once on two cores would slow each other's
+/// clients, and the answers would tell more about the machine than about the candidates.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// One test's turn, even after another test failed holding it.
@@ -36,12 +35,15 @@ fn children(dir: &Path) -> impl Iterator<Item = PathBuf> {
 }
 
 // Each simulator at 2x: a step of 10 ms whatever the batch, 16 output tokens, so a request
-// takes 17 steps, 170 ms, while a slot is free and waits for one beyond `max_num_seqs`; the
-// p90 SLA of 204 ms (1.2 x) puts each answer at its slot count or a little above it. An
-// error-rate limit of 10 % is decided on ~30 requests (1 % would need ~380 per level).
+// takes 17 steps, 170 ms, while a slot is free, and about twice that (340 ms) when it waits
+// for one beyond `max_num_seqs`. The p90 SLA of 255 ms sits halfway between the two, so the
+// model decides each answer, not the machine's load: a level passes while fewer than 10 % of
+// its requests wait for a slot, which puts the answer at the slot count or a little above it,
+// and a busy machine would have to add 85 ms to most requests to move it. An error-rate limit
+// of 10 % is decided on ~30 requests (1 % would need ~380 per level).
 const CONFIG: &str = r#"
 [searches.known]
-e2e_sla_ms = "p90:204ms"
+e2e_sla_ms = "p90:255ms"
 max_error_rate = 0.1
 concurrency_min = 1
 concurrency_max = 32
@@ -220,7 +222,7 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
             instances * price,
             "{label}"
         );
-        assert_eq!(row["binding_sla"], "p90 e2e <= 204 ms", "{label}");
+        assert_eq!(row["binding_sla"], "p90 e2e <= 255 ms", "{label}");
     }
     // the printed ranking, and `show` of the folder
     let text = stdout(&resumed);
@@ -503,13 +505,13 @@ fn an_imported_aiperf_run_is_ranked_beside_a_live_candidate() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let imported = children(&runs).next().unwrap();
     // the export measured 4 and 8 in flight: p90 150 ms and 300 ms, 400 and 480 tok/s; under
-    // p90 204 ms its answer is 4 at 400 tok/s, so at 0.5/h it costs
+    // p90 255 ms its answer is 4 at 400 tok/s, so at 0.5/h it costs
     // 0.5 / (400 x 3600) x 1e6 per million output tokens
     let file = root.join("mixed.toml");
     std::fs::write(
         &file,
         format!(
-            "e2e_sla_ms = \"p90:204ms\"\nmax_error_rate = 0.1\nconcurrency_min = 2\n\
+            "e2e_sla_ms = \"p90:255ms\"\nmax_error_rate = 0.1\nconcurrency_min = 2\n\
              concurrency_max = 16\nsearch_max_iterations = 4\nrequest_count = 32\n\
              input_tokens = 32\noutput_tokens = 16\n\
              [[candidates]]\nlabel = \"live: two slots\"\nprice_per_hour = 1.0\n\

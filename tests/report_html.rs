@@ -1,8 +1,8 @@
 //! `rightsize export RUN --html FILE` end to end on a search and a sweep against the
 //! simulator: one small file with nothing fetched, parsed for the answer box, one SVG per
 //! chart and a table row per level; `--compare` of two runs; and both pages as a person sees
-//! them, in headless Chromium (skipped, saying so, where Chromium is not installed; `.ci/run`
-//! installs it).
+//! them, in headless Chromium (skipped, saying so, where Chromium is not installed, failing
+//! under `CI=true`; `.ci/run` installs it).
 
 mod common;
 mod export_support;
@@ -206,7 +206,7 @@ fn console_errors(log: &str) -> Vec<&str> {
 #[test]
 fn chromium_draws_the_reports_and_logs_no_console_error() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: chromium is not installed (.ci/run installs Debian's chromium)");
+        common::tool_missing("chromium", ".ci/run installs Debian's chromium");
         return;
     };
     let (_, search, sweep) = runs();

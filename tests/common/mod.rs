@@ -12,6 +12,16 @@ pub fn read_json(p: &std::path::Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// A tool a test needs (tmux, Chromium) is not installed: under `CI=true` the test fails,
+/// since CI installs it and a test that passes without running proves nothing; elsewhere it
+/// is skipped, saying so.
+pub fn tool_missing(tool: &str, how: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{tool} is not installed, and CI=true: every test must run ({how})");
+    }
+    eprintln!("skipped: {tool} is not installed ({how})");
+}
+
 /// The `rightsize` binary cargo built for these tests.
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rightsize"));

@@ -2,8 +2,8 @@
 //! command), keystrokes in, the screen read back. Each session has a tmux server of its own
 //! (`-L`): with one shared server, a test's `new-session` could reach the server just as the
 //! previous test's kill left it with no session and it was exiting, and fail. `start` returns
-//! `None`, saying so, where tmux is not installed; `.ci/run` installs it so CI always runs
-//! these tests.
+//! `None`, saying so, where tmux is not installed, and fails under `CI=true` (`.ci/run`
+//! installs tmux and sets it, so CI always runs these tests).
 
 #![allow(dead_code)]
 
@@ -21,7 +21,7 @@ fn available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: tmux is not installed");
+        crate::common::tool_missing("tmux", ".ci/run installs it");
     }
     ok
 }
