@@ -1,10 +1,15 @@
 //! A tiny scripted HTTP/1.1 server for the endpoint tests: it reads each request (head and
 //! `Content-Length` body) and plays a canned script of raw writes, sleeps and closes, so tests
-//! control every byte and every delay the client sees.
+//! control every byte and every delay the client sees. It stamps each write on the client's
+//! own monotonic clock (`rightsize::clock::now_ns`, the same process) just before it writes,
+//! so tests compare the client's times with the server's instead of with a stopwatch, and it
+//! can wait for the client (a chunk counted, every request received) before its next step, so
+//! an order of events is decided by the script, not by the machine's load.
 
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +26,23 @@ pub enum Step {
     Sleep(u64),
     /// Close the connection now (mid-body if the response is not finished).
     Close,
+    /// Wait until the counter (the one given to `Endpoint::send_counting`, which the stream
+    /// reader bumps as it reads each content chunk) reaches this value.
+    WaitCount(Arc<AtomicU64>, u64),
+    /// Wait until the server has received this many requests, on any connections.
+    WaitRequests(usize),
+}
+
+/// How long a `Wait*` step waits at most: a bound for a broken client (whose request then
+/// fails its own timeout), not a measurement.
+const WAIT_BOUND: Duration = Duration::from_secs(10);
+
+/// Polls `ready` every millisecond until it holds or [`WAIT_BOUND`] passes.
+async fn wait_until(ready: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT_BOUND;
+    while !ready() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 /// A request as the server received it.
@@ -59,6 +81,8 @@ pub type Router = dyn Fn(usize, usize, &Received) -> Vec<Step> + Send + Sync;
 pub struct Server {
     pub addr: SocketAddr,
     pub received: Arc<Mutex<Vec<Received>>>,
+    /// (connection, request number on it, `now_ns` just before the write) of every `Write`.
+    pub writes: Arc<Mutex<Vec<(usize, usize, u64)>>>,
 }
 
 impl Server {
@@ -69,6 +93,17 @@ impl Server {
     pub fn requests(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
+    /// When each `Write` step of the first request on connection `conn` began, in script
+    /// order (on the client's monotonic clock).
+    pub fn written(&self, conn: usize) -> Vec<u64> {
+        self.writes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|w| w.0 == conn && w.1 == 0)
+            .map(|w| w.2)
+            .collect()
+    }
 }
 
 /// Starts a server on `127.0.0.1:0` that answers with `router`'s scripts.
@@ -78,17 +113,22 @@ pub async fn serve(
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let received = Arc::new(Mutex::new(Vec::new()));
+    let writes = Arc::new(Mutex::new(Vec::new()));
     let router: Arc<Router> = Arc::new(router);
-    let rec = received.clone();
+    let (rec, wrote) = (received.clone(), writes.clone());
     tokio::spawn(async move {
         let mut conn = 0;
         while let Ok((stream, _)) = listener.accept().await {
-            let (router, rec) = (router.clone(), rec.clone());
-            tokio::spawn(handle(stream, conn, router, rec));
+            let (router, rec, wrote) = (router.clone(), rec.clone(), wrote.clone());
+            tokio::spawn(handle(stream, conn, router, rec, wrote));
             conn += 1;
         }
     });
-    Server { addr, received }
+    Server {
+        addr,
+        received,
+        writes,
+    }
 }
 
 /// Starts a server that answers every request with the same script.
@@ -101,6 +141,7 @@ async fn handle(
     conn: usize,
     router: Arc<Router>,
     rec: Arc<Mutex<Vec<Received>>>,
+    wrote: Arc<Mutex<Vec<(usize, usize, u64)>>>,
 ) {
     stream.set_nodelay(true).unwrap();
     let mut buf: Vec<u8> = Vec::new();
@@ -154,6 +195,10 @@ async fn handle(
         for step in steps {
             match step {
                 Step::Write(bytes) => {
+                    wrote
+                        .lock()
+                        .unwrap()
+                        .push((conn, n, rightsize::clock::now_ns()));
                     if stream.write_all(&bytes).await.is_err() {
                         return;
                     }
@@ -161,6 +206,10 @@ async fn handle(
                 }
                 Step::Sleep(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
                 Step::Close => return,
+                Step::WaitCount(counter, at) => {
+                    wait_until(|| counter.load(Ordering::Relaxed) >= at).await
+                }
+                Step::WaitRequests(k) => wait_until(|| rec.lock().unwrap().len() >= k).await,
             }
         }
     }
