@@ -163,11 +163,14 @@ async fn each_fault_lands_in_its_own_error_class() {
 
 /// The client's clock against the simulator's (both monotonic, one machine): each request's
 /// first token is read no earlier than the simulator sent it, and its last token no earlier
-/// than the last was sent; the level's median TTFT and inter-token latency are the
-/// simulator's within 5 % or 2 ms. The median: a stall of the machine moves one request, a
-/// timing defect (a stamp taken late, in the wrong task, at the end of the body) moves all.
-/// Nothing is compared with the model's nominal step: how fast the simulator paces itself on
-/// a loaded machine is not what this checks.
+/// than the last was sent; the level's median TTFT is the simulator's within half a decode
+/// step (10 ms) and its median inter-token latency within 5 % or 2 ms. The median: a stall
+/// of the machine moves one request, a timing defect (a stamp taken at the next token's read
+/// or at the end of the body) moves all by a step or more. Half a step, not less: how soon
+/// a loaded machine wakes the reader after the simulator's write (3.3 ms at the median beside
+/// a release build) is the machine's, not the client's; the inter-token latency divides that
+/// wake-up's variation by the 11 gaps. Nothing is compared with the model's nominal step: how
+/// fast the simulator paces itself on a loaded machine is not what this checks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
     // real time: a 20 ms decode step, so TTFT is one step (plus prefill) and ITL is 20 ms
@@ -215,7 +218,7 @@ async fn timing_matches_the_simulators_ground_truth_at_concurrency_1() {
     };
     let (ttft, sim_ttft) = (median(ttft), median(sim_ttft));
     assert!(
-        (ttft - sim_ttft).abs() <= (0.05 * sim_ttft).max(2.0),
+        (ttft - sim_ttft).abs() < 10.0,
         "median ttft {ttft} ms vs the simulator's {sim_ttft} ms"
     );
     let (itl, sim_itl) = (median(itl), median(sim_itl));
