@@ -52,7 +52,7 @@ async fn stream_times_each_chunk_at_arrival() {
         .await;
     assert_eq!(o.error, None);
     // writes: head, Hello, world, usage, [DONE], end
-    let w = server.written(0);
+    let w = server.written(0, 0);
     assert_eq!(w.len(), 6);
     assert_eq!(o.content_chunk_ns.len(), 2);
     assert_eq!(o.first_token_ns, Some(o.content_chunk_ns[0]));
@@ -125,7 +125,7 @@ async fn event_split_across_writes_is_timed_at_its_last_byte() {
     let o = endpoint(&spec(&server.base())).send("x", 4).await;
     assert_eq!(o.error, None);
     // writes: head, the three pieces of the event, [DONE], end
-    let w = server.written(0);
+    let w = server.written(0, 0);
     assert_eq!(w.len(), 6);
     let first = o.first_token_ns.unwrap();
     assert!(
@@ -200,7 +200,7 @@ async fn reasoning_tokens_come_from_usage_and_the_first_answer_token_is_timed() 
     assert_eq!(o.first_token_ns, Some(o.content_chunk_ns[0]));
     assert_eq!(o.first_output_ns, Some(o.content_chunk_ns[2]));
     // writes: head, the reasoning chunks, the answer: the answer is timed at or after its write
-    let w = server.written(0);
+    let w = server.written(0, 0);
     assert!(o.first_output_ns.unwrap() >= w[3], "writes {w:?}");
     assert!(o.first_token_ns.unwrap() < w[2], "writes {w:?}");
 }
@@ -251,7 +251,7 @@ async fn done_without_end_of_body_still_succeeds() {
     let o = endpoint(&spec(&server.base())).send("x", 4).await;
     assert_eq!(o.error, None);
     // writes: head, Hello, [DONE]: a grace of one second after it, not the server's hold
-    let done_at = server.written(0)[2];
+    let done_at = server.written(0, 0)[2];
     let after_done = ms(done_at, o.end_ns);
     assert!((1000.0..NEVER_MS).contains(&after_done), "{after_done} ms");
 }
@@ -374,7 +374,7 @@ async fn non_streaming_body_times_the_body_and_has_no_first_token() {
     // a body read whole has no TTFT: no first token, only the body's time, at or after the
     // one write of the response
     assert_eq!(o.first_token_ns, None);
-    let body_at = server.written(0)[0];
+    let body_at = server.written(0, 0)[0];
     assert!(o.last_token_ns.unwrap() >= body_at);
     assert_eq!(o.output_tokens, Some(2));
     assert_eq!(o.output_tokens_source, TokenSource::Server);

@@ -93,14 +93,14 @@ impl Server {
     pub fn requests(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
-    /// When each `Write` step of the first request on connection `conn` began, in script
-    /// order (on the client's monotonic clock).
-    pub fn written(&self, conn: usize) -> Vec<u64> {
+    /// When each `Write` step of request `n` on connection `conn` began, in script order (on
+    /// the client's monotonic clock).
+    pub fn written(&self, conn: usize, n: usize) -> Vec<u64> {
         self.writes
             .lock()
             .unwrap()
             .iter()
-            .filter(|w| w.0 == conn && w.1 == 0)
+            .filter(|w| w.0 == conn && w.1 == n)
             .map(|w| w.2)
             .collect()
     }
