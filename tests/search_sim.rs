@@ -1,5 +1,6 @@
 //! Acceptance: against the simulator (noise off, fixed seed), a dense sweep's 95 % intervals
-//! place the SLA boundary; the search over 16..4096 lands within 5 % of that range using at
+//! place the SLA boundary (two sweeps, before and after the searches, and the range either
+//! gives); the search over 16..4096 lands within 5 % of that range using at
 //! most 7 levels, for each latency SLA kind alone and for e2e plus TTFT together. Each case is
 //! decided once: the range already carries the measurement's uncertainty, and a search level
 //! near the boundary takes more requests until its own interval decides it.
@@ -76,20 +77,23 @@ async fn search(
     (result, out.levels)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
-    let server = rightsize::sim::start(search_sim()).await.unwrap();
-    // every 4 around the four boundaries (about 50, 53, 58 and 84)
+/// The dense sweep: every 4 around the four boundaries (about 50, 53, 58 and 84).
+async fn dense(server: &rightsize::sim::SimServer) -> Vec<LevelSummary> {
     let dense_levels: Vec<u32> = (36..=100).step_by(4).collect();
-    let dense = run_plan(
-        &server,
+    run_plan(
+        server,
         sweep(dense_levels),
         &search_workload(),
         REQUESTS,
         TIMEOUT,
     )
     .await
-    .levels;
+    .levels
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
+    let server = rightsize::sim::start(search_sim()).await.unwrap();
     let cases: Vec<(&str, Vec<(SlaMetric, &str)>)> = vec![
         ("tpot", vec![(SlaMetric::Tpot, "avg:60ms")]),
         ("e2e", vec![(SlaMetric::E2e, "avg:320ms")]),
@@ -102,13 +106,26 @@ async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
             ],
         ),
     ];
+    // The dense sweep runs before the searches and again after them, and the boundary is
+    // where either puts it: the simulator's real-time steps and the client share the
+    // machine, and beside a release build one dense sweep put the TTFT boundary at 78 where
+    // runs before and after put it at 81 and 84. The two sweeps run the same levels with the
+    // same prompts, so what differs between them is the machine, not the model.
+    let before = dense(&server).await;
+    let mut searched = Vec::new();
+    for (_, list) in &cases {
+        let a = analysis(list, Some(search_cfg()));
+        searched.push(search(&server, &a).await);
+    }
+    let after = dense(&server).await;
+    server.shutdown();
     let mut report = String::new();
     let mut failures = Vec::new();
     let mut contradictions = 0;
-    for (name, list) in &cases {
+    for ((name, list), (result, levels)) in cases.iter().zip(&searched) {
         let a = analysis(list, Some(search_cfg()));
-        let range = dense_range(&a, &dense);
-        let (result, levels) = search(&server, &a).await;
+        let (r1, r2) = (dense_range(&a, &before), dense_range(&a, &after));
+        let (low, high) = (r1.low.min(r2.low), r1.high.max(r2.high));
         let s = result.search.as_ref().unwrap();
         let answer = s.outcome.max_passing.unwrap_or(0) as f64;
         contradictions += s.outcome.contradictions.len();
@@ -117,22 +134,22 @@ async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
             .map(|l| (l.concurrency, l.planned_requests))
             .collect();
         let line = format!(
-            "{name}: dense range [{:.1}, {:.1}] (observed crossing {:.1}); search {answer} in \
-             {} levels (concurrency, requests) {trace:?}; {}\n",
-            range.low, range.high, range.estimate, s.outcome.levels_used, s.outcome.confidence
+            "{name}: dense range [{low:.1}, {high:.1}] (before [{:.1}, {:.1}], after [{:.1}, \
+             {:.1}]); search {answer} in {} levels (concurrency, requests) {trace:?}; {}\n",
+            r1.low, r1.high, r2.low, r2.high, s.outcome.levels_used, s.outcome.confidence
         );
         report += &line;
-        let low = range.low / (1.0 + TOLERANCE) - 1.0;
-        let high = range.high * (1.0 + TOLERANCE);
+        let low = low / (1.0 + TOLERANCE) - 1.0;
+        let high = high * (1.0 + TOLERANCE);
         if !(low..=high).contains(&answer) || s.outcome.levels_used > 7 {
             failures.push(format!(
-                "{line}search:\n{}dense:\n{}",
-                curve_text(&a, &levels),
-                curve_text(&a, &dense)
+                "{line}search:\n{}dense before:\n{}dense after:\n{}",
+                curve_text(&a, levels),
+                curve_text(&a, &before),
+                curve_text(&a, &after)
             ));
         }
     }
-    server.shutdown();
     println!("{report}contradictions: {contradictions}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
