@@ -85,7 +85,7 @@ fn svg_holds_series_axis_labels_knee_and_sla_line() {
     // the title names endpoint, model and workload; the subtitle the run and date
     assert!(t
         .iter()
-        .any(|x| x.starts_with("sim | sim-") && x.contains("64 in / 16 out")));
+        .any(|x| x.starts_with("sim | sim-") && x.contains("64 in / 64 out")));
     assert!(t.iter().any(|x| x.contains(&id(a)) && x.contains("UTC")));
     // points labelled by concurrency on the throughput-latency panel
     for c in ["c=2", "c=4", "c=8"] {

@@ -14,7 +14,8 @@ fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
     static RUNS: OnceLock<(PathBuf, PathBuf, PathBuf)> = OnceLock::new();
     RUNS.get_or_init(|| {
         let r = root("history");
-        let a = saturating_run(&r, "2,8,32", Some("p90:500ms"));
+        // 140 ms a request; at 32 (four to a slot) about 600 ms: 32 passes
+        let a = saturating_run(&r, "2,8,32", Some("p90:2s"));
         // run ids carry the start second: keep the two apart so each has a unique prefix
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let b = sim_run(&r, "2,4,8");
@@ -89,7 +90,7 @@ fn show_prints_the_table_and_planning_numbers_by_id_prefix_or_path() {
         assert!(out.contains("knee: 8 "), "{out}");
         assert!(out.contains("by sla"), "{out}");
         assert!(
-            out.contains("workload  rag: 64 in / 16 out, streaming"),
+            out.contains("workload  rag: 64 in / 64 out, streaming"),
             "{out}"
         );
     }
