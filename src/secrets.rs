@@ -71,6 +71,60 @@ pub fn redact_url(text: &str) -> String {
     }
 }
 
+/// TOML text (a line of a config file, or a parser's message quoting one) as it may be shown:
+/// the quoted value of every `key = "value"` whose key names a credential is masked, and
+/// every other quoted value goes through [`redact_url`].
+pub fn redact_toml(text: &str) -> String {
+    text.lines()
+        .map(redact_toml_line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn redact_toml_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(eq) = rest.find('=') {
+        let (before, after) = rest.split_at(eq);
+        out.push_str(before);
+        out.push('=');
+        let key = before
+            .trim_end()
+            .rsplit(['{', ',', ' ', '\t', '|'])
+            .next()
+            .unwrap_or("")
+            .trim_matches(['"', '\'']);
+        let after = &after[1..];
+        let value_at = after.len() - after.trim_start().len();
+        let quoted = after[value_at..]
+            .chars()
+            .next()
+            .filter(|c| *c == '"' || *c == '\'');
+        let Some(q) = quoted else {
+            rest = after;
+            continue;
+        };
+        let body = &after[value_at + 1..];
+        let Some(end) = body.find(q) else {
+            // a value cut short (the line ends inside it): nothing of it is shown
+            out.push_str(&after[..=value_at]);
+            out.push_str(MASK);
+            return out;
+        };
+        let value = &body[..end];
+        out.push_str(&after[..=value_at]);
+        if is_sensitive(key) {
+            out.push_str(MASK);
+        } else {
+            out.push_str(&redact_url(value));
+        }
+        out.push(q);
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Serializes a URL (or a name that may be one) with its secrets masked.
 pub fn ser_url<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&redact_url(text))
@@ -89,6 +143,27 @@ pub fn ser_headers<S: Serializer>(headers: &[(String, String)], s: S) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_table() {
+        let cases = [
+            ("api_key = \"sk-123\"", "api_key = \"***\""),
+            (
+                "3 | headers = { Authorization = 'Bearer x', X-Team = \"ml\" }",
+                "3 | headers = { Authorization = '***', X-Team = \"ml\" }",
+            ),
+            (
+                "base_url = \"http://alice:PW@h/v1\"",
+                "base_url = \"http://alice:***@h/v1\"",
+            ),
+            ("token=\"abc", "token=\"***"),
+            ("expected `=`, found newline", "expected `=`, found newline"),
+            ("model = \"llama\"", "model = \"llama\""),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact_toml(input), want, "{input}");
+        }
+    }
 
     #[test]
     fn urls_table() {

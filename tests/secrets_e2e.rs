@@ -131,3 +131,73 @@ fn no_secret_reaches_a_file_an_export_or_the_output() {
         assert_clean(&f.display().to_string(), &std::fs::read(&f).unwrap());
     }
 }
+
+#[test]
+fn a_key_from_the_environment_or_a_config_line_is_never_shown() {
+    let sim = SimProcess::start(&["--time-scale", "20"]);
+    let root = tmpdir("secrets-env");
+    // the key is read from the variable the config names, and sent; never written
+    let cfg = root.with_extension("toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[endpoints.keyed]\nurl = \"{}\"\napi_key_env = \"RS_TEST_SECRET_KEY\"\n",
+            sim.url
+        ),
+    )
+    .unwrap();
+    let o = bin()
+        .args(["sweep", "--config"])
+        .arg(&cfg)
+        .args([
+            "-e",
+            "keyed",
+            "--input-tokens",
+            "32",
+            "--output-tokens",
+            "8",
+        ])
+        .args(["-c", "2", "-n", "8", "--no-tui", "--out"])
+        .arg(&root)
+        .env("RS_TEST_SECRET_KEY", "ENVKEYSECRET")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for (what, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+        assert!(
+            !String::from_utf8_lossy(bytes).contains("ENVKEYSECRET"),
+            "{what}"
+        );
+    }
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(!text.contains("ENVKEYSECRET"), "{}", f.display());
+    }
+    // a key written into the config is refused, naming the field, without echoing its line
+    std::fs::write(
+        &cfg,
+        format!(
+            "[endpoints.keyed]\nurl = \"{}\"\napi_key = \"sk-CONFIGSECRET\"\n",
+            sim.url
+        ),
+    )
+    .unwrap();
+    let o = bin()
+        .args(["sweep", "--config"])
+        .arg(&cfg)
+        .args(["-e", "keyed", "--no-tui", "--out"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("api_key"), "{err}");
+    assert!(!err.contains("CONFIGSECRET"), "{err}");
+}

@@ -91,10 +91,7 @@ impl CampaignEntry {
             file: name.clone(),
             message: format!("cannot read: {e}"),
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError {
-            file: name,
-            message: e.to_string().trim_end().to_string(),
-        })
+        toml::from_str(&text).map_err(|e| ConfigError::toml(&name, &e))
     }
 }
 

@@ -198,13 +198,21 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    /// The TOML parser's error for `file`: its message and the line it quotes, with any
+    /// secret-looking value in that line masked (`secrets::redact_toml`).
+    pub fn toml(file: &str, e: &toml::de::Error) -> ConfigError {
+        ConfigError {
+            file: file.to_string(),
+            message: crate::secrets::redact_toml(e.to_string().trim_end()),
+        }
+    }
+}
+
 impl ConfigFile {
     /// Parses TOML text; `name` is used in error messages.
     pub fn parse(text: &str, name: &str) -> Result<ConfigFile, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError {
-            file: name.to_string(),
-            message: e.to_string().trim_end().to_string(),
-        })
+        toml::from_str(text).map_err(|e| ConfigError::toml(name, &e))
     }
 
     /// Reads and parses a file.
