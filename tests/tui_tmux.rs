@@ -286,6 +286,11 @@ fn the_dashboard_never_shows_a_secret() {
     t.wait_for("the shell", Duration::from_secs(20), |s| {
         s.lines().any(|l| l.starts_with("EXIT="))
     });
+    // the dashboard's log (beside the runs folder) holds none either
+    let log = std::fs::read_to_string(dir.join("rightsize.log")).unwrap_or_default();
+    for secret in secrets {
+        assert!(!log.contains(secret), "{secret} in rightsize.log:\n{log}");
+    }
 }
 
 #[test]
@@ -406,4 +411,59 @@ fn the_dashboard_keeps_drawing_while_it_exports() {
     t.wait_for("the shell", Duration::from_secs(20), |s| {
         s.lines().any(|l| l.starts_with("EXIT="))
     });
+}
+
+/// The dashboard's process: the one whose command line holds `cfg` (a path unique to the
+/// test).
+fn dashboard_pid(cfg: &str) -> String {
+    let o = std::process::Command::new("pgrep")
+        .args(["-f", &format!("rightsize --config {cfg}")])
+        .output()
+        .expect("pgrep runs");
+    let pids = String::from_utf8_lossy(&o.stdout);
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(pids.len(), 1, "one dashboard process: {pids:?}");
+    pids[0].to_string()
+}
+
+#[test]
+fn signals_mid_run_restore_the_terminal_and_keep_what_was_measured() {
+    let _turn = turn();
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let dir = tmpdir(&format!("tmux-sig{signal}"));
+        let Some(t) = Tmux::start(&format!("sig{signal}"), 100, 30) else {
+            return;
+        };
+        // at 2x real time level 1 takes about 6 s and level 2 about 2 s
+        let cfg = config(&dir, "16, 64", 64, 256, 2.0, None);
+        let before = launch(&t, &dir, &cfg);
+        t.keys(&["s"]);
+        t.wait_for("the second level", Duration::from_secs(60), |s| {
+            s.contains("level 2 · concurrency 64")
+        });
+        let killed = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &dashboard_pid(&cfg)])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let s = t.wait_for("the shell", Duration::from_secs(30), |s| {
+            s.lines().any(|l| l.starts_with("EXIT="))
+        });
+        assert!(s.contains(&format!("EXIT={code}")), "SIG{signal}: {s}");
+        let after = stty(&t, &dir.join("stty-after"));
+        assert_eq!(before, after, "SIG{signal}: terminal settings changed");
+        assert!(
+            after.contains(" icanon") && after.contains(" echo"),
+            "{after}"
+        );
+        let runs: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().collect();
+        assert_eq!(runs.len(), 1);
+        let run = runs[0].as_ref().unwrap().path();
+        let l2 = common::read_json(&run.join("level-002-c0064.json"));
+        assert_eq!(l2["partial"], true, "SIG{signal}: the cut level");
+        let echo = common::read_json(&run.join("run.json"));
+        assert_eq!(echo["interrupted"], true, "SIG{signal}: run.json");
+        let summary = common::read_json(&run.join("summary.json"));
+        assert_eq!(summary["interrupted"], true, "SIG{signal}: summary.json");
+    }
 }

@@ -34,6 +34,10 @@ pub struct RunInfo {
     pub answer: String,
     /// The run was interrupted.
     pub interrupted: bool,
+    /// Why the run cannot be read (a file that does not parse), when it cannot: the run is
+    /// listed with this instead of being left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// A run read back whole.
@@ -167,24 +171,32 @@ fn info_from(dir: &Path, echo: &Value, summary: Option<&Value>) -> RunInfo {
         interrupted,
         path: dir.to_path_buf(),
         id,
+        problem: None,
     }
 }
 
 /// The line for one run folder. A missing `run.json` gives empty fields; a file that does
-/// not parse is an error naming it.
+/// not parse (a level file included: what `show` reads) is an error naming it.
 pub fn run_info(dir: &Path) -> io::Result<RunInfo> {
     let echo = optional_json(&dir.join(RUN_FILE))?.unwrap_or(Value::Null);
     let summary = optional_json(&dir.join(SUMMARY_FILE))?;
+    load_levels(dir)?;
     Ok(info_from(dir, &echo, summary.as_ref()))
 }
 
 /// The runs under `root`, oldest first. Folders that are not runs (no `run.json`, no level
-/// files) are skipped, and so are runs whose files do not parse.
+/// files) are skipped; a run whose files do not parse is listed with its problem.
 pub fn list_run_infos(root: &Path) -> io::Result<Vec<RunInfo>> {
     Ok(list_runs(root)?
         .into_iter()
         .filter(|d| is_run_dir(d))
-        .filter_map(|d| run_info(&d).ok())
+        .map(|d| {
+            run_info(&d).unwrap_or_else(|e| RunInfo {
+                answer: "unreadable".into(),
+                problem: Some(e.to_string()),
+                ..info_from(&d, &Value::Null, None)
+            })
+        })
         .collect())
 }
 
@@ -350,5 +362,34 @@ mod tests {
         assert_eq!(answer_of(Some(&s), false), "knee c=256");
         assert_eq!(answer_of(None, true), "interrupted");
         assert_eq!(answer_of(Some(&json!({"levels": []})), false), "-");
+    }
+
+    #[test]
+    fn unreadable_runs_are_listed_with_their_problem() {
+        let root = std::env::temp_dir().join(format!("rightsize-history-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (id, run_json) in [
+            ("20261203-100000-sweep", "{}"),
+            ("20261203-100001-sweep", "{"),
+        ] {
+            std::fs::create_dir_all(root.join(id)).unwrap();
+            std::fs::write(root.join(id).join(RUN_FILE), run_json).unwrap();
+        }
+        let infos = list_run_infos(&root).unwrap();
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(infos.len(), 2);
+        assert_eq!(infos[0].problem, None);
+        assert_eq!(infos[1].answer, "unreadable");
+        let problem = infos[1].problem.as_deref().unwrap();
+        assert!(
+            problem.contains("20261203-100001-sweep/run.json: EOF while parsing an object"),
+            "{problem}"
+        );
+        let text = crate::report::history_text::render_runs(&infos);
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("unreadable 20261203-100001-sweep: ")),
+            "{text}"
+        );
     }
 }

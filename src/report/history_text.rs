@@ -40,13 +40,19 @@ pub fn render_runs(runs: &[RunInfo]) -> String {
             ]
         })
         .collect();
-    super::table::grid(
+    let mut text = super::table::grid(
         &[
             "id", "date", "endpoint", "model", "workload", "kind", "levels", "answer",
         ],
         &rows,
         6,
-    )
+    );
+    for r in runs {
+        if let Some(p) = &r.problem {
+            text += &format!("unreadable {}: {p}\n", r.id);
+        }
+    }
+    text
 }
 
 /// One line describing the workload recorded in `run.json`.

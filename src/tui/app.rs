@@ -70,6 +70,8 @@ pub struct RunEntry {
     pub endpoint: String,
     pub model: String,
     pub workload: String,
+    /// Why the run cannot be read, when it cannot (listed, not opened).
+    pub problem: Option<String>,
 }
 
 /// The whole dashboard state.
@@ -88,6 +90,8 @@ pub struct App {
     pub focus: Panel,
     pub help: bool,
     pub confirm_quit: bool,
+    /// A past run to delete once the user says yes (its id and folder).
+    pub confirm_delete: Option<(String, PathBuf)>,
     /// One line of status or error text for the footer.
     pub status: Option<String>,
     pub color: bool,
@@ -118,6 +122,7 @@ impl App {
             focus: Panel::Charts,
             help: false,
             confirm_quit: false,
+            confirm_delete: None,
             status: None,
             color,
             level_scroll: 0,
@@ -255,20 +260,35 @@ impl App {
 
     /// Handles one key press.
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
-        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-            return if self.live {
-                Action::Stop
-            } else {
-                Action::Quit
-            };
-        }
+        let ctrl_c =
+            key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
         if self.confirm_quit {
+            // a second Ctrl-C is a yes, as `q` is
             return match key.code {
                 KeyCode::Char('y') | KeyCode::Char('q') => Action::Quit,
+                _ if ctrl_c => Action::Quit,
                 _ => {
                     self.confirm_quit = false;
                     Action::None
                 }
+            };
+        }
+        if let Some((_, path)) = self.confirm_delete.take() {
+            return match key.code {
+                KeyCode::Char('y') => Action::DeleteRun(path),
+                _ => {
+                    self.status = Some("kept the run".into());
+                    Action::None
+                }
+            };
+        }
+        if ctrl_c {
+            // a live run is never stopped by one key press: Ctrl-C asks, as `q` does
+            return if self.live {
+                self.confirm_quit = true;
+                Action::None
+            } else {
+                Action::Quit
             };
         }
         if self.help {
@@ -425,7 +445,7 @@ impl App {
             }
             KeyCode::Char('d') | KeyCode::Delete => {
                 if let Some(r) = self.runs.get(self.runs_selected) {
-                    return Action::DeleteRun(r.path.clone());
+                    self.confirm_delete = Some((r.id.clone(), r.path.clone()));
                 }
             }
             KeyCode::Enter | KeyCode::Char('o') => {
@@ -467,6 +487,10 @@ impl App {
     fn open_run(&mut self, r: &RunEntry) -> Action {
         if self.live {
             self.status = Some("a run is going; open past runs when it ends".into());
+            return Action::None;
+        }
+        if let Some(p) = &r.problem {
+            self.status = Some(format!("cannot open {}: {p}", r.id));
             return Action::None;
         }
         match crate::report::load_levels(&r.path) {

@@ -1,12 +1,20 @@
 //! The dashboard's loop: a frame-throttled `select!` over the frame tick, engine events
-//! (drained between frames), key presses and the run's completion. Draws only when something
-//! changed; never blocks the engine (bounded channel, progress snapshots may be dropped).
+//! (drained between frames), key presses, stopping signals and the run's completion. Draws
+//! only when something changed; never blocks the engine (bounded channel, progress snapshots
+//! may be dropped).
+//!
+//! SIGINT, SIGTERM and SIGHUP end the dashboard the way they end a headless run
+//! ([`crate::headless::signals`]): the terminal is given back at once (after a SIGHUP there
+//! may be none to draw on), the live run stops keeping what it measured (the cut level
+//! written partial, `summary.json`, `run.json` interrupted), and the exit code names the
+//! signal.
 
 use super::app::{Action, App};
 use super::history::load_runs;
 use super::render::render;
 use super::setup::{SetupChoices, SetupForm};
 use crate::engine::{self, EngineEvent, RunError, RunOutcome};
+use crate::headless::signals::Caught;
 use crate::launch::{prepare, LaunchRequest, Prepared};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::path::{Path, PathBuf};
@@ -88,15 +96,24 @@ pub fn choices(config: Option<&Path>) -> anyhow::Result<SetupChoices> {
     })
 }
 
-/// Runs the dashboard until the user quits; `start` launches a run at once. Returns the
-/// final state so the caller can print the report after the terminal is restored.
+/// How the dashboard ended: its final state (so the caller can print the report after the
+/// terminal is restored), and the signal that ended it, if one did.
+pub struct Ended {
+    pub app: App,
+    pub signal: Option<Caught>,
+}
+
+/// Runs the dashboard until the user quits or a stopping signal comes; `start` launches a
+/// run at once.
 pub async fn run_loop(
     terminal: &mut ratatui::DefaultTerminal,
     mut app: App,
     config: Option<PathBuf>,
     results_root: Option<PathBuf>,
     start: Option<LaunchRequest>,
-) -> anyhow::Result<App> {
+) -> anyhow::Result<Ended> {
+    let signalled = CancellationToken::new();
+    let signals = crate::headless::signals::watch(signalled.clone());
     let (input_tx, mut input_rx) = mpsc::channel::<Input>(64);
     let stop_input = Arc::new(AtomicBool::new(false));
     let input_thread = spawn_input(input_tx, stop_input.clone());
@@ -105,6 +122,7 @@ pub async fn run_loop(
     let mut live: Option<LiveRun> = None;
     let mut exporting: Option<Export> = None;
     let mut quitting = false;
+    let mut stopping_for_signal = false;
     let mut dirty = true;
     let mut frame = tokio::time::interval(FRAME);
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -173,7 +191,8 @@ pub async fn run_loop(
             }
             dirty = true;
         }
-        if dirty {
+        // after a signal the terminal is given back: nothing more is drawn
+        if dirty && !signalled.is_cancelled() {
             terminal.draw(|f| render(f, &app))?;
             dirty = false;
         }
@@ -198,7 +217,16 @@ pub async fn run_loop(
                 }
                 dirty = true;
             }
-            Some(input) = input_rx.recv() => {
+            _ = signalled.cancelled(), if !stopping_for_signal => {
+                stopping_for_signal = true;
+                quitting = true;
+                ratatui::restore();
+                match &live {
+                    Some(r) => r.cancel.cancel(),
+                    None => break,
+                }
+            }
+            Some(input) = input_rx.recv(), if !signalled.is_cancelled() => {
                 if let Input::Key(k) = input {
                     pending = Some(app.on_key(k));
                 }
@@ -229,7 +257,10 @@ pub async fn run_loop(
     }
     stop_input.store(true, Ordering::Relaxed);
     let _ = input_thread.join();
-    Ok(app)
+    Ok(Ended {
+        app,
+        signal: signals.caught(),
+    })
 }
 
 /// An export running on a blocking thread (rendering a large run's charts takes long enough

@@ -35,9 +35,15 @@ pub async fn run_dashboard(
     let mut terminal = ratatui::init();
     let result = event_loop::run_loop(&mut terminal, app, config, results_root, start).await;
     ratatui::restore();
-    let app = result?;
+    let event_loop::Ended { app, signal } = result?;
     if !app.run.levels.is_empty() {
-        print!("{}", crate::report::render_table(&app.run.levels));
+        // after a SIGHUP the terminal may be gone: nothing to print to is not an error
+        use std::io::Write;
+        let table = crate::report::render_table(&app.run.levels);
+        let _ = std::io::stdout().lock().write_all(table.as_bytes());
+    }
+    if let Some(s) = signal {
+        return Ok(ExitCode::from(s.exit_code()));
     }
     Ok(if app.run.interrupted {
         // what a shell reports for Ctrl-C (the dashboard stops a run with x or Ctrl-C)

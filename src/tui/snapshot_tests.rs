@@ -236,6 +236,47 @@ fn help_overlay_lists_every_key_and_quit_asks_while_live() {
 }
 
 #[test]
+fn ctrl_c_and_delete_ask_before_they_discard_anything() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut a = app();
+    a.run_started(None, Analysis::default());
+    // a live run: Ctrl-C asks; any other key keeps the run going; a second Ctrl-C is a yes
+    assert!(matches!(a.on_key(ctrl_c), super::app::Action::None));
+    assert!(a.confirm_quit);
+    assert!(matches!(a.on_key(key('n')), super::app::Action::None));
+    assert!(!a.confirm_quit);
+    a.on_key(ctrl_c);
+    assert!(matches!(a.on_key(ctrl_c), super::app::Action::Quit));
+    // a past run is deleted only after a yes
+    let mut a = app();
+    a.runs = vec![super::app::RunEntry {
+        id: "20261129-091500-sweep".into(),
+        path: "/tmp/runs/20261129-091500-sweep".into(),
+        levels: 4,
+        endpoint: "sim".into(),
+        model: "m".into(),
+        workload: "rag".into(),
+        problem: None,
+    }];
+    a.screen = Screen::Runs;
+    assert!(matches!(a.on_key(key('d')), super::app::Action::None));
+    let shown = draw(&a, 100, 12);
+    assert!(
+        shown.contains(" delete? ") && shown.contains("Delete run 20261129-091500-sweep and every"),
+        "{shown}"
+    );
+    assert!(matches!(a.on_key(key('n')), super::app::Action::None));
+    assert_eq!(a.status.as_deref(), Some("kept the run"));
+    a.on_key(key('d'));
+    match a.on_key(key('y')) {
+        super::app::Action::DeleteRun(p) => {
+            assert_eq!(p, std::path::Path::new("/tmp/runs/20261129-091500-sweep"))
+        }
+        _ => panic!("y deletes"),
+    }
+}
+
+#[test]
 fn past_runs_list_and_an_overlay_of_two_runs() {
     let mut a = app();
     a.runs = vec![
@@ -246,6 +287,7 @@ fn past_runs_list_and_an_overlay_of_two_runs() {
             endpoint: "sim".into(),
             model: "sim-moe-30b-a3b".into(),
             workload: "rag".into(),
+            problem: None,
         },
         super::app::RunEntry {
             id: "20261128-170000-sweep".into(),
@@ -254,6 +296,7 @@ fn past_runs_list_and_an_overlay_of_two_runs() {
             endpoint: "local-vllm".into(),
             model: "Qwen/Qwen3-30B-A3B".into(),
             workload: "chat".into(),
+            problem: None,
         },
     ];
     a.screen = Screen::Runs;

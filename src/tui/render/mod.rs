@@ -80,6 +80,9 @@ pub fn render(frame: &mut Frame, app: &App) {
     if app.confirm_quit {
         render_confirm_quit(frame, &theme);
     }
+    if let Some((id, _)) = &app.confirm_delete {
+        render_confirm_delete(frame, &theme, id);
+    }
 }
 
 fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -174,7 +177,7 @@ pub const HELP: &[(&str, &str)] = &[
         "p / $",
         "edit peak concurrency / price per hour: planning numbers update",
     ),
-    ("d", "delete the selected past run"),
+    ("d", "delete the selected past run (asks first)"),
     (
         "c / C",
         "draw the selected past run over the charts / clear it",
@@ -193,8 +196,24 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
     c
 }
 
+/// The help box: as wide as its longest line when the screen allows, else as wide as the
+/// screen, long lines wrapped (never cut).
 fn render_help(frame: &mut Frame, theme: &Theme) {
-    let area = centered(frame.area(), 64, HELP.len() as u16 + 2);
+    const KEY: usize = 14;
+    let widest = HELP
+        .iter()
+        .map(|(_, v)| KEY + v.chars().count())
+        .max()
+        .unwrap_or(0);
+    let screen = frame.area();
+    let inner = widest
+        .min(usize::from(screen.width.saturating_sub(4)))
+        .max(1);
+    let rows: usize = HELP
+        .iter()
+        .map(|(_, v)| (KEY + v.chars().count()).div_ceil(inner))
+        .sum();
+    let area = centered(screen, inner as u16 + 2, rows as u16 + 2);
     let lines: Vec<Line> = HELP
         .iter()
         .map(|(k, v)| {
@@ -206,7 +225,23 @@ fn render_help(frame: &mut Frame, theme: &Theme) {
         .collect();
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" keys ")),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::default().borders(Borders::ALL).title(" keys ")),
+        area,
+    );
+}
+
+fn render_confirm_delete(frame: &mut Frame, theme: &Theme, id: &str) {
+    let area = centered(frame.area(), 56, 5);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(format!(
+            "Delete run {id} and every file in its folder?  y / n"
+        ))
+        .wrap(Wrap { trim: true })
+        .style(theme.bold())
+        .block(Block::default().borders(Borders::ALL).title(" delete? ")),
         area,
     );
 }

@@ -11,7 +11,11 @@ pub fn render_runs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let rows = app.runs.iter().enumerate().map(|(i, r)| {
         let row = Row::new(vec![
             r.id.clone(),
-            r.endpoint.clone(),
+            if r.problem.is_some() {
+                "unreadable".into()
+            } else {
+                r.endpoint.clone()
+            },
             r.model.clone(),
             r.workload.clone(),
             r.levels.to_string(),
