@@ -142,6 +142,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
             open,
         } => {
             let spec = resolve_sweep(&cfg, sources, &req.endpoint, &req.workload, overrides)?;
+            check_bounds(&spec.run, open)?;
             if *open != OpenChoice::Closed {
                 sessions_need_closed_loop(&spec.run.workload)?;
             }
@@ -179,6 +180,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
         }
         PlanChoice::Search(overrides) => {
             let spec = resolve_search(&cfg, sources, &req.endpoint, &req.workload, overrides)?;
+            check_bounds(&spec.run, &OpenChoice::Closed)?;
             let analysis = Analysis {
                 slas: spec.slas.clone(),
                 max_error_rate: spec.run.max_error_rate,
@@ -204,6 +206,21 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
             })
         }
     }
+}
+
+/// Counts and fixed-rate levels within what the machine can hold (`workload::bounds`),
+/// before anything is started.
+fn check_bounds(run: &RunSettings, open: &OpenChoice) -> Result<(), InputError> {
+    use crate::workload::bounds;
+    let available = bounds::available_memory();
+    bounds::check_counts(run.request_count, run.warmup, &run.workload, available)
+        .map_err(InputError)?;
+    if let OpenChoice::Rates(rates) = open {
+        for r in rates {
+            bounds::check_rate_level(*r, &run.open).map_err(InputError)?;
+        }
+    }
+    Ok(())
 }
 
 /// Multi-turn sessions run on concurrency levels only: a turn waits for the previous answer,

@@ -50,6 +50,16 @@ pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A length of time above zero that is not a timeout (a metrics window, a level's
+/// duration): `what` names it in the message.
+pub fn parse_span(s: &str, what: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!("`{s}`: {what} must be longer than zero"));
+    }
+    Ok(d)
+}
+
 /// A timeout in a config file, written as a string (`"10m"`): above zero.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DurationValue(pub Duration);

@@ -192,6 +192,38 @@ fn every_bad_value_is_refused_before_any_load_with_one_message() {
              repeat)\n",
         ),
         (
+            &["sweep", "--rates", "10", "--window", "0s"],
+            "`0s`: a metrics window must be longer than zero",
+        ),
+        (
+            &["sweep", "--rates", "10", "--level-duration", "0s"],
+            "`0s`: a level's duration must be longer than zero",
+        ),
+        (
+            &["sweep", "--warmup", "4294967295"],
+            "error: --warmup 4294967295: at most 1000000 per level\n",
+        ),
+        (
+            &["sweep", "-n", "4000000000"],
+            "error: -n 4000000000: at most 1000000 per level\n",
+        ),
+        (
+            &["sweep", "--rate", "1000000", "--level-duration", "1h"],
+            "error: a rate of 1000000 req/s with --level-duration 3600s would send 3600000000 \
+             requests in one level; at most 10000000 (a --level-duration of at most 10s at \
+             this rate, or a lower rate)\n",
+        ),
+        (
+            &["sweep", "--endpoint", "ftp://h:8000/v1"],
+            "error: --endpoint ftp://h:8000/v1: `ftp://` is not an endpoint rightsize can \
+             reach; it speaks http:// and https:// (and sagemaker:NAME for SageMaker)\n",
+        ),
+        (
+            &["sweep", "--endpoint", "localhost:8000/v1"],
+            "error: --endpoint localhost:8000/v1: a URL needs its scheme, e.g. \
+             http://localhost:8000/v1 (or name an endpoint of the config)\n",
+        ),
+        (
             &["sweep", "--input-tokens", "100000000"],
             "error: profile `rag`: 100000000 input tokens is more than the largest supported \
              (1000000); lower --input-tokens (or the profile's input_tokens)\n",
@@ -268,4 +300,26 @@ fn a_pre_flight_error_prints_its_cause_once() {
         .expect("an error line");
     let cause = line.trim_start_matches("error: pre-flight failed: ");
     assert_eq!(e.matches(cause).count(), 1, "{e}");
+}
+
+/// `--out` that cannot be a results folder (a file is there): exit 1 with the path named.
+#[test]
+fn an_out_that_cannot_hold_runs_names_the_path() {
+    let dir = tmpdir("out-is-a-file");
+    let file = dir.join("results");
+    std::fs::write(&file, "not a folder").unwrap();
+    let o = common::on_sim("sweep", 16, 4)
+        .args(["-c", "1", "-n", "2", "--no-tui", "--out"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!(
+            "error: cannot write the results: {}: ",
+            file.display()
+        )),
+        "{e}"
+    );
 }

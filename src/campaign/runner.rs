@@ -48,9 +48,7 @@ impl CampaignRun {
         let id =
             crate::wallclock::new_run_id(&format!("campaign-{}", spec.name), SystemTime::now());
         let dir = crate::report::folder::ResultsDir::create(root, &id)
-            .map_err(|e| {
-                anyhow::anyhow!("cannot create a campaign folder in {}: {e}", root.display())
-            })?
+            .map_err(|e| anyhow::anyhow!("cannot create a campaign folder: {e}"))?
             .path()
             .to_path_buf();
         let candidates = spec

@@ -2,7 +2,6 @@
 //! (shared by `sweep`, `search --by rate` and `replay`), and the parsers for `--rates` and
 //! `--rate`.
 
-use super::run_args::duration_arg;
 use crate::launch::OpenChoice;
 use crate::workload::arrivals::{Arrival, LoadShape, OpenSettings};
 use clap::{Args, ValueEnum};
@@ -34,11 +33,11 @@ pub struct OpenLoopArgs {
     #[arg(long, value_name = "N", value_parser = crate::values::parse_positive)]
     pub max_in_flight: Option<u32>,
     /// Open loop: width of the per-window metrics of schedules and replays, e.g. 10s
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = window_arg)]
     pub window: Option<Duration>,
     /// Open loop: how long a fixed-rate level sends when -n is not given (rate x this many
     /// requests, at least what the SLAs need), e.g. 60s
-    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = level_duration_arg)]
     pub level_duration: Option<Duration>,
 }
 
@@ -71,6 +70,16 @@ impl OpenLoopArgs {
             || self.window.is_some()
             || self.level_duration.is_some()
     }
+}
+
+/// clap value parser for `--window`.
+fn window_arg(s: &str) -> Result<Duration, String> {
+    crate::values::parse_span(s, "a metrics window")
+}
+
+/// clap value parser for `--level-duration`.
+fn level_duration_arg(s: &str) -> Result<Duration, String> {
+    crate::values::parse_span(s, "a level's duration")
 }
 
 /// How many rates `--rates auto` spreads by default.

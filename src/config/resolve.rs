@@ -86,6 +86,29 @@ pub(crate) fn unknown(what: &str, name: &str, known: impl Iterator<Item = String
     ))
 }
 
+/// An endpoint name that is no config entry but looks like a URL: what is wrong with it.
+fn not_a_url(name: &str) -> Option<InputError> {
+    let shown = crate::secrets::redact_url(name);
+    if let Some((scheme, _)) = name.split_once("://") {
+        return Some(InputError(format!(
+            "--endpoint {shown}: `{scheme}://` is not an endpoint rightsize can reach; it \
+             speaks http:// and https:// (and sagemaker:NAME for SageMaker)"
+        )));
+    }
+    let host = name.split('/').next().unwrap_or(name);
+    let with_port = host
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()));
+    let looks_like_host =
+        with_port || host == "localhost" || host.parse::<std::net::IpAddr>().is_ok();
+    looks_like_host.then(|| {
+        InputError(format!(
+            "--endpoint {shown}: a URL needs its scheme, e.g. http://{shown} (or name an \
+             endpoint of the config)"
+        ))
+    })
+}
+
 /// Resolves the endpoint; `stream` comes from the resolved workload.
 pub fn resolve_endpoint(
     cfg: &ConfigFile,
@@ -111,11 +134,10 @@ pub fn resolve_endpoint(
     let entry = if is_url || direct_sagemaker.is_some() {
         None
     } else {
-        Some(
-            cfg.endpoints
-                .get(&name)
-                .ok_or_else(|| unknown("endpoint", &name, cfg.endpoints.keys().cloned()))?,
-        )
+        Some(cfg.endpoints.get(&name).ok_or_else(|| {
+            not_a_url(&name)
+                .unwrap_or_else(|| unknown("endpoint", &name, cfg.endpoints.keys().cloned()))
+        })?)
     };
     let kind = match direct_sagemaker {
         Some(_) => EndpointKind::Sagemaker,
@@ -421,6 +443,39 @@ mod tests {
 
     fn shipped() -> ConfigFile {
         ConfigFile::parse(SHIPPED, SHIPPED_NAME).unwrap()
+    }
+
+    #[test]
+    fn a_url_without_its_scheme_or_with_another_says_so() {
+        let cases = [
+            (
+                "ftp://h:8000/v1",
+                "--endpoint ftp://h:8000/v1: `ftp://` is not an endpoint rightsize can reach; \
+                 it speaks http:// and https:// (and sagemaker:NAME for SageMaker)",
+            ),
+            (
+                "localhost:8000/v1",
+                "--endpoint localhost:8000/v1: a URL needs its scheme, e.g. \
+                 http://localhost:8000/v1 (or name an endpoint of the config)",
+            ),
+            (
+                "10.0.0.5",
+                "--endpoint 10.0.0.5: a URL needs its scheme, e.g. http://10.0.0.5 (or name an \
+                 endpoint of the config)",
+            ),
+            (
+                "llama.cpp",
+                "unknown endpoint `llama.cpp`; the config defines: sim",
+            ),
+        ];
+        for (name, want) in cases {
+            let e = EndpointOverrides {
+                endpoint: Some(name.into()),
+                ..Default::default()
+            };
+            let err = resolve_endpoint(&shipped(), &e, true).unwrap_err();
+            assert_eq!(err.to_string(), want, "{name}");
+        }
     }
 
     #[test]

@@ -88,7 +88,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         sink,
         planner,
     } = ctx;
-    // a failing request log must not stop the measurement: the first error becomes a warning
+    // the first failed write of a request record: the sink has stopped the run, and the
+    // level writes no more records
     let mut log_error: Option<std::io::Error> = None;
     if plan.warmup > 0 && !cancel.is_cancelled() {
         let work = Work::with_sessions(
@@ -280,27 +281,23 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     .await
 }
 
-/// The end of any level: the request log flushed (its first error a warning), the level
+/// The end of any level: the request log flushed (unless a write failed), the level
 /// judged against the plan's SLAs, and the client's own lag measured and, when large, said.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn finish_level(
     mut summary: LevelSummary,
     probe: LagProbe,
     sink: &mut dyn RunSink,
-    mut log_error: Option<std::io::Error>,
+    log_error: Option<std::io::Error>,
     events: &mpsc::Sender<EngineEvent>,
     planner: &dyn LevelPlanner,
     index: u32,
     label: &str,
 ) -> LevelSummary {
     let (timer_p99, timer_max) = probe.stop().await;
-    log_error = log_error.or(sink.flush_requests().err());
-    if let Some(e) = log_error {
-        let _ = events
-            .send(EngineEvent::Warning(format!(
-                "requests.jsonl: cannot write per-request records: {e}"
-            )))
-            .await;
+    // a failed write has stopped the run already (the sink said so); the run ends with it
+    if log_error.is_none() {
+        let _ = sink.flush_requests();
     }
     planner.judge(&mut summary);
     let slot_p99 = summary.slot_to_send.as_ref().map_or(0.0, |s| s.p99);

@@ -1,11 +1,13 @@
 //! A run: pre-flight, the results folder, then levels one after another as the plan asks,
 //! each level's file written the moment it ends. Interruption keeps every finished level and
-//! writes the cut one marked partial.
+//! writes the cut one marked partial. A results write that fails stops the level at once and
+//! ends the run with that error (nothing more is written; what was written stays valid), and
+//! whatever the run started (the telemetry scraper) stops with it on every way out.
 
 use super::closed_loop::{run_level, LevelCtx, LevelPlan};
 use super::events::EngineEvent;
 use super::open_loop::{run_open_level, OpenPlan};
-use super::sink::{RunEcho, RunSink};
+use super::sink::{RunEcho, RunSink, StopOnFailure};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::fdlimit::{check_nofile, nofile_needed, raise_nofile_limit};
@@ -47,7 +49,8 @@ pub enum RunError {
     // the cause is in the message: not also a `source`, or `{:#}` would print it twice
     #[error("pre-flight failed: {0}")]
     Preflight(PreflightError),
-    #[error("results folder: {0}")]
+    /// A results file could not be written (the error names it).
+    #[error("cannot write the results: {0}")]
     Results(std::io::Error),
     /// Stopped before the first level began (during pre-flight or calibration).
     #[error("stopped before any load was sent")]
@@ -92,7 +95,10 @@ pub async fn run(
     events: mpsc::Sender<EngineEvent>,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
-    let mut sink = req.sink;
+    let mut given = req.sink;
+    // the levels run until the consumer cancels or a write fails
+    let stop = cancel.child_token();
+    let mut sink = StopOnFailure::new(&mut *given, stop.clone());
     let limits = raise_nofile_limit();
     if let Some((soft, _)) = limits {
         let need = nofile_needed(planner.max_concurrency(), req.in_process_sim);
@@ -113,8 +119,8 @@ pub async fn run(
         _ => endpoint.spec().model.clone(),
     };
 
-    let run_id = crate::wallclock::new_run_id(&req.kind, std::time::SystemTime::now());
-    let dir = sink.open(&run_id)?;
+    let wanted = crate::wallclock::new_run_id(&req.kind, std::time::SystemTime::now());
+    let (run_id, dir) = sink.open(&wanted)?;
     let mut echo = RunEcho {
         tool: "rightsize",
         version: env!("CARGO_PKG_VERSION"),
@@ -146,6 +152,9 @@ pub async fn run(
         .await;
 
     let scrape_stop = CancellationToken::new();
+    // the scraper stops however the run ends, an error included: its forwarder holds a
+    // sender of `events`, and the consumer reads them until every sender is gone
+    let _scrape_guard = scrape_stop.clone().drop_guard();
     // a SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
     let scraper = (!endpoint.is_sagemaker()).then(|| {
         let (tx, rx) = mpsc::channel(4);
@@ -159,7 +168,7 @@ pub async fn run(
     });
     let mut levels: Vec<LevelSummary> = Vec::new();
     let mut raised_said = false;
-    while !cancel.is_cancelled() {
+    while !stop.is_cancelled() {
         let Some(load) = planner.next(&levels) else {
             break;
         };
@@ -167,9 +176,9 @@ pub async fn run(
         let ctx = LevelCtx {
             endpoint: &endpoint,
             workload: &workload,
-            cancel: &cancel,
+            cancel: &stop,
             events: &events,
-            sink: &mut *sink,
+            sink: &mut sink,
             planner: &*planner,
         };
         let mut summary = match load {
@@ -218,6 +227,9 @@ pub async fn run(
                     crate::metrics::summary::load_label(&summary)
                 )))
                 .await;
+        }
+        if let Some(e) = sink.failure() {
+            return Err(RunError::Results(e));
         }
         sink.write_level(&summary)?;
         let _ = events
@@ -306,8 +318,10 @@ async fn setup(
     Ok((endpoint, server, workload))
 }
 
-/// Requests a schedule (steps, ramp) may send at most: its shape ends it first.
-const SCHEDULE_MAX_REQUESTS: u64 = 10_000_000;
+/// Requests an open-loop level may send at most: a schedule's (steps, ramp) shape ends it
+/// first; a rate given on the command line was checked against it before the run, and one
+/// the run spreads itself (`--rates auto`) is held to it.
+const LEVEL_MAX_REQUESTS: u64 = crate::workload::bounds::MAX_LEVEL_REQUESTS;
 
 /// An open-loop level's plan: a fixed rate runs the run's request count; a schedule runs to
 /// its end; a replay sends the whole trace.
@@ -321,8 +335,10 @@ fn open_plan(
 ) -> OpenPlan {
     let max_requests = match (&times, &shape) {
         (Some(t), _) => open.requests.map_or(t.len() as u64, u64::from),
-        (None, LoadShape::Rate { rps }) => open.rate_requests(*rps, planner.min_requests()),
-        (None, _) => SCHEDULE_MAX_REQUESTS,
+        (None, LoadShape::Rate { rps }) => open
+            .rate_requests(*rps, planner.min_requests())
+            .min(LEVEL_MAX_REQUESTS),
+        (None, _) => LEVEL_MAX_REQUESTS,
     };
     OpenPlan {
         index,

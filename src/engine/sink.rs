@@ -13,14 +13,17 @@ use crate::workload::WorkloadSpec;
 use serde::Serialize;
 use std::io;
 use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
 
-/// A run's results, as the engine makes them. Errors are I/O errors: a failed level or
-/// summary write stops the run (its error names the results); a failed request-record write
-/// does not (the level is still measured, and the first such error becomes a warning).
+/// A run's results, as the engine makes them. Errors are I/O errors that name the file: any
+/// failed write stops the run at once (what was written before stays valid) and ends it with
+/// that error.
 pub trait RunSink: Send {
-    /// The run passed its pre-flight and is named `run_id`: makes its place and says where
-    /// it is (the folder the consumers show; any path for a sink without one).
-    fn open(&mut self, run_id: &str) -> io::Result<PathBuf>;
+    /// The run passed its pre-flight and would be named `run_id`: makes its place and says
+    /// the id it got (`run_id`, or another when that one is taken, e.g. by a run started in
+    /// the same second) and where it is (the folder the consumers show; any path for a sink
+    /// without one). The engine names the run by the id returned, everywhere.
+    fn open(&mut self, run_id: &str) -> io::Result<(String, PathBuf)>;
     /// The run's echo (`run.json`): written when the run begins and again when it ends.
     fn write_run(&mut self, echo: &RunEcho) -> io::Result<()>;
     /// One request of level `level` (0-based), measured, warmup or cooldown.
@@ -56,4 +59,65 @@ pub struct RunEcho {
     pub started_at: String,
     pub ended_at: Option<String>,
     pub interrupted: bool,
+}
+
+/// The engine's hold on the sink it is given: every write goes through, and the first that
+/// fails stops the run's levels at once (`stop` is cancelled) and is kept for the run to end
+/// with. The levels need not look at errors themselves.
+pub(super) struct StopOnFailure<'a> {
+    inner: &'a mut dyn RunSink,
+    stop: CancellationToken,
+    failed: Option<io::Error>,
+}
+
+impl<'a> StopOnFailure<'a> {
+    pub(super) fn new(inner: &'a mut dyn RunSink, stop: CancellationToken) -> Self {
+        StopOnFailure {
+            inner,
+            stop,
+            failed: None,
+        }
+    }
+
+    /// The first failed write, once.
+    pub(super) fn failure(&mut self) -> Option<io::Error> {
+        self.failed.take()
+    }
+
+    fn check<T>(&mut self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            if self.failed.is_none() {
+                self.failed = Some(io::Error::new(e.kind(), e.to_string()));
+            }
+            self.stop.cancel();
+        }
+        r
+    }
+}
+
+impl RunSink for StopOnFailure<'_> {
+    fn open(&mut self, run_id: &str) -> io::Result<(String, PathBuf)> {
+        let r = self.inner.open(run_id);
+        self.check(r)
+    }
+    fn write_run(&mut self, echo: &RunEcho) -> io::Result<()> {
+        let r = self.inner.write_run(echo);
+        self.check(r)
+    }
+    fn append_request(&mut self, level: u32, record: &RequestRecord) -> io::Result<()> {
+        let r = self.inner.append_request(level, record);
+        self.check(r)
+    }
+    fn flush_requests(&mut self) -> io::Result<()> {
+        let r = self.inner.flush_requests();
+        self.check(r)
+    }
+    fn write_level(&mut self, level: &LevelSummary) -> io::Result<()> {
+        let r = self.inner.write_level(level);
+        self.check(r)
+    }
+    fn write_summary(&mut self, summary: &serde_json::Value) -> io::Result<()> {
+        let r = self.inner.write_summary(summary);
+        self.check(r)
+    }
 }

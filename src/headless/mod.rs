@@ -64,6 +64,26 @@ pub fn print_final(
     }
 }
 
+/// What the figures of the built-in simulator at time scale `f` mean, when they are not the
+/// modelled GPU's own (`f` is not 1).
+pub fn time_scale_note(f: f64) -> Option<String> {
+    let f_text = crate::values::fmt_rps(f);
+    if f > 1.0 {
+        Some(format!(
+            "note: the built-in simulator runs {f_text}x faster than real time: its token rates \
+             are {f_text}x, and its latencies 1/{f_text}, of the GPU it models"
+        ))
+    } else if f < 1.0 {
+        let slower = crate::values::fmt_rps(1.0 / f);
+        Some(format!(
+            "note: the built-in simulator runs {slower}x slower than real time: its token \
+             rates are 1/{slower}, and its latencies {slower}x, of the GPU it models"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Starts the simulator if asked, runs the plan (printing progress, and with `rows` the
 /// iteration table as levels finish), prints the result, applies the gate. SIGINT, SIGTERM
 /// and SIGHUP stop the run at once: finished levels are kept, the cut one is marked partial,
@@ -79,11 +99,8 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
         sim,
         sim_time_scale,
     } = prepare(l).await?;
-    if let Some(f) = sim_time_scale {
-        eprintln!(
-            "note: the built-in simulator runs {f}x faster than real time: its token rates \
-             are {f}x, and its latencies 1/{f}, of the GPU it models"
-        );
+    if let Some(note) = sim_time_scale.and_then(time_scale_note) {
+        eprintln!("{note}");
     }
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     let row_analysis = (rows && !json).then(|| analysis.clone());
@@ -121,4 +138,28 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
     } else {
         ExitCode::from(EXIT_GATE)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_scale_note;
+
+    #[test]
+    fn the_time_scale_note_says_faster_slower_or_nothing() {
+        assert_eq!(
+            time_scale_note(20.0).as_deref(),
+            Some(
+                "note: the built-in simulator runs 20x faster than real time: its token rates \
+                 are 20x, and its latencies 1/20, of the GPU it models"
+            )
+        );
+        assert_eq!(time_scale_note(1.0), None);
+        assert_eq!(
+            time_scale_note(0.5).as_deref(),
+            Some(
+                "note: the built-in simulator runs 2x slower than real time: its token rates \
+                 are 1/2, and its latencies 2x, of the GPU it models"
+            )
+        );
+    }
 }

@@ -57,6 +57,11 @@ pub fn level_stem(level: &LevelSummary) -> String {
     }
 }
 
+/// `e` with `path` in front of its message: every error of the results names its file.
+pub fn naming(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
 fn tmp_path(path: &Path) -> io::Result<PathBuf> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
@@ -70,7 +75,8 @@ fn tmp_path(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// Writes `value` as pretty JSON to `path` atomically: into `<name>.tmp` beside it, fsync,
-/// rename over `path`, then fsync the folder (best effort) so the rename is durable.
+/// rename over `path`, then fsync the folder (best effort) so the rename is durable. A
+/// failure leaves `path` as it was and names it.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> io::Result<()> {
     let tmp = tmp_path(path)?;
     let written = (|| {
@@ -82,9 +88,9 @@ pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> io::R
         file.sync_all()?;
         fs::rename(&tmp, path)
     })();
-    if written.is_err() {
+    if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return written;
+        return Err(naming(path, e));
     }
     if let Some(dir) = path.parent() {
         // Directory fsync is not supported everywhere (e.g. Windows); the data is already safe
@@ -121,8 +127,9 @@ pub struct ResultsDir {
 impl ResultsDir {
     /// Creates `root/run_id/` (and `root` if needed). A run never writes into another run's
     /// folder: if `run_id` is taken, `run_id-2`, `run_id-3`, ... are tried.
+    /// Errors name the folder.
     pub fn create(root: &Path, run_id: &str) -> io::Result<ResultsDir> {
-        fs::create_dir_all(root)?;
+        fs::create_dir_all(root).map_err(|e| naming(root, e))?;
         for n in 1..=99u32 {
             let id = if n == 1 {
                 run_id.to_string()
@@ -133,7 +140,7 @@ impl ResultsDir {
             match fs::create_dir(&path) {
                 Ok(()) => return Ok(ResultsDir { path, run_id: id }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
+                Err(e) => return Err(naming(&path, e)),
             }
         }
         Err(io::Error::new(
@@ -279,32 +286,93 @@ struct RequestLineRef<'a> {
     record: &'a RequestRecord,
 }
 
-/// Appends request records to `requests.jsonl`, one JSON object per line, through a buffer.
-/// Call [`RequestsFile::flush`] at the end of each level.
+/// How many bytes of whole lines [`RequestsFile`] gathers before writing them out.
+const REQUESTS_BUFFER: usize = 64 * 1024;
+
+/// Appends request records to `requests.jsonl`, one JSON object per line, through a buffer
+/// of whole lines. Call [`RequestsFile::flush`] at the end of each level.
+///
+/// The file only ever ends in a whole line: a write that fails part-way (a full disk) is cut
+/// back to the last whole line before the error is returned, and every later call returns an
+/// error without writing. Errors name the file.
 #[derive(Debug)]
 pub struct RequestsFile {
-    out: BufWriter<File>,
+    path: PathBuf,
+    file: File,
+    buf: Vec<u8>,
+    /// The file's length in whole lines written.
+    written: u64,
+    failed: bool,
 }
 
 impl RequestsFile {
     /// Opens (creating if needed) `path` for appending.
     pub fn open(path: &Path) -> io::Result<RequestsFile> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| naming(path, e))?;
+        let written = file.metadata().map_err(|e| naming(path, e))?.len();
         Ok(RequestsFile {
-            out: BufWriter::with_capacity(64 * 1024, file),
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::with_capacity(REQUESTS_BUFFER),
+            written,
+            failed: false,
         })
     }
 
     /// Appends one record of level `level`.
     pub fn append(&mut self, level: u32, record: &RequestRecord) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, &RequestLineRef { level, record })?;
-        self.out.write_all(b"\n")
+        self.usable()?;
+        let mark = self.buf.len();
+        if let Err(e) = serde_json::to_writer(&mut self.buf, &RequestLineRef { level, record }) {
+            self.buf.truncate(mark);
+            return Err(naming(&self.path, e.into()));
+        }
+        self.buf.push(b'\n');
+        if self.buf.len() >= REQUESTS_BUFFER {
+            self.write_out()?;
+        }
+        Ok(())
     }
 
     /// Writes the buffer out and syncs the file's data to disk.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()?;
-        self.out.get_ref().sync_data()
+        self.usable()?;
+        self.write_out()?;
+        self.file.sync_data().map_err(|e| self.fail(e))
+    }
+
+    fn usable(&self) -> io::Result<()> {
+        if self.failed {
+            return Err(naming(
+                &self.path,
+                io::Error::other("an earlier write failed"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn write_out(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.file.write_all(&self.buf) {
+            // whatever part of the buffer got in ends mid-line: cut it off
+            let _ = self.file.set_len(self.written);
+            return Err(self.fail(e));
+        }
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn fail(&mut self, e: io::Error) -> io::Error {
+        self.failed = true;
+        self.buf.clear();
+        naming(&self.path, e)
     }
 }
 
@@ -337,12 +405,12 @@ fn not_open() -> io::Error {
 }
 
 impl RunSink for FolderSink {
-    fn open(&mut self, run_id: &str) -> io::Result<PathBuf> {
+    fn open(&mut self, run_id: &str) -> io::Result<(String, PathBuf)> {
         let dir = ResultsDir::create(&self.root, run_id)?;
         self.log = Some(dir.request_log()?);
-        let path = dir.path().to_path_buf();
+        let opened = (dir.run_id().to_string(), dir.path().to_path_buf());
         self.dir = Some(dir);
-        Ok(path)
+        Ok(opened)
     }
 
     fn write_run(&mut self, echo: &RunEcho) -> io::Result<()> {

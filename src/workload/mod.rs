@@ -2,6 +2,7 @@
 //! prompt lengths. See `docs/workloads.md`.
 
 pub mod arrivals;
+pub mod bounds;
 pub mod calibration;
 pub mod dataset;
 #[cfg(feature = "exact-tokenizers")]

@@ -41,6 +41,18 @@ pub fn read_send_times(path: &Path, speedup: f64) -> Result<Vec<u64>, String> {
                  in file order, so sort the trace by timestamp"
             )));
         }
+        let first = stamps.first().copied().unwrap_or(t);
+        let span_ms = (t - first) / speedup;
+        let most_ms = crate::values::MAX_DURATION.as_secs_f64() * 1e3;
+        if span_ms > most_ms {
+            return Err(at(format!(
+                "timestamp {t} is {:.0} days after the first record's (at --speedup {}); a \
+                 replay spans at most {:.0} days",
+                span_ms / 86_400_000.0,
+                crate::values::fmt_rps(speedup),
+                most_ms / 86_400_000.0
+            )));
+        }
         stamps.push(t);
     }
     let first = *stamps
@@ -116,5 +128,15 @@ mod tests {
         assert!(read_send_times(&p, 1.0)
             .unwrap_err()
             .ends_with("no records to replay"));
+        // 1e17 ms is three million years: refused, not stored as the largest u64
+        let (_d, p) = file("{\"timestamp\": 0}\n{\"timestamp\": 1e17}\n");
+        let e = read_send_times(&p, 10.0).unwrap_err();
+        assert!(
+            e.ends_with(
+                "trace.jsonl line 2: timestamp 100000000000000000 is 115740741 days after \
+                 the first record's (at --speedup 10); a replay spans at most 365 days"
+            ),
+            "{e}"
+        );
     }
 }

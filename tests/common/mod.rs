@@ -182,9 +182,12 @@ impl MemorySink {
 }
 
 impl rightsize::engine::RunSink for MemorySink {
-    fn open(&mut self, run_id: &str) -> std::io::Result<PathBuf> {
+    fn open(&mut self, run_id: &str) -> std::io::Result<(String, PathBuf)> {
         self.recorded().run_id = Some(run_id.to_string());
-        Ok(PathBuf::from(format!("memory:{run_id}")))
+        Ok((
+            run_id.to_string(),
+            PathBuf::from(format!("memory:{run_id}")),
+        ))
     }
 
     fn write_run(&mut self, echo: &rightsize::engine::sink::RunEcho) -> std::io::Result<()> {

@@ -214,6 +214,9 @@ pub fn parse_exports(exports: &[ExportText]) -> Result<Vec<ImportedLevel>, Impor
                 "not an AIPerf export: neither request_latency nor output_token_throughput".into(),
             ));
         }
+        if let Some(m) = negative_metric(&obj) {
+            return Err(bad(m));
+        }
         let (summary, extras) = parse_level(&obj, concurrency);
         let raw_head = json!({
             "aiperf_version": obj.get("aiperf_version"),
@@ -235,6 +238,21 @@ pub fn parse_exports(exports: &[ExportText]) -> Result<Vec<ImportedLevel>, Impor
         l.summary.index = i as u32;
     }
     Ok(levels)
+}
+
+/// The first metric value below zero (a metric is an object with a `unit`: latencies,
+/// throughputs, counts, none of which can be negative), said for people.
+fn negative_metric(obj: &Value) -> Option<String> {
+    let metrics = obj.as_object()?;
+    metrics.iter().find_map(|(name, m)| {
+        let fields = m.as_object().filter(|f| f.contains_key("unit"))?;
+        fields.iter().find_map(|(k, v)| {
+            let x = v.as_f64().filter(|x| *x < 0.0)?;
+            Some(format!(
+                "`{name}.{k}` is {x}: a {name} cannot be negative (is the export damaged?)"
+            ))
+        })
+    })
 }
 
 /// Names to record for an imported run (defaults come from the exports).
@@ -363,10 +381,11 @@ pub fn import_aiperf(
     let levels = parse_exports(&read_exports(path)?)?;
     let run_id = new_run_id("aiperf", std::time::SystemTime::now());
     let dir = ResultsDir::create(root, &run_id)
-        .map_err(|e| anyhow::anyhow!("cannot create a run folder in {}: {e}", root.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot create a run folder: {e}"))?;
     let run_id = dir.run_id().to_string();
     let echo = import_echo(&run_id, path, &levels, names);
-    let io = |e: std::io::Error| anyhow::anyhow!("{}: {e}", dir.path().display());
+    // the errors name their files
+    let io = anyhow::Error::from;
     dir.write_run(&echo).map_err(io)?;
     for l in &levels {
         dir.write_level(&l.summary).map_err(io)?;
@@ -397,6 +416,23 @@ pub fn import_aiperf(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn negative_metrics_are_refused_naming_the_file_and_field() {
+        let text = r#"{"input_config": {"loadgen": {"concurrency": 4}},
+            "request_latency": {"unit": "ms", "avg": 120.0, "p99": -5.5},
+            "output_token_throughput": {"unit": "tokens/sec", "avg": 10.0}}"#;
+        let e = parse_exports(&[ExportText {
+            source: "c4/profile_export_aiperf.json".into(),
+            text: text.into(),
+        }])
+        .expect_err("refused");
+        assert_eq!(
+            e.to_string(),
+            "c4/profile_export_aiperf.json: `request_latency.p99` is -5.5: a request_latency \
+             cannot be negative (is the export damaged?)"
+        );
+    }
 
     #[test]
     fn concurrency_from_paths() {
