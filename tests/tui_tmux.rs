@@ -149,43 +149,61 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     assert_eq!(before, after, "terminal settings changed");
 }
 
-#[test]
-fn quitting_mid_run_restores_the_terminal_and_keeps_finished_levels() {
-    let _turn = turn();
-    let dir = tmpdir("tmux-quit");
-    let Some(t) = Tmux::start("quit", 100, 30) else {
-        return;
-    };
-    // at 2x real time level 1 takes about 6 s and level 2 about 2 s
+/// The dashboard in tmux on a two-level sweep at 2x real time (level 1 takes about 6 s,
+/// level 2 about 2 s), once it is in its second level: the session, the test's folder, and
+/// the terminal settings from before it started.
+fn in_the_second_level(name: &str) -> Option<(Tmux, std::path::PathBuf, String, String)> {
+    let dir = tmpdir(&format!("tmux-{name}"));
+    let t = Tmux::start(name, 100, 30)?;
     let cfg = config(&dir, "16, 64", 64, 256, 2.0, None);
     let before = launch(&t, &dir, &cfg);
     t.keys(&["s"]);
     t.wait_for("the second level", Duration::from_secs(60), |s| {
         s.contains("level 2 · concurrency 64")
     });
+    Some((t, dir, cfg, before))
+}
+
+/// After the dashboard was stopped in its second level (`how`): the shell printed
+/// `EXIT={code}`, the terminal is as it was (cooked, echoing), and the one run kept level 1
+/// whole, level 2 cut, and says it was interrupted in run.json and summary.json.
+fn stopped_in_the_second_level(t: &Tmux, dir: &std::path::Path, before: &str, code: u8, how: &str) {
+    // a line of its own: the typed command itself holds `EXIT=$?`
+    let s = t.wait_for("the shell", Duration::from_secs(30), |s| {
+        s.lines().any(|l| l.starts_with("EXIT="))
+    });
+    assert!(s.contains(&format!("EXIT={code}")), "{how}: {s}");
+    let after = stty(t, &dir.join("stty-after"));
+    assert_eq!(before, after, "{how}: terminal settings changed");
+    assert!(
+        after.contains(" icanon") && after.contains(" echo"),
+        "{after}"
+    );
+    let runs: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().collect();
+    assert_eq!(runs.len(), 1);
+    let run = runs[0].as_ref().unwrap().path();
+    let l1 = common::read_json(&run.join("level-001-c0016.json"));
+    assert_eq!(l1["partial"], false, "{how}: the finished level");
+    let l2 = common::read_json(&run.join("level-002-c0064.json"));
+    assert_eq!(l2["partial"], true, "{how}: the cut level");
+    for file in ["run.json", "summary.json"] {
+        let v = common::read_json(&run.join(file));
+        assert_eq!(v["interrupted"], true, "{how}: {file}");
+    }
+}
+
+#[test]
+fn quitting_mid_run_restores_the_terminal_and_keeps_finished_levels() {
+    let _turn = turn();
+    let Some((t, dir, _, before)) = in_the_second_level("quit") else {
+        return;
+    };
     t.keys(&["q"]);
     t.wait_for("the quit question", Duration::from_secs(5), |s| {
         s.contains("quit?")
     });
     t.keys(&["y"]);
-    // a line of its own: the typed command itself holds `EXIT=$?`
-    let s = t.wait_for("the shell", Duration::from_secs(30), |s| {
-        s.lines().any(|l| l.starts_with("EXIT="))
-    });
-    assert!(s.contains("EXIT=130"), "{s}");
-    let after = stty(&t, &dir.join("stty-after"));
-    assert_eq!(before, after, "terminal settings changed");
-    let runs: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().collect();
-    assert_eq!(runs.len(), 1);
-    let run = runs[0].as_ref().unwrap().path();
-    let l1: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("level-001-c0016.json")).unwrap())
-            .unwrap();
-    assert_eq!(l1["partial"], false);
-    let l2: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("level-002-c0064.json")).unwrap())
-            .unwrap();
-    assert_eq!(l2["partial"], true);
+    stopped_in_the_second_level(&t, &dir, &before, 130, "q, y");
 }
 
 #[test]
@@ -430,40 +448,14 @@ fn dashboard_pid(cfg: &str) -> String {
 fn signals_mid_run_restore_the_terminal_and_keep_what_was_measured() {
     let _turn = turn();
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
-        let dir = tmpdir(&format!("tmux-sig{signal}"));
-        let Some(t) = Tmux::start(&format!("sig{signal}"), 100, 30) else {
+        let Some((t, dir, cfg, before)) = in_the_second_level(&format!("sig{signal}")) else {
             return;
         };
-        // at 2x real time level 1 takes about 6 s and level 2 about 2 s
-        let cfg = config(&dir, "16, 64", 64, 256, 2.0, None);
-        let before = launch(&t, &dir, &cfg);
-        t.keys(&["s"]);
-        t.wait_for("the second level", Duration::from_secs(60), |s| {
-            s.contains("level 2 · concurrency 64")
-        });
         let killed = std::process::Command::new("kill")
             .args([&format!("-{signal}"), &dashboard_pid(&cfg)])
             .status()
             .unwrap();
         assert!(killed.success());
-        let s = t.wait_for("the shell", Duration::from_secs(30), |s| {
-            s.lines().any(|l| l.starts_with("EXIT="))
-        });
-        assert!(s.contains(&format!("EXIT={code}")), "SIG{signal}: {s}");
-        let after = stty(&t, &dir.join("stty-after"));
-        assert_eq!(before, after, "SIG{signal}: terminal settings changed");
-        assert!(
-            after.contains(" icanon") && after.contains(" echo"),
-            "{after}"
-        );
-        let runs: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().collect();
-        assert_eq!(runs.len(), 1);
-        let run = runs[0].as_ref().unwrap().path();
-        let l2 = common::read_json(&run.join("level-002-c0064.json"));
-        assert_eq!(l2["partial"], true, "SIG{signal}: the cut level");
-        let echo = common::read_json(&run.join("run.json"));
-        assert_eq!(echo["interrupted"], true, "SIG{signal}: run.json");
-        let summary = common::read_json(&run.join("summary.json"));
-        assert_eq!(summary["interrupted"], true, "SIG{signal}: summary.json");
+        stopped_in_the_second_level(&t, &dir, &before, code, &format!("SIG{signal}"));
     }
 }

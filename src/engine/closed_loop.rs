@@ -88,9 +88,6 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         sink,
         planner,
     } = ctx;
-    // the first failed write of a request record: the sink has stopped the run, and the
-    // level writes no more records
-    let mut log_error: Option<std::io::Error> = None;
     if plan.warmup > 0 && !cancel.is_cancelled() {
         let work = Work::with_sessions(
             prompts(
@@ -112,7 +109,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             if finished >= work.limit() {
                 work.settled.cancel();
             }
-            log_error = log_error.or(sink.append_request(plan.index, &rec).err());
+            // a failed write has stopped the run (the engine's sink says so, once)
+            let _ = sink.append_request(plan.index, &rec);
         }
     }
 
@@ -190,10 +188,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             rec = rx.recv() => match rec {
                 Some(mut rec) => {
                     if rec.index < work.limit() {
-                        fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
+                        fold(plan.index, &rec, &mut acc, &mut live, sink);
                     } else if work.done.is_cancelled() {
                         rec.cooldown = true;
-                        fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
+                        fold(plan.index, &rec, &mut acc, &mut live, sink);
                     } else {
                         ahead.push(rec);
                     }
@@ -244,7 +242,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                 // below the limit if the level grew over them, else they were cooldown
                 for mut rec in ahead.drain(..) {
                     rec.cooldown = rec.index >= work.limit();
-                    fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
+                    fold(plan.index, &rec, &mut acc, &mut live, sink);
                 }
                 settle(&work, &acc);
                 // a batch the run-ahead already finished is decided at once
@@ -267,7 +265,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     // cut short (cancelled) while some ran ahead: past the limit, not measured
     for mut rec in ahead.drain(..) {
         rec.cooldown = true;
-        fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
+        fold(plan.index, &rec, &mut acc, &mut live, sink);
     }
     let partial = cancel.is_cancelled();
     if partial {
@@ -275,30 +273,25 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     }
     let summary = acc.finish(meta(partial, may_grow.then_some(sampling)));
     let label = format!("concurrency {}", plan.concurrency);
-    finish_level(
-        summary, probe, sink, log_error, events, planner, plan.index, &label,
-    )
-    .await
+    finish_level(summary, probe, sink, events, planner, plan.index, &label).await
 }
 
-/// The end of any level: the request log flushed (unless a write failed), the level
+/// The end of any level: the request log flushed, the level
 /// judged against the plan's SLAs, and the client's own lag measured and, when large, said.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn finish_level(
     mut summary: LevelSummary,
     probe: LagProbe,
     sink: &mut dyn RunSink,
-    log_error: Option<std::io::Error>,
     events: &mpsc::Sender<EngineEvent>,
     planner: &dyn LevelPlanner,
     index: u32,
     label: &str,
 ) -> LevelSummary {
     let (timer_p99, timer_max) = probe.stop().await;
-    // a failed write has stopped the run already (the sink said so); the run ends with it
-    if log_error.is_none() {
-        let _ = sink.flush_requests();
-    }
+    // a failed write stops the run through the engine's sink, which keeps the error for
+    // the run to end with: nothing to do with it here
+    let _ = sink.flush_requests();
     planner.judge(&mut summary);
     let slot_p99 = summary.slot_to_send.as_ref().map_or(0.0, |s| s.p99);
     let typical = summary.ttft_p(50.0).or(summary.e2e_p50_ms()).unwrap_or(0.0);
@@ -327,13 +320,11 @@ pub(super) fn fold(
     acc: &mut LevelAccumulator,
     live: &mut LiveLevel,
     sink: &mut dyn RunSink,
-    log_error: &mut Option<std::io::Error>,
 ) {
     live.on_record(rec);
     acc.add(rec);
-    if log_error.is_none() {
-        *log_error = sink.append_request(level, rec).err();
-    }
+    // a failed write has stopped the run (the engine's sink says so, once)
+    let _ = sink.append_request(level, rec);
 }
 
 /// Once the level takes no more and every measured request has finished, cooldown stops.

@@ -265,7 +265,6 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
         .with_goodput(planner.goodput_limits())
         .with_windows(plan.window);
     let mut live = LiveLevel::new(plan.index, cap, n, Duration::from_millis(500), 20);
-    let mut log_error: Option<std::io::Error> = None;
     let mut watch = SaturationWatch::default();
     let mut saturated: Option<Saturation> = None;
     // schedule lag + TTFT of recent successes, by their end: the wait users saw
@@ -290,7 +289,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
                     if rec.error.is_none() {
                         expected.success(rec.end_ns.saturating_sub(rec.start_ns));
                     }
-                    fold(plan.index, &rec, &mut acc, &mut live, sink, &mut log_error);
+                    fold(plan.index, &rec, &mut acc, &mut live, sink);
                 }
                 None => break,
             },
@@ -374,10 +373,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
             .await;
     }
     let label = plan.shape.label();
-    finish_level(
-        summary, probe, sink, log_error, events, planner, plan.index, &label,
-    )
-    .await
+    finish_level(summary, probe, sink, events, planner, plan.index, &label).await
 }
 
 /// How many prompts are made ahead of the dispatcher.
