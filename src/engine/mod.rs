@@ -4,6 +4,7 @@
 
 pub mod closed_loop;
 pub mod events;
+pub mod intended;
 pub mod lag;
 pub mod open_loop;
 pub mod run;

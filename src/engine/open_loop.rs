@@ -8,6 +8,7 @@
 
 use super::closed_loop::{finish_level, fold, prompts, LevelCtx};
 use super::events::EngineEvent;
+use super::intended::{Due, Intended};
 use super::lag::LagProbe;
 use super::workers::Sent;
 use crate::clock::now_ns;
@@ -155,9 +156,9 @@ impl Recent {
 /// The rate the schedule offers at `now` (ns since the level start): a rate, steps or ramp
 /// says it outright; a trace's is the intended sends over the last [`RECENT_S`] seconds (at
 /// least one), so a burst in the trace shows as one, not as the trace's mean.
-fn offered_at(shape: &LoadShape, intended: &[u64], now: u64) -> f64 {
-    match shape {
-        LoadShape::Replay { .. } => {
+fn offered_at(shape: &LoadShape, trace: Option<&[u64]>, now: u64) -> f64 {
+    match (shape, trace) {
+        (LoadShape::Replay { .. }, Some(intended)) => {
             let span = (now as f64 / 1e9).clamp(1.0, RECENT_S);
             let from = now.saturating_sub((span * 1e9) as u64);
             let sent =
@@ -221,11 +222,15 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
         arrival: plan.arrival,
         seed: plan.seed,
     };
-    let intended: Arc<Vec<u64>> = match &plan.times {
-        Some(t) => Arc::new(t.iter().copied().take(plan.max_requests as usize).collect()),
-        None => Arc::new(schedule.times(plan.max_requests)),
+    let intended = match &plan.times {
+        Some(t) if t.len() as u64 <= plan.max_requests => Intended::Trace(t.clone()),
+        Some(t) => Intended::Trace(Arc::new(t[..plan.max_requests as usize].to_vec())),
+        None => Intended::Drawn {
+            schedule,
+            max: plan.max_requests,
+        },
     };
-    let n = intended.len() as u64;
+    let n = intended.count();
     let feed = PromptFeed::start(workload, plan.index, n);
     let cap = plan.max_in_flight.unwrap_or(0);
     let _ = events
@@ -275,6 +280,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
     let mut recent = Recent::default();
     recent.counts.push_back((0.0, 0, 0));
     let mut expected = Expected::default();
+    let mut due_by = Due::new(&intended);
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE, SAMPLE);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -296,9 +302,9 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
             _ = tick.tick() => {
                 let now = now_ns().saturating_sub(level_start);
                 let t = now as f64 / 1e9;
-                let due = intended.partition_point(|x| *x <= now) as u64;
+                let due = due_by.by(now);
                 let pending = due.saturating_sub(acc.completed()) as f64;
-                let offered = offered_at(&plan.shape, &intended, now);
+                let offered = offered_at(&plan.shape, intended.trace(), now);
                 if saturated.is_none() && !stop.is_cancelled() {
                     // what a rising rate keeps pending by itself (a ramp) is not a queue
                     let excess = pending - expected.pending(offered);
@@ -419,7 +425,7 @@ impl PromptFeed {
 /// What the dispatcher needs.
 struct Dispatch {
     endpoint: crate::endpoint::Endpoint,
-    intended: Arc<Vec<u64>>,
+    intended: Intended,
     level_start: u64,
     slots: Option<Arc<Semaphore>>,
     in_flight: Arc<AtomicU64>,
@@ -448,7 +454,7 @@ fn dispatch(d: Dispatch, feed: PromptFeed, rt: tokio::runtime::Handle) {
     let d = Arc::new(d);
     let mut writer = d.endpoint.direct_writer();
     for (i, at) in d.intended.iter().enumerate() {
-        let due = d.level_start + *at;
+        let due = d.level_start + at;
         let Ok(prompt) = feed.next.recv() else {
             return;
         };
@@ -493,7 +499,6 @@ fn dispatch(d: Dispatch, feed: PromptFeed, rt: tokio::runtime::Handle) {
             _ => None,
         };
         let d = d.clone();
-        let at = *at;
         rt.spawn(async move {
             let sent = Sent {
                 endpoint: &d.endpoint,
@@ -544,10 +549,10 @@ mod tests {
             span_s: 4.0,
             speedup: 1.0,
         };
-        assert_eq!(offered_at(&shape, &times, 1_000 * ms), 10.0);
-        assert_eq!(offered_at(&shape, &times, 5_000 * ms), 12.0 / 5.0);
+        assert_eq!(offered_at(&shape, Some(&times), 1_000 * ms), 10.0);
+        assert_eq!(offered_at(&shape, Some(&times), 5_000 * ms), 12.0 / 5.0);
         let rate = LoadShape::Rate { rps: 7.0 };
-        assert_eq!(offered_at(&rate, &times, 3_000 * ms), 7.0);
+        assert_eq!(offered_at(&rate, Some(&times), 3_000 * ms), 7.0);
     }
 
     #[test]

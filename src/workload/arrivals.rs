@@ -300,22 +300,44 @@ impl Schedule {
     /// Intended send times (ns since the level's start) of up to `max` requests, in order;
     /// a shape with an end stops there. The first request goes at 0.
     pub fn times(&self, max: u64) -> Vec<u64> {
-        let mut rng = SplitMix64::new(crate::rng::mix64(self.seed ^ 0xA881_7A15));
-        let mut out = Vec::with_capacity(max.min(1 << 20) as usize);
-        let mut w = 0.0;
-        while (out.len() as u64) < max {
-            let Some(t) = self.shape.time_of(w) else {
-                break;
-            };
-            out.push((t * 1e9).round() as u64);
-            w += self.arrival.gap(&mut rng);
+        self.iter().take(max as usize).collect()
+    }
+
+    /// The same times as [`Schedule::times`], drawn one at a time as they are asked for: a
+    /// long high-rate level holds none of them ahead.
+    pub fn iter(&self) -> Times {
+        Times {
+            shape: self.shape.clone(),
+            arrival: self.arrival,
+            rng: SplitMix64::new(crate::rng::mix64(self.seed ^ 0xA881_7A15)),
+            w: 0.0,
         }
-        out
     }
 
     /// How long the schedule lasts, when its shape has an end.
     pub fn duration(&self) -> Option<Duration> {
         self.shape.duration_s().map(Duration::from_secs_f64)
+    }
+}
+
+/// A schedule's intended send times (ns since the level's start), in order, drawn as they
+/// are used; see [`Schedule::iter`].
+#[derive(Debug, Clone)]
+pub struct Times {
+    shape: LoadShape,
+    arrival: Arrival,
+    rng: SplitMix64,
+    /// The cumulative intensity (requests) of the next time.
+    w: f64,
+}
+
+impl Iterator for Times {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        let t = self.shape.time_of(self.w)?;
+        self.w += self.arrival.gap(&mut self.rng);
+        Some((t * 1e9).round() as u64)
     }
 }
 
