@@ -196,7 +196,9 @@ async fn metrics_parse_and_gauges_move_under_load() {
     let _serial = SERIAL.lock().await;
     let sim = start(SimConfig {
         max_num_seqs: 4,
-        ..SimConfig::fast(2.0)
+        // half speed: a batch of four lasts about a second, so all twelve requests are in
+        // before the first batch ends even on a busy machine
+        ..SimConfig::fast(0.5)
     })
     .await;
     let addr = sim.addr;
@@ -213,10 +215,14 @@ async fn metrics_parse_and_gauges_move_under_load() {
             .await
         }));
     }
-    // wait until all twelve arrived: four run, eight wait (each batch lasts ~0.25 s)
+    // wait until all twelve arrived and the first four were scheduled: four run, eight wait
+    // (an arrival joins the running batch at the next step)
     let t = Instant::now();
     let mut busy = scrape(addr).await;
-    while value(&busy, "vllm:num_requests_waiting") < 8.0 && t.elapsed() < Duration::from_secs(2) {
+    let settled = |m: &[Sample]| {
+        value(m, "vllm:num_requests_waiting") == 8.0 && value(m, "vllm:num_requests_running") == 4.0
+    };
+    while !settled(&busy) && t.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(5)).await;
         busy = scrape(addr).await;
     }
