@@ -13,20 +13,6 @@ fn fast() -> SimConfig {
     SimConfig::fast(50.0)
 }
 
-fn chunks(r: &RawResponse) -> Vec<Value> {
-    let data = r.sse_data();
-    assert_eq!(
-        data.last().map(String::as_str),
-        Some("[DONE]"),
-        "{}",
-        r.text()
-    );
-    data[..data.len() - 1]
-        .iter()
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
-        .collect()
-}
-
 #[tokio::test]
 async fn streaming_chat_has_role_first_exact_length_then_usage_and_done() {
     let sim = start(fast()).await;
@@ -35,7 +21,7 @@ async fn streaming_chat_has_role_first_exact_length_then_usage_and_done() {
     assert_eq!(r.status, 200);
     assert!(r.complete);
     assert_eq!(r.header("content-type"), Some("text/event-stream"));
-    let c = chunks(&r);
+    let c = r.chunks();
     assert_eq!(
         c[0]["choices"][0]["delta"],
         json!({"role": "assistant", "content": ""})
@@ -71,7 +57,7 @@ async fn streaming_completions_use_text_and_natural_stops_respect_min_and_max() 
             "max_tokens": 40, "min_tokens": 5, "stream": true,
             "stream_options": {"include_usage": true}});
         let r = post(sim.addr, "/v1/completions", &body).await;
-        let c = chunks(&r);
+        let c = r.chunks();
         let content = &c[..c.len() - 1];
         assert!(content.iter().all(|v| v["object"] == "text_completion"));
         let text: String = content
@@ -140,7 +126,8 @@ async fn timing_header_stamps_every_chunk_between_send_and_receive() {
     )
     .await;
     let t1 = rightsize::clock::now_ns();
-    let stamps: Vec<u64> = chunks(&r)
+    let stamps: Vec<u64> = r
+        .chunks()
         .iter()
         .map(|c| c["sim_sent_ns"].as_u64().expect("stamped"))
         .collect();

@@ -49,9 +49,8 @@ async fn level(
                 .await;
                 // the stamps of the chunks that carry a token (not the role's)
                 let stamps: Vec<u64> = r
-                    .sse_data()
+                    .chunks()
                     .iter()
-                    .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
                     .filter(|c| {
                         let delta = &c["choices"][0]["delta"];
                         delta["content"].is_string() && delta["role"].is_null()
@@ -292,9 +291,8 @@ async fn durations(cfg: SimConfig, n: usize) -> Vec<f64> {
         .await;
         assert_eq!(r.status, 200);
         let stamps: Vec<u64> = r
-            .sse_data()
+            .chunks()
             .iter()
-            .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
             .filter_map(|c| c["sim_sent_ns"].as_u64())
             .collect();
         assert!(stamps.len() >= 100, "{} stamped chunks", stamps.len());

@@ -298,12 +298,15 @@ pub struct Schedule {
 
 impl Schedule {
     /// Intended send times (ns since the level's start) of up to `max` requests, in order;
-    /// a shape with an end stops there. The first request goes at 0.
+    /// a shape with an end stops there. The first request goes at 0. The engine draws them as
+    /// it goes ([`Schedule::iter`]); the tests hold them.
+    #[cfg(test)]
     pub fn times(&self, max: u64) -> Vec<u64> {
         self.iter().take(max as usize).collect()
     }
 
-    /// The same times as [`Schedule::times`], drawn one at a time as they are asked for: a
+    /// The intended send times (ns since the level's start), in order, drawn one at a time as
+    /// they are asked for (the first at 0; a shape with an end stops there): a
     /// long high-rate level holds none of them ahead.
     pub fn iter(&self) -> Times {
         Times {

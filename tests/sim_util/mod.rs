@@ -48,6 +48,21 @@ impl RawResponse {
             .map(str::to_string)
             .collect()
     }
+
+    /// The SSE events' JSON chunks, in order; the stream must end with `[DONE]`.
+    pub fn chunks(&self) -> Vec<serde_json::Value> {
+        let data = self.sse_data();
+        assert_eq!(
+            data.last().map(String::as_str),
+            Some("[DONE]"),
+            "{}",
+            self.text()
+        );
+        data[..data.len() - 1]
+            .iter()
+            .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
+            .collect()
+    }
 }
 
 pub async fn start(cfg: SimConfig) -> SimServer {
