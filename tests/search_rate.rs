@@ -12,9 +12,11 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
-    // 8 batch slots at 4x real time: a 32-token answer takes about 90 ms and the server
-    // finishes about 88 requests/s; past that, requests queue and latency climbs
-    let mut sim = rightsize::sim::SimConfig::fast(4.0);
+    // 8 batch slots at 2x real time: a 32-token answer takes about 180 ms and the server
+    // finishes about 44 requests/s; past that, requests queue and latency climbs. (At 4x,
+    // with 90 ms answers and twice the events a second, a moment of CPU starvation on a
+    // loaded machine moved one dense level's p90 by 40 %, and the dense boundary with it.)
+    let mut sim = rightsize::sim::SimConfig::fast(2.0);
     sim.max_num_seqs = 8;
     // the two runs send the same prompts: no cache may make the second one faster
     sim.prefix_cache_blocks = 0;
@@ -22,7 +24,7 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
     let w = workload(64, 32);
     let analysis = Analysis {
         slas: SlaSet(vec![
-            SlaThreshold::parse(SlaMetric::E2e, "p90:130ms").unwrap()
+            SlaThreshold::parse(SlaMetric::E2e, "p90:260ms").unwrap()
         ]),
         max_error_rate: 0.05,
         ..Analysis::default()
@@ -35,7 +37,7 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
     };
     let timeout = Duration::from_secs(30);
 
-    let dense_rates = [80.0, 82.5, 85.0, 87.5, 90.0, 92.5, 95.0];
+    let dense_rates = [40.0, 41.25, 42.5, 43.75, 45.0, 46.25, 47.5];
     let dense = SweepPlanner::open(
         dense_rates
             .iter()
@@ -46,8 +48,8 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
     let (dense, _) = run_plan_with(&server, Box::new(dense), &w, 0, timeout, open).await;
 
     let config = SearchConfig {
-        min: 4000,
-        max: 20000,
+        min: 2000,
+        max: 10000,
         ..SearchConfig::default()
     };
     let search = SearchPlanner::by_rate(config, analysis.clone());

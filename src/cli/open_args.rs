@@ -28,10 +28,11 @@ pub struct OpenLoopArgs {
     /// below 1 burstier, above 1 more even)
     #[arg(long, value_name = "B")]
     pub burstiness: Option<f64>,
-    /// Open loop: never more than N requests in flight; later sends wait for a free slot
-    /// (the schedule lag and the latency from the intended send then show the wait)
-    #[arg(long, value_name = "N", value_parser = crate::values::parse_positive)]
-    pub max_in_flight: Option<u32>,
+    /// Open loop: never more than N requests in flight (default 2048, `none` for no cap);
+    /// later sends wait for a free slot (the schedule lag and the latency from the intended
+    /// send then show the wait)
+    #[arg(long, value_name = "N|none", value_parser = max_in_flight_arg)]
+    pub max_in_flight: Option<InFlightCap>,
     /// Open loop: width of the per-window metrics of schedules and replays, e.g. 10s
     #[arg(long, value_name = "DURATION", value_parser = window_arg)]
     pub window: Option<Duration>,
@@ -55,7 +56,11 @@ impl OpenLoopArgs {
         let d = OpenSettings::default();
         Ok(OpenSettings {
             arrival: Arrival::parse(kind, self.burstiness)?,
-            max_in_flight: self.max_in_flight,
+            max_in_flight: match self.max_in_flight {
+                None => d.max_in_flight,
+                Some(InFlightCap::None) => None,
+                Some(InFlightCap::At(n)) => Some(n),
+            },
             window_s: self.window.unwrap_or(d.window_s),
             level_s: self.level_duration.unwrap_or(d.level_s),
             requests: None,
@@ -70,6 +75,23 @@ impl OpenLoopArgs {
             || self.window.is_some()
             || self.level_duration.is_some()
     }
+}
+
+/// `--max-in-flight`: a number of requests, or `none` for no cap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InFlightCap {
+    None,
+    At(u32),
+}
+
+/// clap value parser for `--max-in-flight`.
+fn max_in_flight_arg(s: &str) -> Result<InFlightCap, String> {
+    if s.trim().eq_ignore_ascii_case("none") {
+        return Ok(InFlightCap::None);
+    }
+    crate::values::parse_positive(s)
+        .map(InFlightCap::At)
+        .map_err(|e| format!("{e} (or `none` for no cap)"))
 }
 
 /// clap value parser for `--window`.
@@ -196,16 +218,27 @@ mod tests {
         let a = OpenLoopArgs {
             arrival: Some(ArrivalArg::Gamma),
             burstiness: Some(0.5),
-            max_in_flight: Some(4),
+            max_in_flight: Some(InFlightCap::At(4)),
             ..Default::default()
         };
         let s = a.settings().unwrap();
         assert_eq!(s.arrival, Arrival::Gamma { burstiness: 0.5 });
         assert_eq!(s.max_in_flight, Some(4));
         assert_eq!(s.window_s, Duration::from_secs(10));
+        let d = OpenLoopArgs::default().settings().unwrap();
+        assert_eq!(d.arrival, Arrival::Poisson);
+        assert_eq!(d.max_in_flight, Some(2048));
+        let none = OpenLoopArgs {
+            max_in_flight: Some(InFlightCap::None),
+            ..Default::default()
+        };
+        assert_eq!(none.settings().unwrap().max_in_flight, None);
+        assert_eq!(max_in_flight_arg("none"), Ok(InFlightCap::None));
+        assert_eq!(max_in_flight_arg(" NONE "), Ok(InFlightCap::None));
+        assert_eq!(max_in_flight_arg("300"), Ok(InFlightCap::At(300)));
         assert_eq!(
-            OpenLoopArgs::default().settings().unwrap().arrival,
-            Arrival::Poisson
+            max_in_flight_arg("0").unwrap_err(),
+            "must be at least 1, got 0 (or `none` for no cap)"
         );
         let bad = OpenLoopArgs {
             burstiness: Some(2.0),

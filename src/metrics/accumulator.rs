@@ -1,51 +1,32 @@
 //! The per-level reducer: folds each [`RequestRecord`] into histograms as it arrives and, when
 //! the level ends, produces its [`LevelSummary`].
 //!
-//! Percentiles come from histograms, never from sorted sample vectors. The accumulator keeps
-//! one small span (worker, start, end, token interval) per request because the steady window
-//! can only be located once the level is over (it ends at the earliest of the workers' last
-//! requests).
-//!
-//! Steady-state definitions (all from the records, times since level start):
-//! - window start: the start of the `concurrency`-th request in start order (all slots filled);
-//! - window end: the earliest end among each worker's last request (a slot went idle for good);
-//! - tokens in the window: each successful request's output tokens, spread uniformly over its
-//!   production interval `[first_token, last_token]` (`[start, last_token]` when there is no
-//!   first token, e.g. non-streaming) and prorated by that interval's overlap with the window;
-//!   a zero-length interval counts whole if it lies in `[start, end)` of the window;
-//! - achieved concurrency: the time integral of requests in flight over the window divided by
-//!   its length. That integral is the sum of each request's `[start, end]` overlap with the
-//!   window, so it is computed in O(n) without sorting start/end events.
-//!
-//! The window is `None` when fewer than `concurrency` requests (or workers) ran or when it has
-//! no length. The level is *held* when its achieved concurrency is at least
+//! Percentiles come from histograms, never from sorted sample vectors. The steady window
+//! (all slots busy) can only be located once the level is over, so its figures are folded by
+//! [`SteadyTally`] (`steady.rs`, where the window and what is counted in it are defined), which
+//! keeps about one round of requests, not the level's. Achieved concurrency is the time
+//! integral of requests in flight over the window divided by its length. The window is `None`
+//! when fewer than `concurrency` requests (or workers) ran, when it has no length, and on an
+//! open loop (no slots to fill). The level is *held* when its achieved concurrency is at least
 //! [`HELD_SHARE`] of the target (no window: not held).
 //!
 //! Goodput counts, per request, whether it met every latency limit in [`RequestLimits`] (a
 //! failed request is a miss), as AIPerf's goodput does.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::histogram::{
     Histogram, Stats, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
 };
 use super::lengths::LengthTally;
 use super::rate::OpenLoopTally;
+use super::steady::{Span, SteadyTally};
 use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts, HELD_SHARE,
 };
 use super::turns::TurnTally;
 use crate::record::{ErrorKind, RequestRecord, TokenSource};
-
-/// What a request contributes to the steady-window computation.
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    start_ns: u64,
-    end_ns: u64,
-    /// Output tokens of a successful request and the interval they were produced in.
-    tokens: Option<(u32, u64, u64)>,
-}
 
 /// Per-request latency limits (ms) a request must meet to count toward goodput; a limit
 /// that is `None` is not checked. With no limit at all there is no goodput.
@@ -86,9 +67,8 @@ pub struct LevelAccumulator {
     /// The SLA metrics' values with their request's start, for intervals that allow for
     /// correlation in time (`batch.rs`).
     in_time: InTime,
-    spans: Vec<Span>,
-    /// Per worker: (start, end) of its latest-started request, in ns.
-    last_by_worker: HashMap<u32, (u64, u64)>,
+    /// The steady window's figures, folded as requests finish.
+    steady: SteadyTally,
     first_start_ns: u64,
     last_end_ns: u64,
     ok: u64,
@@ -130,10 +110,6 @@ impl InTime {
     }
 }
 
-fn overlap(a: u64, b: u64, lo: u64, hi: u64) -> u64 {
-    b.min(hi).saturating_sub(a.max(lo))
-}
-
 impl LevelAccumulator {
     /// An empty accumulator for a level of `concurrency` workers planned to send
     /// `request_count` requests.
@@ -150,8 +126,7 @@ impl LevelAccumulator {
             per_user: Histogram::values(UNIT_TOKENS_PER_SEC_PER_USER, 1000.0),
             slot_to_send: Histogram::latency(),
             in_time: InTime::default(),
-            spans: Vec::with_capacity(request_count.min(1 << 20) as usize),
-            last_by_worker: HashMap::new(),
+            steady: SteadyTally::new(concurrency),
             first_start_ns: u64::MAX,
             last_end_ns: 0,
             ok: 0,
@@ -170,9 +145,11 @@ impl LevelAccumulator {
         }
     }
 
-    /// Reports rate-level metrics per time window of `window` (default 10 s).
+    /// An open-loop level: rate metrics per time window of `window` (default 10 s), and no
+    /// steady window (its requests have no slots to fill).
     pub fn with_windows(mut self, window: std::time::Duration) -> Self {
         self.open = OpenLoopTally::new(window);
+        self.steady = SteadyTally::new(0);
         self
     }
 
@@ -194,7 +171,7 @@ impl LevelAccumulator {
 
     /// Requests folded so far (warmup excluded).
     pub fn completed(&self) -> u64 {
-        self.spans.len() as u64
+        self.steady.count()
     }
 
     /// Folds one finished request. Warmup records are ignored.
@@ -212,14 +189,6 @@ impl LevelAccumulator {
         if rec.reconnected {
             self.reconnects += 1;
         }
-        let last = self
-            .last_by_worker
-            .entry(rec.worker)
-            .or_insert((rec.start_ns, end_ns));
-        if rec.start_ns >= last.0 {
-            *last = (rec.start_ns, end_ns);
-        }
-
         // a session thinking before this turn held its slot (docs/workloads.md)
         let busy_from = rec
             .start_ns
@@ -246,7 +215,7 @@ impl LevelAccumulator {
                 self.add_success(rec, &mut span);
             }
         }
-        self.spans.push(span);
+        self.steady.add(rec.worker, rec.start_ns, span);
     }
 
     fn add_success(&mut self, rec: &RequestRecord, span: &mut Span) {
@@ -300,71 +269,22 @@ impl LevelAccumulator {
         }
     }
 
-    /// The all-slots-busy window in ns since level start, if the level filled every slot.
-    fn steady_window_ns(&self) -> Option<(u64, u64)> {
-        let n = self.concurrency as usize;
-        if n == 0 || self.spans.len() < n || self.last_by_worker.len() < n {
-            return None;
-        }
-        let mut starts: Vec<u64> = self.spans.iter().map(|s| s.start_ns).collect();
-        let (_, nth, _) = starts.select_nth_unstable(n - 1);
-        let start = *nth;
-        let end = self.last_by_worker.values().map(|(_, e)| *e).min()?;
-        (end > start).then_some((start, end))
-    }
-
-    /// Output tokens produced inside `[lo, hi)`, prorated (see the module docs).
-    fn tokens_in(&self, lo: u64, hi: u64) -> f64 {
-        self.spans
-            .iter()
-            .filter_map(|s| s.tokens)
-            .map(|(n, a, b)| {
-                if b > a {
-                    f64::from(n) * overlap(a, b, lo, hi) as f64 / (b - a) as f64
-                } else if (lo..hi).contains(&a) {
-                    f64::from(n)
-                } else {
-                    0.0
-                }
-            })
-            .sum()
-    }
-
     /// Output tokens/sec by the response-time law over the requests that started after the
-    /// all-slots-busy window opened: `achieved × Σ tokens / Σ latency` (Little's law: over a
-    /// stretch with `achieved` requests in flight, their latencies add up to `achieved`
+    /// all-slots-busy window opened at `lo`: `achieved × Σ tokens / Σ latency` (Little's law:
+    /// over a stretch with `achieved` requests in flight, their latencies add up to `achieved`
     /// times its length). The first `concurrency` requests are left out: they all start at
     /// once and queue behind each other only partly, so their mean latency reads low (by a
     /// quarter at 1,024 on 256 slots with 2,048 requests). `None` until at least
     /// `concurrency` requests started after the window opened (one full turnover).
     fn sustained_tps(&self, lo: u64, achieved: f64) -> Option<f64> {
-        let after = self.spans.iter().filter(|s| s.start_ns > lo);
-        let (mut n, mut tokens, mut busy_ns) = (0u64, 0u64, 0u128);
-        for s in after {
-            n += 1;
-            tokens += s.tokens.map_or(0, |t| u64::from(t.0));
-            busy_ns += u128::from(s.end_ns.saturating_sub(s.start_ns));
-        }
-        (n >= u64::from(self.concurrency) && busy_ns > 0)
-            .then(|| achieved * tokens as f64 / (busy_ns as f64 / 1e9))
-    }
-
-    /// Time-weighted mean number of requests in flight over `[lo, hi)`.
-    fn mean_in_flight(&self, lo: u64, hi: u64) -> Option<f64> {
-        if hi <= lo {
-            return None;
-        }
-        let busy: u128 = self
-            .spans
-            .iter()
-            .map(|s| u128::from(overlap(s.start_ns, s.end_ns, lo, hi)))
-            .sum();
-        Some(busy as f64 / (hi - lo) as f64)
+        let after = self.steady.after(lo);
+        (after.requests >= u64::from(self.concurrency) && after.busy_ns > 0)
+            .then(|| achieved * after.tokens as f64 / (after.busy_ns as f64 / 1e9))
     }
 
     /// Ends the level and summarizes it.
     pub fn finish(self, meta: LevelMeta) -> LevelSummary {
-        let (first, last) = if self.spans.is_empty() {
+        let (first, last) = if self.steady.count() == 0 {
             (0, 0)
         } else {
             (self.first_start_ns, self.last_end_ns)
@@ -377,18 +297,17 @@ impl LevelAccumulator {
                 0.0
             }
         };
-        let window = self.steady_window_ns();
-        let steady_tps = window.map(|(lo, hi)| {
+        let window = self.steady.window();
+        let steady_tps = window.map(|w| {
             Scalar::new(
                 UNIT_TOKENS_PER_SEC,
-                self.tokens_in(lo, hi) / ((hi - lo) as f64 / 1e9),
+                w.tokens / ((w.end_ns - w.start_ns) as f64 / 1e9),
             )
         });
-        let achieved = window.and_then(|(lo, hi)| self.mean_in_flight(lo, hi));
+        let achieved = window.map(|w| w.in_flight);
         let held = achieved.is_some_and(|a| a >= HELD_SHARE * f64::from(self.concurrency));
         let sustained = window
-            .zip(achieved)
-            .and_then(|((lo, _), a)| self.sustained_tps(lo, a))
+            .and_then(|w| self.sustained_tps(w.start_ns, w.in_flight))
             .map(|tps| Scalar::new(UNIT_TOKENS_PER_SEC, tps));
         let attempted = self.ok + self.errors;
         let error_summary = self
@@ -451,12 +370,14 @@ impl LevelAccumulator {
                 .copied()
                 .unwrap_or(0),
             errors_by_kind: self.errors_by_kind.clone(),
-            steady_window: window.map(|(lo, hi)| SteadyWindow {
-                start_s: lo as f64 / 1e9,
-                end_s: hi as f64 / 1e9,
+            steady_window: window.map(|w| SteadyWindow {
+                start_s: w.start_ns as f64 / 1e9,
+                end_s: w.end_ns as f64 / 1e9,
             }),
             achieved_concurrency: achieved,
-            mean_in_flight: self.mean_in_flight(first, last),
+            // a think follows a turn of its own session, so no span starts before `first`
+            mean_in_flight: (last > first)
+                .then(|| self.steady.busy_ns() as f64 / (last - first) as f64),
             slot_to_send: stats(&self.slot_to_send),
             output_tokens_source: self.sources,
             reconnect_count: self.reconnects,

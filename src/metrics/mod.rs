@@ -10,6 +10,7 @@ pub mod histogram;
 pub mod lengths;
 pub mod progress;
 pub mod rate;
+pub mod steady;
 pub mod summary;
 pub mod turns;
 pub mod window;

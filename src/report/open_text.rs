@@ -38,10 +38,12 @@ pub fn render_open(levels: &[LevelSummary]) -> String {
             (Some(a), Some(b)) => format!("; wait (lag + TTFT) {a:.0} ms -> {b:.0} ms"),
             _ => String::new(),
         };
-        let cap = if s.at_cap {
-            " (every --max-in-flight slot was taken: the client held the rate back)"
-        } else {
-            ""
+        let cap = match l.open_loop.rate.as_ref().and_then(|r| r.max_in_flight) {
+            Some(n) if s.at_cap => format!(
+                " (all {n} --max-in-flight slots were taken: the client held the rate back; \
+                 raise --max-in-flight, or `none`, if the endpoint should hold more)"
+            ),
+            _ => String::new(),
         };
         out += &format!(
             "{}: stopped at {:.1} s: excess requests waiting grew from {:.0} to {:.0} ({:.1}/s){wait}{cap}\n",

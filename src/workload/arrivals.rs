@@ -243,8 +243,18 @@ fn fmt_secs(s: f64) -> String {
     }
 }
 
-/// How a run's open-loop levels send: the arrival process, an optional cap on requests in
-/// flight, the width of the per-window metrics, and how many requests a fixed-rate level
+/// Requests an open-loop level keeps in flight at most unless `--max-in-flight` says
+/// otherwise (`none` lifts the cap). Each request in flight holds a connection and its buffers
+/// (about 70 KB against the built-in simulator, both ends counted), so an endpoint that falls
+/// behind a high rate cannot make the client hold tens of thousands of them before the
+/// saturation watch decides: a 20,000 req/s level peaked at 1.4 GB without a cap (README,
+/// "Open-loop memory"). Past it, sends wait for a slot; the wait shows in the schedule lag and
+/// the latency from the intended send, and a level stopped there says so (`at_cap`). k6's
+/// arrival-rate executors and GuideLLM bound their in-flight requests the same way.
+pub const DEFAULT_MAX_IN_FLIGHT: u32 = 2048;
+
+/// How a run's open-loop levels send: the arrival process, a cap on requests in flight (none
+/// when `None`), the width of the per-window metrics, and how many requests a fixed-rate level
 /// sends: `requests` when given (`-n`), else `rate x level_s`, at least what the plan needs
 /// to decide its SLAs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -280,7 +290,7 @@ impl Default for OpenSettings {
     fn default() -> Self {
         OpenSettings {
             arrival: Arrival::Poisson,
-            max_in_flight: None,
+            max_in_flight: Some(DEFAULT_MAX_IN_FLIGHT),
             window_s: Duration::from_secs(10),
             level_s: Duration::from_secs(60),
             requests: None,

@@ -206,8 +206,11 @@ pub fn command_line(echo: &Value) -> Option<String> {
     if let Some(a) = o["arrival"].as_str() {
         args.extend(["--arrival".into(), a.to_lowercase()]);
     }
-    if let Some(v) = o["max_in_flight"].as_f64() {
-        args.extend(["--max-in-flight".into(), num(v)]);
+    // an open-loop run without a cap (older runs had none by default) says so
+    match o["max_in_flight"].as_f64() {
+        Some(v) => args.extend(["--max-in-flight".into(), num(v)]),
+        None if o.is_object() => args.extend(["--max-in-flight".into(), "none".into()]),
+        None => {}
     }
     if let Some(v) = o["level_s"].as_f64() {
         args.extend(["--level-duration".into(), format!("{}s", num(v))]);
