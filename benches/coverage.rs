@@ -1,0 +1,142 @@
+//! Coverage of the per-level 95 % intervals (issue 25): how often a short level's interval
+//! contains what a level forty times as long measures, on a simulator whose speed moves
+//! within a level (the noise's slow factor is resampled every 2 s of model time), so
+//! consecutive requests share the server's state as a real closed loop's do.
+//!
+//! `cargo bench --bench coverage` (release build). The real binary runs
+//! `sweep -c C -n 1024` against one `rightsize sim --noise 0.3` process RUNS times
+//! (`RIGHTSIZE_COVERAGE_RUNS`, default 40), then once with 40 x 1,024 requests; for e2e p99,
+//! TTFT p95 and mean ITL it prints how many of the short levels' intervals contain the long
+//! level's value, and their median width (an interval open on one side counts as containing
+//! what lies on that side, and as infinitely wide). A method that allows for correlated
+//! requests should reach about 95 %; one that takes them as independent falls short.
+
+#[path = "support/sim_process.rs"]
+mod sim_process;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Concurrency of every level: near the default simulator's knee (between 64 and 256).
+const CONCURRENCY: &str = "128";
+const SHORT: u64 = 1024;
+const LONG_FACTOR: u64 = 40;
+
+/// The statistics measured: (name, level-file key, ci95 key).
+const STATS: [(&str, &str, &str); 3] = [
+    ("e2e p99", "request_latency", "p99"),
+    ("TTFT p95", "time_to_first_token", "p95"),
+    ("mean ITL", "inter_token_latency", "avg"),
+];
+
+fn main() {
+    let runs: u64 = std::env::var("RIGHTSIZE_COVERAGE_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let sim = sim_process::start_sim(
+        &["--noise", "0.3", "--time-scale", "4", "--seed", "25"],
+        None,
+    );
+    let root = std::env::temp_dir().join(format!("rightsize-coverage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    println!(
+        "coverage: concurrency {CONCURRENCY}, {runs} levels of {SHORT} requests and one of {}, \
+         against {} (noise 0.3, 4x real time)",
+        SHORT * LONG_FACTOR,
+        sim.base_url
+    );
+    let short: Vec<Value> = (0..runs)
+        .map(|i| {
+            let level = run_level(&sim.base_url, &root.join(format!("short-{i}")), SHORT);
+            let p99 = point(&level, STATS[0].1, STATS[0].2);
+            println!("  short level {}: e2e p99 {p99:.1} ms", i + 1);
+            level
+        })
+        .collect();
+    let long = run_level(&sim.base_url, &root.join("long"), SHORT * LONG_FACTOR);
+    let _ = std::fs::remove_dir_all(&root);
+
+    println!(
+        "\n{:<10} {:>12} {:>10} {:>14} {:>6}",
+        "statistic", "long value", "coverage", "median width", "open"
+    );
+    for (name, key, q) in STATS {
+        let truth = point(&long, key, q);
+        let mut covered = 0;
+        let mut open = 0;
+        let mut widths: Vec<f64> = Vec::new();
+        for level in &short {
+            let (lo, hi) = interval(level, key, q);
+            if lo.is_none_or(|lo| lo <= truth) && hi.is_none_or(|hi| truth <= hi) {
+                covered += 1;
+            }
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => widths.push(hi - lo),
+                _ => {
+                    open += 1;
+                    widths.push(f64::INFINITY);
+                }
+            }
+        }
+        widths.sort_by(f64::total_cmp);
+        let median = widths[widths.len() / 2];
+        println!(
+            "{name:<10} {truth:>9.1} ms {:>9.1}% {:>11.1} ms {open:>6}",
+            100.0 * covered as f64 / short.len() as f64,
+            median
+        );
+    }
+}
+
+/// Runs one closed-loop level of `n` requests into `out` and returns its level file.
+fn run_level(base_url: &str, out: &Path, n: u64) -> Value {
+    let status = Command::new(env!("CARGO_BIN_EXE_rightsize"))
+        .args(["sweep", "-e", base_url])
+        .args([
+            "--input-tokens",
+            "64",
+            "--output-tokens",
+            "32",
+            "--no-calibrate",
+        ])
+        .args(["-c", CONCURRENCY, "-n", &n.to_string(), "--no-tui", "--out"])
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .expect("the rightsize binary runs");
+    assert!(status.success(), "the sweep failed: {status}");
+    let file = level_file(out).expect("the run wrote a level file");
+    serde_json::from_str(&std::fs::read_to_string(&file).expect("the level file reads"))
+        .expect("the level file is JSON")
+}
+
+/// The one `level-*.json` under `dir`.
+fn level_file(dir: &Path) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = level_file(&path) {
+                return Some(found);
+            }
+        } else if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("level-") && n.ends_with(".json"))
+        {
+            return Some(path);
+        }
+    }
+    None
+}
+
+fn point(level: &Value, key: &str, q: &str) -> f64 {
+    level[key][q].as_f64().unwrap_or(f64::NAN)
+}
+
+fn interval(level: &Value, key: &str, q: &str) -> (Option<f64>, Option<f64>) {
+    let ci = &level[key]["ci95"][q];
+    (ci[0].as_f64(), ci[1].as_f64())
+}
