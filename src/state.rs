@@ -36,6 +36,9 @@ pub struct RunState {
     pub running: Option<(u32, u32, u64)>,
     /// How the running level's rate changes, for an open-loop level.
     pub running_shape: Option<LoadShape>,
+    /// The most requests the running level may run (more than its request count when it
+    /// grows by batches until decided).
+    pub running_cap: u64,
     /// The latest snapshot of the running level.
     pub progress: Option<LevelProgress>,
     /// The open-loop level's figures over time, kept after it ends until the next level
@@ -50,6 +53,21 @@ pub struct RunState {
 }
 
 impl RunState {
+    /// For a level that grows by batches until decided: `batch 3, up to 1524`, from the
+    /// batches its requests so far make and its cap. `None` for a level of fixed size.
+    pub fn batch_note(&self) -> Option<String> {
+        let (_, _, batch) = self.running?;
+        if batch == 0 || self.running_cap <= batch {
+            return None;
+        }
+        let total = self.progress.as_ref().map_or(batch, |p| p.total.max(batch));
+        Some(format!(
+            "batch {}, up to {}",
+            total.div_ceil(batch),
+            self.running_cap
+        ))
+    }
+
     /// Folds one event in.
     pub fn apply(&mut self, ev: &EngineEvent) {
         match ev {
@@ -69,9 +87,11 @@ impl RunState {
                 index,
                 concurrency,
                 request_count,
+                request_cap,
                 shape,
             } => {
                 self.running = Some((*index, *concurrency, *request_count));
+                self.running_cap = *request_cap;
                 self.running_shape = shape.clone();
                 self.progress = None;
                 self.timeline.clear();
@@ -157,7 +177,43 @@ mod tests {
             index,
             concurrency: 0,
             request_count: 10,
+            request_cap: 10,
             shape,
+        }
+    }
+
+    #[test]
+    fn a_growing_level_says_its_batch_and_cap() {
+        let mut s = RunState::default();
+        assert_eq!(s.batch_note(), None);
+        let start = |cap: u64| EngineEvent::LevelStarted {
+            index: 0,
+            concurrency: 1,
+            request_count: 16,
+            request_cap: cap,
+            shape: None,
+        };
+        let at = |total: u64| {
+            let EngineEvent::Progress(mut p) = open_progress(0, 1.0) else {
+                unreachable!()
+            };
+            p.total = total;
+            p.open = None;
+            EngineEvent::Progress(p)
+        };
+        s.apply(&start(16));
+        assert_eq!(s.batch_note(), None, "a level of fixed size");
+        s.apply(&start(1524));
+        assert_eq!(s.batch_note().as_deref(), Some("batch 1, up to 1524"));
+        for (total, want) in [
+            (16, "batch 1, up to 1524"),
+            (48, "batch 3, up to 1524"),
+            (384, "batch 24, up to 1524"),
+            // the cap need not be a whole number of batches
+            (1524, "batch 96, up to 1524"),
+        ] {
+            s.apply(&at(total));
+            assert_eq!(s.batch_note().as_deref(), Some(want), "total {total}");
         }
     }
 

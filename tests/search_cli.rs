@@ -83,6 +83,40 @@ fn search_prints_the_iteration_table_and_saves_the_result() {
         "{text}"
     );
 
+    // what deciding costs: said before the first level, on each level's line, and measured
+    // after the first level that grew (0 errors of 64 leave the 5 % limit undecided, of 96
+    // they pass it: three batches)
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "warning: avg error rate <= 5.0 % can be decided only on 73 requests or more, so \
+             --requests 32 is a level's first batch: each level runs batches of 32 until its \
+             verdict is decided (a pass needs at least 3 batches, 96 requests), up to 292 \
+             requests (--max-requests-per-level)\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "level 1: concurrency 16, 32 requests a batch, up to 292 until its verdict is decided"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "level 3: concurrency 64, 128 requests a batch, up to 1024 until its verdict is \
+             decided"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "warning: level 1 (c=16) ran 3 batches of 32 to decide its verdict: 96 requests, "
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("to decide its verdict:").count(), 1, "{err}");
+
     let s = read_json(&only_run_dir(&out).join("summary.json"));
     assert_eq!(s["search"]["max_passing"], 64);
     assert_eq!(s["search"]["reason"], "max_passes");

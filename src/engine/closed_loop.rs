@@ -125,6 +125,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             index: plan.index,
             concurrency: plan.concurrency,
             request_count: base,
+            request_cap: plan.request_cap.max(base),
         })
         .await;
     let started_at = crate::wallclock::rfc3339_utc(std::time::SystemTime::now());

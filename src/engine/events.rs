@@ -24,6 +24,9 @@ pub enum EngineEvent {
         /// The closed loop's concurrency; an open loop's `--max-in-flight` (0: none).
         concurrency: u32,
         request_count: u64,
+        /// The most requests the level may run: more than `request_count` when it grows by
+        /// batches of that many until its verdict is decided (adaptive sampling).
+        request_cap: u64,
         /// How an open-loop level's rate changes (`None` for a closed loop).
         shape: Option<LoadShape>,
     },

@@ -238,6 +238,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
             index: plan.index,
             concurrency: cap,
             request_count: n,
+            request_cap: n,
             shape: Some(plan.shape.clone()),
         })
         .await;

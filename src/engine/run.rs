@@ -168,6 +168,13 @@ pub async fn run(
     });
     let mut levels: Vec<LevelSummary> = Vec::new();
     let mut raised_said = false;
+    // what deciding costs: said before the first level, and measured after the first that grew
+    let mut cost_said = false;
+    if !planner.open_loop() {
+        if let Some(note) = planner.deciding_note(u64::from(req.request_count)) {
+            let _ = events.send(EngineEvent::Warning(note)).await;
+        }
+    }
     while !stop.is_cancelled() {
         let Some(load) = planner.next(&levels) else {
             break;
@@ -235,6 +242,10 @@ pub async fn run(
         let _ = events
             .send(EngineEvent::LevelFinished(Box::new(summary.clone())))
             .await;
+        if let Some(note) = decided_cost(&summary).filter(|_| !cost_said) {
+            cost_said = true;
+            let _ = events.send(EngineEvent::Warning(note)).await;
+        }
         levels.push(summary);
     }
     scrape_stop.cancel();
@@ -266,6 +277,26 @@ pub async fn run(
         levels,
         interrupted,
     })
+}
+
+/// After the first level that grew by batches to decide: what that cost at this server's
+/// speed, so the user can tell what the rest of the run will.
+fn decided_cost(level: &LevelSummary) -> Option<String> {
+    let s = level.sampling.as_ref().filter(|s| s.batches > 1)?;
+    let how = match s.stopped {
+        crate::metrics::SamplingStop::Decided => "to decide its verdict",
+        _ => "and is still undecided",
+    };
+    Some(format!(
+        "level {} ({}) ran {} batches of {} {how}: {} requests, {:.0} s; expect about as many \
+         requests at every level (their time: requests x latency / concurrency)",
+        level.index + 1,
+        crate::metrics::summary::load_label(level),
+        s.batches,
+        s.batch,
+        level.planned_requests,
+        level.benchmark_duration.avg,
+    ))
 }
 
 /// The scraper's findings as engine events: samples as snapshots (dropped when the consumer

@@ -43,16 +43,23 @@ pub async fn print_progress(
                 index,
                 concurrency,
                 request_count,
+                request_cap,
                 shape: None,
             } => Some(format!(
-                "level {}: concurrency {concurrency}, {request_count} requests",
-                index + 1
+                "level {}: concurrency {concurrency}, {request_count} requests{}",
+                index + 1,
+                if request_cap > request_count {
+                    format!(" a batch, up to {request_cap} until its verdict is decided")
+                } else {
+                    String::new()
+                }
             )),
             EngineEvent::LevelStarted {
                 index,
                 concurrency,
                 request_count,
                 shape: Some(shape),
+                ..
             } => Some(format!(
                 "level {}: {}, {} requests{}",
                 index + 1,
@@ -78,6 +85,9 @@ pub async fn print_progress(
                         .sum::<u64>(),
                     p.elapsed_s
                 );
+                if let Some(b) = state.batch_note() {
+                    text += &format!(" ({b})");
+                }
                 if let Some(o) = &p.open {
                     text += &format!(
                         ", sent {:.1}/s of {:.1}/s offered, {} waiting",

@@ -78,6 +78,21 @@ pub trait LevelPlanner: Send + Sync {
     fn needs_more(&self, _level: &LevelSummary) -> bool {
         false
     }
+    /// What deciding a level will cost when `asked` requests (`--requests`) cannot decide its
+    /// SLAs, said once before the first level; `None` when they can.
+    fn deciding_note(&self, _asked: u64) -> Option<String> {
+        None
+    }
+}
+
+/// The SLA that needs the most requests to be decided, and how many (see
+/// [`crate::plan::judge::min_samples`]).
+fn costliest(limits: &SlaSet) -> Option<(&crate::record::sla::SlaThreshold, u64)> {
+    limits
+        .0
+        .iter()
+        .map(|t| (t, crate::plan::judge::min_samples(t)))
+        .max_by_key(|(_, n)| *n)
 }
 
 /// Judges a level against `limits`.
@@ -194,6 +209,27 @@ impl LevelPlanner for SearchPlanner {
     }
     fn min_requests(&self) -> u64 {
         min_decisive_samples(&self.analysis.limits())
+    }
+    fn deciding_note(&self, asked: u64) -> Option<String> {
+        // a rate level sends what its SLAs need by itself
+        if self.by_rate {
+            return None;
+        }
+        let limits = self.analysis.limits();
+        let (t, need) = costliest(&limits)?;
+        if need <= asked || asked == 0 {
+            return None;
+        }
+        let batches = need.div_ceil(asked);
+        Some(format!(
+            "{} can be decided only on {need} requests or more, so --requests {asked} is a \
+             level's first batch: each level runs batches of {asked} until its verdict is \
+             decided (a pass needs at least {batches} batches, {} requests), up to {} requests \
+             (--max-requests-per-level)",
+            t.describe(),
+            batches * asked,
+            self.request_cap(asked)
+        ))
     }
 }
 

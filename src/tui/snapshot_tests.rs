@@ -131,6 +131,7 @@ fn mid_run_with_two_levels_done() {
         index: 2,
         concurrency: 256,
         request_count: 1024,
+        request_cap: 1024,
     });
     a.on_engine(&progress(2, 256, 412, &[]));
     a.on_engine(&EngineEvent::Telemetry(crate::telemetry::ServerSample {
@@ -189,6 +190,7 @@ fn error_heavy_level() {
         index: 1,
         concurrency: 256,
         request_count: 1024,
+        request_cap: 1024,
     });
     a.on_engine(&progress(
         1,
@@ -215,6 +217,7 @@ fn layout_at_80x24() {
         index: 3,
         concurrency: 1024,
         request_count: 1024,
+        request_cap: 1024,
     });
     a.on_engine(&progress(3, 1024, 100, &[]));
     insta::assert_snapshot!(draw(&a, 80, 24));

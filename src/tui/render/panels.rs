@@ -92,7 +92,10 @@ fn render_level(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(
         Gauge::default()
             .ratio(ratio)
-            .label(format!("{}/{}", p.done, p.total))
+            .label(match app.run.batch_note() {
+                Some(b) => format!("{}/{} · {b}", p.done, p.total),
+                None => format!("{}/{}", p.done, p.total),
+            })
             .gauge_style(theme.fg(Color::Green)),
         rows[0],
     );
