@@ -48,9 +48,13 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     }
     match &a.knee {
         Some(k) => {
+            // the steady figures of the tables: the knee's, and at twice its load
             t += &format!(
-                "knee: {} (a further doubling adds {:.1} % throughput; p99 e2e {:.0} ms)",
+                "knee: {} (steady {:.1} output tok/s there and {:.1} at twice the load: a further \
+                 doubling adds {:.1} %; p99 e2e {:.0} ms)",
                 ax.load(k.concurrency),
+                k.output_tps,
+                k.output_tps * (1.0 + k.doubling_gain),
                 k.doubling_gain * 100.0,
                 k.e2e_p99_ms
             );

@@ -1,12 +1,15 @@
 //! The final text table printed to stdout: one row per level, right-aligned columns, header
-//! underlined, `-` where a metric does not exist (no TTFT without streaming).
+//! underlined, `-` where a metric does not exist (no TTFT without streaming). `out tok/s` is
+//! over the whole level, `steady tok/s` the sustained rate the knee compares (the whole-level
+//! figure where a level has none).
 
 use crate::metrics::LevelSummary;
 
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 10] = [
     "concurrency",
     "req/s",
     "out tok/s",
+    "steady tok/s",
     "ttft p50 ms",
     "ttft p95 ms",
     "itl p95 ms",
@@ -46,6 +49,8 @@ fn row(level: &LevelSummary, open: bool) -> Vec<String> {
         format!("{load}{partial}"),
         format!("{:.2}", level.requests_per_sec()),
         format!("{:.1}", level.output_tps()),
+        // what the knee reads: the rate once every slot is busy (docs/search.md, "Knee")
+        format!("{:.1}", level.sustained_tps()),
         fmt_ms(level.ttft_p(50.0)),
         fmt_ms(level.ttft_p(95.0)),
         fmt_ms(level.itl_p(95.0)),
@@ -144,16 +149,19 @@ mod tests {
         streamed.time_to_first_token = ms(152.34, 1480.7, 2000.0);
         streamed.inter_token_latency = ms(20.0, 22.456, 30.0);
         streamed.request_latency = ms(8123.4, 11000.0, 12001.2);
+        // a held level shows its sustained rate; the other falls back to its whole-level one
+        streamed.held = true;
+        streamed.output_token_throughput_sustained = Some(Scalar::new("tokens/sec", 2901.25));
         let mut body = level(256, 40.5, 2782.3);
         body.request_latency = ms(45000.4, 50000.0, 51234.9);
         body.error_request_count = Scalar::new("requests", 3.0);
         body.error_rate = 3.0 / 1024.0;
         body.partial = true;
         let want = "\
-concurrency  req/s  out tok/s  ttft p50 ms  ttft p95 ms  itl p95 ms  e2e p50 ms  e2e p99 ms    errors
------------  -----  ---------  -----------  -----------  ----------  ----------  ----------  --------
-         64  12.35     2823.4        152.3         1481        22.5        8123       12001         0
-       256*  40.50     2782.3            -            -           -       45000       51235  3 (0.3%)
+concurrency  req/s  out tok/s  steady tok/s  ttft p50 ms  ttft p95 ms  itl p95 ms  e2e p50 ms  e2e p99 ms    errors
+-----------  -----  ---------  ------------  -----------  -----------  ----------  ----------  ----------  --------
+         64  12.35     2823.4        2901.2        152.3         1481        22.5        8123       12001         0
+       256*  40.50     2782.3        2782.3            -            -           -       45000       51235  3 (0.3%)
 * partial level: interrupted before all its requests finished
 ";
         assert_eq!(render_table(&[streamed, body]), want);

@@ -183,12 +183,13 @@ fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), compact)
 }
 
-/// Columns kept when the table is narrow: #, conc, tok/s, ttft95, e2e99, err, verdict.
+/// Columns kept when the table is narrow: #, conc, tok/s, ttft95, e2e99, err, verdict (not
+/// steady, ttft50, e2e50).
 fn pick<T>(cells: Vec<T>, narrow: bool) -> Vec<T> {
     cells
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| !narrow || ![3, 5].contains(i))
+        .filter(|(i, _)| !narrow || ![3, 4, 6].contains(i))
         .map(|(_, c)| c)
         .collect()
 }
@@ -224,6 +225,7 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                     }
                 ),
                 compact(l.output_tps()),
+                compact(l.sustained_tps()),
                 ms(l.ttft_p(50.0)),
                 ms(l.ttft_p(95.0)),
                 ms(l.e2e_p(50.0)),
@@ -246,6 +248,7 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
             Constraint::Length(6),
             Constraint::Length(6),
             Constraint::Length(6),
+            Constraint::Length(6),
             Constraint::Length(5),
             Constraint::Min(4),
         ],
@@ -256,6 +259,7 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
             "#",
             load_header(app, axis),
             "tok/s",
+            "steady",
             "ttft50",
             "ttft95",
             "e2e50",
