@@ -11,7 +11,7 @@
 use super::events::EngineEvent;
 use super::lag::{lag_warning, LagProbe};
 use super::sink::RunSink;
-use super::workers::{self, SessionSource, Work};
+use super::workers::{self, PromptMaker, SessionSource, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
 use crate::metrics::{
@@ -97,6 +97,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                 u64::from(plan.warmup),
             ),
             SessionSource::of(workload, plan.index, WARMUP_SESSION_BASE),
+            None,
         );
         // a fixed count, with cooldown requests until the last warmup request has finished
         work.done.cancel();
@@ -115,9 +116,15 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     }
 
     let base = u64::from(plan.request_count);
+    let may_grow = plan.request_cap > base;
     let work = Work::with_sessions(
         prompts(workload, plan.index, 0, base),
         SessionSource::of(workload, plan.index, 0),
+        may_grow.then(|| PromptMaker {
+            workload: workload.clone(),
+            level: plan.index,
+            cap: plan.request_cap,
+        }),
     );
     let _ = events
         .send(EngineEvent::LevelStarted {
@@ -152,15 +159,14 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         requests_asked: u64::from(plan.requests_asked),
         sampling,
     };
-    let may_grow = plan.request_cap > base;
     let mut sampling = AdaptiveSampling {
         batch: base,
         batches: 1,
         cap: plan.request_cap,
         stopped: SamplingStop::Decided,
     };
-    // the next batch's prompts are made while the current batch runs and put in the book,
-    // so workers never wait for them
+    // the next batch's prompts are made while the current batch runs and put in the book;
+    // a worker that gets there first makes its own (`PromptMaker`)
     let next_prompts = |from: u64| {
         let room = plan.request_cap.saturating_sub(from).min(base);
         let (w, level) = (workload.clone(), plan.index);

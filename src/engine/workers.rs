@@ -5,7 +5,11 @@
 //! A worker takes the next index the moment its previous request ends. When every request
 //! below the limit has finished, the collector decides whether the level grows; until then
 //! workers run on into the next batch's prompts (already in the book), so a level neither
-//! drains nor pauses at a batch end.
+//! drains nor pauses at a batch end. The next batch's prompts are made on a blocking thread
+//! while the current batch runs; when that falls behind (a loaded client machine, a batch of
+//! few rounds), a worker that reaches the end of the book makes its own prompt of the next
+//! batch ([`PromptMaker`]), the same prompt the book would hold, rather than wait: a level
+//! whose workers waited for prompts ran below its concurrency and was judged not held.
 //!
 //! Once the level takes no more, every index at or past the limit is a *cooldown* request:
 //! it keeps its slot busy until the last measured request has finished, is not counted, and
@@ -72,6 +76,14 @@ impl SessionSource {
     }
 }
 
+/// Makes the prompts of the batch after the limit when the book has not got them yet.
+pub struct PromptMaker {
+    pub workload: WorkloadSpec,
+    pub level: u32,
+    /// The level's request cap: no prompt at or past it is made.
+    pub cap: u64,
+}
+
 /// What the workers of one level share.
 pub struct Work {
     /// Prompts by batch: batch `k` holds indices `[k * batch, (k + 1) * batch)`.
@@ -90,17 +102,24 @@ pub struct Work {
     /// Multi-turn: each index is the next turn of a worker's session, not a prompt of the
     /// book.
     sessions: Option<SessionSource>,
+    /// Single-turn levels that may grow: prompts past the book are made by the worker.
+    maker: Option<PromptMaker>,
 }
 
 impl Work {
     /// Work for the first batch of prompts (indices from 0).
     pub fn new(first: Vec<Prompt>) -> Arc<Work> {
-        Work::with_sessions(first, None)
+        Work::with_sessions(first, None, None)
     }
 
     /// Work whose indices are turns of `sessions` when given (the book then only counts the
-    /// indices), else the book's prompts.
-    pub fn with_sessions(first: Vec<Prompt>, sessions: Option<SessionSource>) -> Arc<Work> {
+    /// indices), else the book's prompts; with `maker`, workers may run into the next batch
+    /// before its prompts are stocked.
+    pub fn with_sessions(
+        first: Vec<Prompt>,
+        sessions: Option<SessionSource>,
+        maker: Option<PromptMaker>,
+    ) -> Arc<Work> {
         let batch = first.len() as u64;
         Arc::new(Work {
             book: RwLock::new(vec![Arc::new(first)]),
@@ -114,6 +133,7 @@ impl Work {
             settled: CancellationToken::new(),
             in_flight: AtomicU64::new(0),
             live_chunks: Arc::new(AtomicU64::new(0)),
+            maker: maker.filter(|_| sessions.is_none()),
             sessions,
         })
     }
@@ -184,6 +204,14 @@ impl Work {
                 // run ahead: measured if the level grows over it, cooldown if it stops
                 return Slot::Measured;
             }
+            // the next batch is not stocked yet: its prompt is made here
+            if self
+                .maker
+                .as_ref()
+                .is_some_and(|m| index < r.limit + self.batch && index < m.cap)
+            {
+                return Slot::Made;
+            }
             tokio::select! {
                 _ = reach.changed() => {}
                 _ = self.done.cancelled() => {}
@@ -197,6 +225,8 @@ impl Work {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
     Measured,
+    /// Measured like a run-ahead request, its prompt made by the worker.
+    Made,
     Cooldown,
     Leave,
 }
@@ -277,6 +307,12 @@ pub fn spawn(
                         think_ns = Some(now_ns().saturating_sub(started));
                     }
                     continue;
+                } else if let (Slot::Made, Some(m)) = (slot, &work.maker) {
+                    let prompt = m.workload.prompt(m.level, index);
+                    let Some(rec) = sent.send(&prompt, index, worker, level_start).await else {
+                        return;
+                    };
+                    rec
                 } else {
                     let Some((batch, at)) = work.prompt_batch(index) else {
                         return;
@@ -427,5 +463,82 @@ fn cancelled_outcome(start_ns: u64) -> ExchangeOutcome {
             message: "run stopped while the request was in flight".into(),
         }),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level_work(first: u64, cap: u64) -> (WorkloadSpec, Arc<Work>) {
+        let w = WorkloadSpec::fixed(40, 3);
+        let book = super::super::closed_loop::prompts(&w, 2, 0, first);
+        let maker = PromptMaker {
+            workload: w.clone(),
+            level: 2,
+            cap,
+        };
+        (w, Work::with_sessions(book, None, Some(maker)))
+    }
+
+    /// What `wait_for` answers for `index` without waiting: `None` when it would wait.
+    fn slot_now(work: &Work, index: u64) -> Option<Slot> {
+        let mut reach = work.reach.subscribe();
+        let cancel = CancellationToken::new();
+        let fut = work.wait_for(index, &mut reach, &cancel);
+        futures_now(fut)
+    }
+
+    fn futures_now<F: std::future::Future>(fut: F) -> Option<F::Output> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            tokio::select! {
+                biased;
+                out = fut => Some(out),
+                () = std::future::ready(()) => None,
+            }
+        })
+    }
+
+    #[test]
+    fn a_worker_past_the_book_makes_the_next_batch_prompt_and_no_further() {
+        let (w, work) = level_work(4, 10);
+        // the book: 0..4 measured; the next batch 4..8 made by the worker; past it, wait
+        assert_eq!(slot_now(&work, 3), Some(Slot::Measured));
+        assert_eq!(slot_now(&work, 4), Some(Slot::Made));
+        assert_eq!(slot_now(&work, 7), Some(Slot::Made));
+        assert_eq!(slot_now(&work, 8), None);
+        // the made prompt is the one the book would hold
+        let stocked = super::super::closed_loop::prompts(&w, 2, 4, 4);
+        let made = w.prompt(2, 5);
+        assert_eq!(
+            (&made.text, made.input_tokens, made.max_tokens),
+            (
+                &stocked[1].text,
+                stocked[1].input_tokens,
+                stocked[1].max_tokens
+            )
+        );
+        assert_ne!(made.text, w.prompt(2, 6).text);
+        // stocked and grown: 4..8 from the book, 8..10 made (the cap), 10 waits
+        work.stock(stocked);
+        work.grow();
+        assert_eq!(slot_now(&work, 5), Some(Slot::Measured));
+        assert_eq!(slot_now(&work, 9), Some(Slot::Made));
+        assert_eq!(slot_now(&work, 10), None);
+        // once the level takes no more, past the limit is cooldown
+        work.done.cancel();
+        assert_eq!(slot_now(&work, 9), Some(Slot::Cooldown));
+    }
+
+    #[test]
+    fn a_fixed_level_makes_no_prompts() {
+        let w = WorkloadSpec::fixed(40, 3);
+        let fixed =
+            Work::with_sessions(super::super::closed_loop::prompts(&w, 0, 0, 4), None, None);
+        assert_eq!(slot_now(&fixed, 4), None);
     }
 }
