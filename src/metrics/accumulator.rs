@@ -26,7 +26,8 @@ use super::summary::{
     TokenSourceCounts, HELD_SHARE,
 };
 use super::turns::TurnTally;
-use crate::record::{ErrorKind, RequestRecord, TokenSource};
+use super::batch;
+use crate::record::{ErrorKind, Interval, RequestRecord, TokenSource};
 
 /// Per-request latency limits (ms) a request must meet to count toward goodput; a limit
 /// that is `None` is not checked. With no limit at all there is no goodput.
@@ -97,6 +98,8 @@ struct InTime {
     ttft: Vec<(u64, f64)>,
     itl: Vec<(u64, f64)>,
     e2e: Vec<(u64, f64)>,
+    /// Output tokens of the request of each `e2e` entry, for the throughput's interval.
+    tokens: Vec<u32>,
 }
 
 impl InTime {
@@ -106,6 +109,24 @@ impl InTime {
         sorted.sort_by_key(|(at, _)| *at);
         let values: Vec<f64> = sorted.into_iter().map(|(_, v)| v).collect();
         h.stats_in_time(&values)
+    }
+
+    /// The sustained throughput `tps`'s 95 % interval: the relative half-width of tokens over
+    /// latency among the requests started after `after` (the window's opening), in start
+    /// order, by batch means; open when too few requests followed it.
+    fn sustained_interval(&self, after: u64, tps: f64) -> Interval {
+        let mut order: Vec<usize> = (0..self.e2e.len())
+            .filter(|i| self.e2e[*i].0 > after)
+            .collect();
+        order.sort_by_key(|i| self.e2e[*i].0);
+        let pairs: Vec<(f64, f64)> = order
+            .into_iter()
+            .map(|i| (self.e2e[i].1, f64::from(self.tokens[i])))
+            .collect();
+        match batch::ratio_half_width(&pairs) {
+            Some(rel) => Interval(Some((tps * (1.0 - rel)).max(0.0)), Some(tps * (1.0 + rel))),
+            None => Interval(None, None),
+        }
     }
 }
 
@@ -229,6 +250,7 @@ impl LevelAccumulator {
         }
         self.e2e.record_ns(e2e);
         self.in_time.e2e.push((at, e2e as f64 / 1e6));
+        self.in_time.tokens.push(rec.output_tokens.unwrap_or(0));
         let itl_ms = rec.itl_ns().map(|itl| itl / 1e6);
         if let Some(itl) = itl_ms.filter(|v| v.is_finite()) {
             self.itl.record_value(itl);
@@ -306,8 +328,11 @@ impl LevelAccumulator {
         let achieved = window.map(|w| w.in_flight);
         let held = achieved.is_some_and(|a| a >= HELD_SHARE * f64::from(self.concurrency));
         let sustained = window
-            .and_then(|w| self.sustained_tps(w.start_ns, w.in_flight))
-            .map(|tps| Scalar::new(UNIT_TOKENS_PER_SEC, tps));
+            .and_then(|w| Some((w.start_ns, self.sustained_tps(w.start_ns, w.in_flight)?)))
+            .map(|(ws, tps)| Scalar {
+                ci95: Some(self.in_time.sustained_interval(ws, tps)),
+                ..Scalar::new(UNIT_TOKENS_PER_SEC, tps)
+            });
         let attempted = self.ok + self.errors;
         let error_summary = self
             .error_groups

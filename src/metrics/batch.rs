@@ -89,6 +89,43 @@ pub fn share_effect(values: &[f64], threshold: f64) -> f64 {
     })
 }
 
+/// The relative 95 % half-width of the ratio `sum(y) / sum(x)` of `pairs` `(x, y)` in start
+/// order (a throughput: tokens over latency), by the same two cuts with the independent
+/// (linearised) interval as the floor. `None` with fewer than [`MIN_VALUES`] pairs or no
+/// positive ratio: the ratio cannot be bounded.
+pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
+    let n = pairs.len();
+    let (sx, sy) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
+    if n < MIN_VALUES || sx <= 0.0 || sy <= 0.0 {
+        return None;
+    }
+    let r = sy / sx;
+    let mean_x = sx / n as f64;
+    let residuals: f64 = pairs.iter().map(|(x, y)| (y - r * x).powi(2)).sum();
+    let iid = t_975(n as u64 - 1) * (residuals / (n as f64 * (n as f64 - 1.0))).sqrt() / mean_x;
+    let cut = |blocks: usize| {
+        let ratios: Vec<f64> = bounds(n, blocks)
+            .map(|(a, b)| {
+                let (x, y) = pairs[a..b]
+                    .iter()
+                    .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
+                if x > 0.0 {
+                    y / x
+                } else {
+                    r
+                }
+            })
+            .collect();
+        let b = blocks as f64;
+        let mean = ratios.iter().sum::<f64>() / b;
+        let var = ratios.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (b - 1.0);
+        t_975(blocks as u64 - 1) * (var / b).sqrt()
+    };
+    Some(iid.max(cut(BATCHES)).max(cut(BATCHES / 2)) / r)
+}
+
 /// The 1-based ranks bounding the `q`-quantile of `n` values with 95 % confidence when their
 /// design effect is `effect`: the ranks of `n / effect` independent values, scaled back to
 /// `n` outward (the lower rank down, the upper up). `None` where no rank does.
@@ -168,6 +205,27 @@ mod tests {
         let five = t_975(4).powi(2) * (25.0 / 5.0) / (Z_975 * Z_975 * s2 / 200.0);
         let got = mean_effect(&v);
         assert!((got - five).abs() < 1e-9, "{got} vs {five}");
+    }
+
+    #[test]
+    fn ratio_half_width_table() {
+        // 40 requests of 10 tokens in 100 ms, then 40 of 10 in 300 ms: ratio 20 / 400 = 0.05;
+        // five blocks' ratios 0.1, 0.1, 0.05, 0.0333, 0.0333 (the middle block 8 fast, 8 slow)
+        let pairs: Vec<(f64, f64)> = (0..80)
+            .map(|i| (if i < 40 { 100.0 } else { 300.0 }, 10.0))
+            .collect();
+        let five = [0.1, 0.1, 0.05, 10.0 / 300.0, 10.0 / 300.0];
+        let mean = five.iter().sum::<f64>() / 5.0;
+        let var = five.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 4.0;
+        let want = t_975(4) * (var / 5.0).sqrt() / 0.05;
+        let got = ratio_half_width(&pairs).unwrap();
+        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        assert!((got - 0.8482).abs() < 1e-4, "{got}");
+        // every request alike: no scatter, no width
+        assert!(ratio_half_width(&[(100.0, 10.0); 40]).unwrap() < 1e-12);
+        // too few to bound, or nothing produced
+        assert_eq!(ratio_half_width(&pairs[..19]), None);
+        assert_eq!(ratio_half_width(&[(100.0, 0.0); 40]), None);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::histogram::{Stats, UNIT_MS, UNIT_TOKENS, UNIT_TOKENS_PER_SEC_PER_USER};
 use crate::record::sla::{SlaCheck, Verdict};
 use crate::record::ErrorKind;
+use crate::record::Interval;
 
 /// A level is held when its achieved concurrency over the steady window is at least this
 /// share of the target.
@@ -21,6 +22,10 @@ pub struct Scalar {
     pub unit: String,
     /// The value.
     pub avg: f64,
+    /// Its 95 % interval where one is computed (the sustained throughput's); a side is
+    /// `null` when the level had too few requests to bound it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<Interval>,
 }
 
 impl Scalar {
@@ -29,6 +34,7 @@ impl Scalar {
         Scalar {
             unit: unit.to_string(),
             avg,
+            ci95: None,
         }
     }
 }
@@ -341,6 +347,22 @@ impl LevelSummary {
         match &self.output_token_throughput_sustained {
             Some(s) if self.held && self.open_loop.rate.is_none() => s.avg,
             _ => self.output_tps(),
+        }
+    }
+
+    /// The 95 % half-width of [`LevelSummary::sustained_tps`]: infinite when the level had
+    /// too few requests to bound it, `None` when no interval was recorded (the whole-level
+    /// figure, files from before intervals, imports).
+    pub fn sustained_tps_half_width(&self) -> Option<f64> {
+        match &self.output_token_throughput_sustained {
+            Some(s) if self.held && self.open_loop.rate.is_none() => {
+                let ci = s.ci95?;
+                Some(match (ci.lo(), ci.hi()) {
+                    (Some(lo), Some(hi)) => (hi - lo) / 2.0,
+                    _ => f64::INFINITY,
+                })
+            }
+            _ => None,
         }
     }
 

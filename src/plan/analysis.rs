@@ -9,7 +9,7 @@
 
 use super::capacity::{peak_coverage_warning, right_size, CapacityInputs, IdealPoint, RightSize};
 use super::gate::Answer;
-use super::knee::{curve, find_knee, CurvePoint, Knee, DEFAULT_MIN_GAIN};
+use super::knee::{curve, knee_finding, CurvePoint, Knee, KneeFinding, UndecidedKnee, DEFAULT_MIN_GAIN};
 use super::range::{boundary_range, BoundaryRange};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
 use crate::metrics::LevelSummary;
@@ -143,6 +143,9 @@ pub struct RunAnalysis {
     /// Where the 95 % intervals put the SLA boundary (with SLAs).
     pub boundary: Option<BoundaryRange>,
     pub knee: Option<Knee>,
+    /// Where the knee may lie when the throughputs' intervals cannot name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knee_undecided: Option<UndecidedKnee>,
     pub planning: Planning,
     /// Levels the answer, the knee and the ideal balance could not name.
     pub skipped: Vec<Skipped>,
@@ -348,7 +351,11 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         .collect();
     let named = qualified(&limits, levels);
     let named_levels: Vec<LevelSummary> = named.iter().map(|l| (*l).clone()).collect();
-    let knee = find_knee(&curve(&named_levels), DEFAULT_MIN_GAIN);
+    let (knee, knee_undecided) = match knee_finding(&curve(&named_levels), DEFAULT_MIN_GAIN) {
+        KneeFinding::Named(k) => (Some(k), None),
+        KneeFinding::Undecided(u) => (None, Some(u)),
+        KneeFinding::NotFound => (None, None),
+    };
     let (lo, hi) = search::bracket(&pts);
     let search = a.search.map(|cfg| {
         let outcome = match search::decide(&cfg, &pts) {
@@ -428,6 +435,7 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         search,
         boundary,
         knee,
+        knee_undecided,
         planning: Planning {
             ideal,
             ideal_basis: basis,

@@ -3,6 +3,7 @@
 
 use super::analysis::{Axis, IterationRow};
 use super::capacity::Peak;
+use super::knee::DEFAULT_MIN_GAIN;
 use super::range::BoundaryRange;
 use super::RunAnalysis;
 use crate::record::sla::fmt_value;
@@ -46,38 +47,7 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     } else if let Some(b) = &a.boundary {
         t += &format!("SLA boundary: {}\n", boundary_text(ax, b));
     }
-    match &a.knee {
-        Some(k) => {
-            // the steady figures of the tables: the knee's, and at twice its load
-            t += &format!(
-                "knee: {} (steady {:.1} output tok/s there and {:.1} at twice the load: a further \
-                 doubling adds {:.1} %; p99 e2e {:.0} ms)",
-                ax.load(k.concurrency),
-                k.output_tps,
-                k.output_tps * (1.0 + k.doubling_gain),
-                k.doubling_gain * 100.0,
-                k.e2e_p99_ms
-            );
-            if let Some(b) = k.below {
-                t += &format!(", between {} and {}", ax.load(b), ax.load(k.concurrency));
-            }
-            t += "\n";
-        }
-        None => {
-            let loads: Vec<u32> = a.iterations.iter().map(|r| r.concurrency).collect();
-            let top = loads.iter().copied().max().unwrap_or(0);
-            let doubled = loads.iter().any(|&c| c > 0 && c <= top / 2);
-            t += &if doubled || loads.is_empty() {
-                "knee: not reached (throughput still rising at the highest level)\n".to_string()
-            } else {
-                format!(
-                    "knee: not measured (no level at twice another: the knee needs a level's \
-                     double, and the highest was {})\n",
-                    ax.load(top)
-                )
-            };
-        }
-    }
+    t += &knee_text(a, ax);
     let p = &a.planning;
     if let Some(i) = &p.ideal {
         t += &format!(
@@ -187,4 +157,72 @@ pub fn boundary_text(ax: Axis, b: &BoundaryRange) -> String {
         "the 95 % intervals put the SLA boundary {}{est}",
         range_words(ax, b.low, b.high)
     )
+}
+
+/// A gain and its interval as the knee lines print them: `15.2 % [-3.1, 33.5]`.
+fn gain_text(gain: f64, lo: Option<f64>, hi: Option<f64>) -> String {
+    let side = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}", v * 100.0));
+    format!("{:.1} % [{}, {}]", gain * 100.0, side(lo), side(hi))
+}
+
+/// The knee line: named with its gain and interval, not decided with the gains that leave it
+/// open, or not reached / not measured.
+fn knee_text(a: &RunAnalysis, ax: Axis) -> String {
+    if let Some(k) = &a.knee {
+        // the steady figures of the tables: the knee's, and at twice its load
+        let gain = match k.gain_ci {
+            Some([lo, hi]) => gain_text(k.doubling_gain, Some(lo), Some(hi)),
+            None => format!("{:.1} %", k.doubling_gain * 100.0),
+        };
+        let mut t = format!(
+            "knee: {} (steady {:.1} output tok/s there and {:.1} at twice the load: a further \
+             doubling adds {gain}; p99 e2e {:.0} ms)",
+            ax.load(k.concurrency),
+            k.output_tps,
+            k.output_tps * (1.0 + k.doubling_gain),
+            k.e2e_p99_ms
+        );
+        if let Some(b) = k.below {
+            t += &format!(", between {} and {}", ax.load(b), ax.load(k.concurrency));
+        }
+        return t + "\n";
+    }
+    if let Some(u) = &a.knee_undecided {
+        let place = match u.to {
+            Some(to) => format!("between {} and {}", ax.load(u.from), ax.load(to)),
+            None => format!("from {} on", ax.load(u.from)),
+        };
+        let gains: Vec<String> = u
+            .gains
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} -> twice: {:.1} -> {:.1} tok/s, {}",
+                    ax.load(g.concurrency),
+                    g.output_tps,
+                    g.doubled_tps,
+                    gain_text(g.gain, g.lo, g.hi)
+                )
+            })
+            .collect();
+        return format!(
+            "knee: not decided {place} (steady throughput per doubling, with 95 % intervals: \
+             {}; the knee is named where the whole interval is under {:.0} %: more requests \
+             per level narrow them)\n",
+            gains.join("; "),
+            DEFAULT_MIN_GAIN * 100.0
+        );
+    }
+    let loads: Vec<u32> = a.iterations.iter().map(|r| r.concurrency).collect();
+    let top = loads.iter().copied().max().unwrap_or(0);
+    let doubled = loads.iter().any(|&c| c > 0 && c <= top / 2);
+    if doubled || loads.is_empty() {
+        "knee: not reached (throughput still rising at the highest level)\n".to_string()
+    } else {
+        format!(
+            "knee: not measured (no level at twice another: the knee needs a level's \
+             double, and the highest was {})\n",
+            ax.load(top)
+        )
+    }
 }

@@ -8,6 +8,13 @@
 //! double was not measured cannot be the knee, and while throughput still rises at the top
 //! the knee is "not reached". The curve holds only the levels a run may name (see
 //! `plan::analysis::qualified_curve`).
+//!
+//! Each level's throughput carries its 95 % interval (batch means, `metrics::batch`), so a
+//! doubling's gain does too: the ratio of the two throughputs with their relative half-widths
+//! added in quadrature. The knee is named only where the whole gain interval lies under the
+//! threshold; a level whose interval straddles it leaves the knee *not decided* between that
+//! level and the first one past it whose interval is wholly under (or the top). Curves read
+//! from files without intervals (older runs, imports) judge the point figures as before.
 
 use crate::metrics::LevelSummary;
 use serde::Serialize;
@@ -27,6 +34,10 @@ pub struct CurvePoint {
     pub output_tps: f64,
     /// End-to-end p99 (ms).
     pub e2e_p99_ms: f64,
+    /// The 95 % half-width of `output_tps`: infinite when a level could not bound it, `None`
+    /// when no interval was recorded.
+    #[serde(skip)]
+    pub output_tps_half: Option<f64>,
 }
 
 /// Where the knee is.
@@ -37,32 +48,80 @@ pub struct Knee {
     pub below: Option<u32>,
     /// Throughput gain (fraction) of doubling from the knee.
     pub doubling_gain: f64,
+    /// Its 95 % interval, when the levels' throughputs carry one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gain_ci: Option<[f64; 2]>,
     pub output_tps: f64,
     pub e2e_p99_ms: f64,
 }
 
+/// A doubling's gain at one level of the curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DoublingGain {
+    pub concurrency: u32,
+    /// Output tokens/sec there, and at twice the load (interpolated).
+    pub output_tps: f64,
+    pub doubled_tps: f64,
+    /// The gain (fraction) and its 95 % interval (`None` sides: unbounded).
+    pub gain: f64,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+}
+
+/// A knee the intervals cannot place: somewhere from `from` to `to` (or past the top).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UndecidedKnee {
+    pub from: u32,
+    /// The first level whose whole gain interval is under the threshold; `None`: none is.
+    pub to: Option<u32>,
+    /// The gains from `from` on, up to `to` (or the last level with a double).
+    pub gains: Vec<DoublingGain>,
+}
+
+/// What the curve says of its knee.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KneeFinding {
+    Named(Knee),
+    Undecided(UndecidedKnee),
+    /// Throughput still rises (or flat with falling latency) wherever a double was measured.
+    NotFound,
+}
+
 /// The curve of a run: complete levels with latency, one point per concurrency (means).
 pub fn curve(levels: &[LevelSummary]) -> Vec<CurvePoint> {
-    let mut pts: Vec<(u32, Vec<(f64, f64)>)> = Vec::new();
+    type Seen = (f64, f64, Option<f64>);
+    let mut pts: Vec<(u32, Vec<Seen>)> = Vec::new();
     for l in levels.iter().filter(|l| !l.partial) {
         let Some(p99) = l.e2e_p99_ms() else { continue };
+        let seen = (l.sustained_tps(), p99, l.sustained_tps_half_width());
         match pts.iter_mut().find(|p| p.0 == l.load()) {
-            Some(p) => p.1.push((l.sustained_tps(), p99)),
-            None => pts.push((l.load(), vec![(l.sustained_tps(), p99)])),
+            Some(p) => p.1.push(seen),
+            None => pts.push((l.load(), vec![seen])),
         }
     }
     pts.sort_by_key(|p| p.0);
     pts.into_iter()
-        .map(|(c, v)| CurvePoint {
-            concurrency: c,
-            output_tps: v.iter().map(|x| x.0).sum::<f64>() / v.len() as f64,
-            e2e_p99_ms: v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64,
+        .map(|(c, v)| {
+            let k = v.len() as f64;
+            // the mean of k independent measurements: half-widths add in quadrature, over k
+            let half = v
+                .iter()
+                .map(|x| x.2.map(|h| h * h))
+                .sum::<Option<f64>>()
+                .map(|s| s.sqrt() / k);
+            CurvePoint {
+                concurrency: c,
+                output_tps: v.iter().map(|x| x.0).sum::<f64>() / k,
+                e2e_p99_ms: v.iter().map(|x| x.1).sum::<f64>() / k,
+                output_tps_half: half,
+            }
         })
         .collect()
 }
 
-/// (throughput, p99) at concurrency `x` on the curve (sorted by concurrency).
-fn at(curve: &[CurvePoint], x: f64) -> Option<(f64, f64)> {
+/// (throughput, p99, throughput's half-width) at concurrency `x` on the curve (sorted by
+/// concurrency): a weighted sum of two levels, whose half-widths add in quadrature.
+fn at(curve: &[CurvePoint], x: f64) -> Option<(f64, f64, Option<f64>)> {
     let first = curve.first()?;
     let last = curve.last()?;
     if x < first.concurrency as f64 || x > last.concurrency as f64 {
@@ -71,29 +130,105 @@ fn at(curve: &[CurvePoint], x: f64) -> Option<(f64, f64)> {
     let w = curve.windows(2).find(|w| x <= w[1].concurrency as f64)?;
     let (a, b) = (&w[0], &w[1]);
     let t = (x / a.concurrency as f64).ln() / (b.concurrency as f64 / a.concurrency as f64).ln();
+    let half = match (a.output_tps_half, b.output_tps_half) {
+        _ if t >= 1.0 => b.output_tps_half,
+        _ if t <= 0.0 => a.output_tps_half,
+        (Some(ha), Some(hb)) => Some((((1.0 - t) * ha).powi(2) + (t * hb).powi(2)).sqrt()),
+        _ => None,
+    };
     Some((
         a.output_tps + t * (b.output_tps - a.output_tps),
         a.e2e_p99_ms + t * (b.e2e_p99_ms - a.e2e_p99_ms),
+        half,
     ))
 }
 
-/// The knee of a curve (sorted by concurrency), or `None` when throughput never flattens
-/// within the measured range.
-pub fn find_knee(curve: &[CurvePoint], min_gain: f64) -> Option<Knee> {
-    let top = curve.last()?.concurrency;
-    curve.iter().enumerate().find_map(|(i, p)| {
-        if p.concurrency >= top || p.output_tps <= 0.0 {
-            return None;
+/// The gain of doubling from `p`, with its interval when both throughputs carry one:
+/// `(gain, Some((lo, hi)))`, a side `None` when unbounded.
+fn gain_at(p: &CurvePoint, tps2: f64, half2: Option<f64>) -> (f64, Option<GainInterval>) {
+    let gain = tps2 / p.output_tps - 1.0;
+    let ci = p.output_tps_half.zip(half2).map(|(h1, h2)| {
+        let rel = ((h1 / p.output_tps).powi(2) + (h2 / tps2.max(f64::MIN_POSITIVE)).powi(2)).sqrt();
+        if rel.is_finite() {
+            let r = tps2 / p.output_tps;
+            (Some(r * (1.0 - rel) - 1.0), Some(r * (1.0 + rel) - 1.0))
+        } else {
+            (None, None)
         }
-        let (tps2, p99_2) = at(curve, 2.0 * p.concurrency as f64)?;
-        let gain = tps2 / p.output_tps - 1.0;
-        (gain < min_gain && p99_2 > p.e2e_p99_ms).then(|| Knee {
+    });
+    (gain, ci)
+}
+
+/// A gain's interval, `None` sides unbounded.
+type GainInterval = (Option<f64>, Option<f64>);
+
+/// The knee of a curve (sorted by concurrency), or `None` when no knee is decided (throughput
+/// never flattens within the measured range, or the intervals cannot tell).
+pub fn find_knee(curve: &[CurvePoint], min_gain: f64) -> Option<Knee> {
+    match knee_finding(curve, min_gain) {
+        KneeFinding::Named(k) => Some(k),
+        _ => None,
+    }
+}
+
+/// The knee of a curve (sorted by concurrency), judged with the throughputs' intervals.
+pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
+    let Some(top) = curve.last().map(|p| p.concurrency) else {
+        return KneeFinding::NotFound;
+    };
+    // every level with a measured double and rising latency there, with its gain
+    let candidates: Vec<(usize, DoublingGain, bool)> = curve
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.concurrency < top && p.output_tps > 0.0)
+        .filter_map(|(i, p)| {
+            let (tps2, p99_2, half2) = at(curve, 2.0 * p.concurrency as f64)?;
+            let (gain, ci) = gain_at(p, tps2, half2);
+            let (lo, hi) = ci.unwrap_or((Some(gain), Some(gain)));
+            let g = DoublingGain {
+                concurrency: p.concurrency,
+                output_tps: p.output_tps,
+                doubled_tps: tps2,
+                gain,
+                lo,
+                hi,
+            };
+            Some((i, g, p99_2 > p.e2e_p99_ms))
+        })
+        .collect();
+    let under = |g: &DoublingGain| g.hi.is_some_and(|h| h < min_gain);
+    let worth = |g: &DoublingGain| g.lo.is_some_and(|l| l >= min_gain);
+    // the first level that is not clearly short of the knee (latency rising there)
+    let Some(first) = candidates
+        .iter()
+        .position(|(_, g, rising)| *rising && !worth(g))
+    else {
+        return KneeFinding::NotFound;
+    };
+    let (i, g, _) = &candidates[first];
+    if under(g) {
+        let p = &curve[*i];
+        return KneeFinding::Named(Knee {
             concurrency: p.concurrency,
             below: i.checked_sub(1).map(|j| curve[j].concurrency),
-            doubling_gain: gain,
+            doubling_gain: g.gain,
+            gain_ci: p
+                .output_tps_half
+                .is_some()
+                .then(|| [g.lo.unwrap_or(g.gain), g.hi.unwrap_or(g.gain)]),
             output_tps: p.output_tps,
             e2e_p99_ms: p.e2e_p99_ms,
-        })
+        });
+    }
+    let to = candidates[first + 1..]
+        .iter()
+        .position(|(_, g, rising)| *rising && under(g))
+        .map(|k| first + 1 + k);
+    let last = to.unwrap_or(candidates.len() - 1);
+    KneeFinding::Undecided(UndecidedKnee {
+        from: g.concurrency,
+        to: to.map(|k| candidates[k].1.concurrency),
+        gains: candidates[first..=last].iter().map(|c| c.1).collect(),
     })
 }
 
@@ -133,6 +268,7 @@ mod tests {
             concurrency: c,
             output_tps: tps,
             e2e_p99_ms: p99,
+            output_tps_half: None,
         }
     }
 
@@ -201,6 +337,7 @@ mod tests {
             concurrency: *c,
             output_tps: *t,
             e2e_p99_ms: *p,
+            output_tps_half: None,
         })
         .collect();
         assert_eq!(find_knee(&pts, DEFAULT_MIN_GAIN), None);
@@ -210,6 +347,7 @@ mod tests {
             concurrency: 256,
             output_tps: 1810.0,
             e2e_p99_ms: 200.0,
+            output_tps_half: None,
         });
         assert_eq!(find_knee(&more, DEFAULT_MIN_GAIN).unwrap().concurrency, 128);
     }
@@ -226,8 +364,82 @@ mod tests {
                 concurrency: *c,
                 output_tps: 100.0,
                 e2e_p99_ms: 1000.0 / *c as f64,
+                output_tps_half: None,
             })
             .collect();
         assert_eq!(find_knee(&flat, DEFAULT_MIN_GAIN), None);
+    }
+
+    /// The llama.cpp case (4 slots): steady 42.5, 49.0, 57.9 and 56.2 tok/s at 1, 2, 4 and 8,
+    /// each level's throughput known to `rel` (its 95 % half-width over its value).
+    fn llama(rel: f64) -> Vec<CurvePoint> {
+        [(1, 42.5, 1000.0), (2, 49.0, 1500.0), (4, 57.9, 2500.0), (8, 56.2, 5000.0)]
+            .iter()
+            .map(|(c, t, p)| CurvePoint {
+                concurrency: *c,
+                output_tps: *t,
+                e2e_p99_ms: *p,
+                output_tps_half: Some(t * rel),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_knee_is_named_only_where_the_whole_gain_interval_is_under_the_threshold() {
+        // 1 % each: 1 -> 2 adds 15.3 % [13.7, 16.9], 2 -> 4 18.2 % [16.5, 19.9], both clearly
+        // worth it; 4 -> 8 adds -2.9 % [-4.3, -1.6]: the knee is 4
+        let k = find_knee(&llama(0.01), DEFAULT_MIN_GAIN).unwrap();
+        assert_eq!((k.concurrency, k.below), (4, Some(2)));
+        let r = 56.2 / 57.9;
+        let rel = (2.0f64 * 0.01 * 0.01).sqrt();
+        assert!((k.doubling_gain - (r - 1.0)).abs() < 1e-12);
+        let [lo, hi] = k.gain_ci.unwrap();
+        assert!((lo - (r * (1.0 - rel) - 1.0)).abs() < 1e-12, "{lo}");
+        assert!((hi - (r * (1.0 + rel) - 1.0)).abs() < 1e-12, "{hi}");
+        assert!((hi - -0.0157).abs() < 1e-4, "{hi}");
+    }
+
+    #[test]
+    fn wide_or_open_intervals_leave_the_knee_not_decided() {
+        // 20 % each: 1 -> 2 adds 15.3 % [-17.3, 47.9]: it may be the knee or not, and so may
+        // every level after it (4 -> 8: [-30.4, 24.5])
+        let KneeFinding::Undecided(u) = knee_finding(&llama(0.2), DEFAULT_MIN_GAIN) else {
+            panic!("decided")
+        };
+        assert_eq!((u.from, u.to), (1, None));
+        let at: Vec<u32> = u.gains.iter().map(|g| g.concurrency).collect();
+        assert_eq!(at, [1, 2, 4]);
+        let g = u.gains[0];
+        let rel = (2.0f64 * 0.04).sqrt();
+        let r = 49.0 / 42.5;
+        assert_eq!((g.output_tps, g.doubled_tps), (42.5, 49.0));
+        assert!((g.lo.unwrap() - (r * (1.0 - rel) - 1.0)).abs() < 1e-12);
+        assert!((g.hi.unwrap() - 0.4790).abs() < 1e-4, "{:?}", g.hi);
+        // levels too short to bound their throughput: nothing is decided, every side open
+        let KneeFinding::Undecided(u) = knee_finding(&llama(f64::INFINITY), DEFAULT_MIN_GAIN)
+        else {
+            panic!("decided")
+        };
+        assert_eq!((u.from, u.to, u.gains.len()), (1, None, 3));
+        assert!(u.gains.iter().all(|g| g.lo.is_none() && g.hi.is_none()));
+        // no interval recorded (older files, imports): the point figures decide, as before
+        let mut points = llama(0.0);
+        points.iter_mut().for_each(|p| p.output_tps_half = None);
+        let k = find_knee(&points, DEFAULT_MIN_GAIN).unwrap();
+        assert_eq!((k.concurrency, k.gain_ci), (4, None));
+    }
+
+    #[test]
+    fn a_straddling_level_leaves_the_knee_between_it_and_the_first_level_wholly_under() {
+        // 2 -> 4 adds 9 % with 5 % each side: [1.3, 16.7] straddles 10 %; 4 -> 8 is flat
+        let mut points = llama(0.01);
+        points[2].output_tps = 49.0 * 1.09;
+        points[2].output_tps_half = Some(points[2].output_tps * 0.05);
+        points[3].output_tps = points[2].output_tps;
+        let KneeFinding::Undecided(u) = knee_finding(&points, DEFAULT_MIN_GAIN) else {
+            panic!("decided")
+        };
+        assert_eq!((u.from, u.to), (2, Some(4)));
+        assert_eq!(u.gains.len(), 2);
     }
 }

@@ -291,6 +291,23 @@ fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.fg(Color::Magenta),
         )));
     }
+    if let Some((from, to)) = app.view.knee_undecided {
+        let axis = axis_of(app);
+        lines.push(Line::from(Span::styled(
+            match to {
+                Some(to) => format!(
+                    "◇ knee not decided between {} and {}: a doubling's gain interval straddles 10 %",
+                    axis.load(from),
+                    axis.load(to)
+                ),
+                None => format!(
+                    "◇ knee not decided from {} on: a doubling's gain interval straddles 10 %",
+                    axis.load(from)
+                ),
+            },
+            theme.fg(Color::Magenta),
+        )));
+    }
     if let Some(f) = app.sim_time_scale {
         lines.push(Line::from(Span::styled(
             format!("simulator at {f}x real time: rates {f}x, latencies 1/{f}"),
