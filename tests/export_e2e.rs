@@ -244,7 +244,19 @@ fn json_export_holds_the_run_and_every_level() {
     assert_eq!(v["run_id"], id(a).as_str());
     assert_eq!(v["run"]["kind"], "sweep");
     assert_eq!(v["levels"].as_array().unwrap().len(), 4);
-    assert_eq!(v["summary"]["knee"]["concurrency"], 8);
+    assert_eq!(
+        v["summary"]["knee"]["concurrency"],
+        8,
+        "knee not named: undecided {}, skipped {}, levels' held {:?}",
+        v["summary"]["knee_undecided"],
+        v["summary"]["skipped"],
+        v["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["concurrency"].clone(), l["held"].clone()))
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]

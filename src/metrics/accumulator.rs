@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use super::batch;
 use super::histogram::{
     Histogram, Stats, UNIT_TOKENS, UNIT_TOKENS_PER_SEC, UNIT_TOKENS_PER_SEC_PER_USER,
 };
@@ -26,7 +27,6 @@ use super::summary::{
     TokenSourceCounts, HELD_SHARE,
 };
 use super::turns::TurnTally;
-use super::batch;
 use crate::record::{ErrorKind, Interval, RequestRecord, TokenSource};
 
 /// Per-request latency limits (ms) a request must meet to count toward goodput; a limit

@@ -408,7 +408,8 @@ fn latencies_that_move_together_in_time_widen_their_intervals() {
     let effect_of = |shares: &[f64]| {
         let b = shares.len() as f64;
         let var = shares.iter().map(|s| (s - 0.375).powi(2)).sum::<f64>() / (b - 1.0);
-        crate::metrics::ci::t_975(shares.len() as u64 - 1).powi(2) * var / b
+        crate::metrics::ci::t_975(shares.len() as u64 - 1).powi(2) * var
+            / b
             / (crate::metrics::ci::Z_975.powi(2) * 0.375 * 0.625 / 400.0)
     };
     let ten = effect_of(&[1.0, 1.0, 1.0, 0.75, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);

@@ -13,9 +13,10 @@
 //! on ten blocks has almost no power for a tail share (about one value above a p99 per
 //! block) and kept short levels at the independent width.
 //!
-//! Two cuts are taken, [`BATCHES`] blocks and half as many of twice the size, and the wider
-//! interval is kept: when the server's state lasts longer than a block, neighbouring blocks
-//! move together and ten blocks understate the variance, which five longer blocks show. The
+//! Several cuts are taken, [`BATCHES`] blocks and half as many of twice the size (and for a
+//! mean three), and the widest interval is kept: when the server's state lasts longer than a
+//! block, neighbouring blocks move together and ten blocks understate the variance, which
+//! longer blocks show. The
 //! independent interval is the floor (blocks that happen to agree do not make a level more
 //! certain than independent values would). The result is expressed as a *design effect* `D`
 //! (that variance over the independent one): a percentile's interval uses the exact
@@ -28,6 +29,14 @@ use super::ci::{order_statistic_ranks, t_975, Z_975};
 
 /// Blocks a level's values are cut into (and half as many, twice as long).
 pub const BATCHES: usize = 10;
+/// The cuts read for a share above a percentile: ten blocks and five.
+const SHARE_CUTS: [usize; 2] = [BATCHES, BATCHES / 2];
+/// The cuts read for a mean (and a throughput): ten, five and three blocks. A mean's blocks
+/// vary smoothly, so three of them still give a usable variance (Student's t with 2 degrees
+/// of freedom) when the server's state lasts a third of the level; a tail share's three
+/// blocks would hold a handful of values above the percentile each, whose count scatters by
+/// chance far more than by the server's state.
+const MEAN_CUTS: [usize; 3] = [BATCHES, BATCHES / 2, 3];
 /// The fewest values (two per block) for which the blocks are read.
 pub const MIN_VALUES: usize = 2 * BATCHES;
 
@@ -47,14 +56,14 @@ fn effect(figures: &[f64], iid_var: f64) -> f64 {
     (t * t * var / b) / (Z_975 * Z_975 * iid_var)
 }
 
-/// The larger design effect of the two cuts (at least 1): `figure` gives a block's figure
-/// from its range of values.
-fn widest(n: usize, iid_var: f64, figure: impl Fn(usize, usize) -> f64) -> f64 {
+/// The largest design effect of `cuts` (block counts; at least 1): `figure` gives a block's
+/// figure from its range of values.
+fn widest(n: usize, iid_var: f64, cuts: &[usize], figure: impl Fn(usize, usize) -> f64) -> f64 {
     if n < MIN_VALUES || iid_var.is_nan() || iid_var <= 0.0 {
         return 1.0;
     }
-    [BATCHES, BATCHES / 2]
-        .into_iter()
+    cuts.iter()
+        .copied()
         .map(|blocks| {
             let figures: Vec<f64> = bounds(n, blocks).map(|(a, b)| figure(a, b)).collect();
             effect(&figures, iid_var)
@@ -70,7 +79,7 @@ pub fn mean_effect(values: &[f64]) -> f64 {
     }
     let avg = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - avg).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    widest(n, var / n as f64, |a, b| {
+    widest(n, var / n as f64, &MEAN_CUTS, |a, b| {
         values[a..b].iter().sum::<f64>() / (b - a) as f64
     })
 }
@@ -83,14 +92,14 @@ pub fn share_effect(values: &[f64], threshold: f64) -> f64 {
     let n = values.len();
     let above = values.iter().filter(|v| **v > threshold).count();
     let p = above as f64 / n.max(1) as f64;
-    widest(n, p * (1.0 - p) / n as f64, |a, b| {
+    widest(n, p * (1.0 - p) / n as f64, &SHARE_CUTS, |a, b| {
         let above = values[a..b].iter().filter(|v| **v > threshold).count();
         above as f64 / (b - a) as f64
     })
 }
 
 /// The relative 95 % half-width of the ratio `sum(y) / sum(x)` of `pairs` `(x, y)` in start
-/// order (a throughput: tokens over latency), by the same two cuts with the independent
+/// order (a throughput: tokens over latency), by a mean's cuts with the independent
 /// (linearised) interval as the floor. `None` with fewer than [`MIN_VALUES`] pairs or no
 /// positive ratio: the ratio cannot be bounded.
 pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
@@ -123,7 +132,7 @@ pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
         let var = ratios.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (b - 1.0);
         t_975(blocks as u64 - 1) * (var / b).sqrt()
     };
-    Some(iid.max(cut(BATCHES)).max(cut(BATCHES / 2)) / r)
+    Some(MEAN_CUTS.into_iter().map(cut).fold(iid, f64::max) / r)
 }
 
 /// The 1-based ranks bounding the `q`-quantile of `n` values with 95 % confidence when their
@@ -175,8 +184,8 @@ mod tests {
 
     #[test]
     fn blocks_that_agree_leave_the_independent_interval() {
-        // 1..=20 over and over: every block (of 20 or 40) holds the same values
-        let v: Vec<f64> = (0..200).map(|i| (i % 20 + 1) as f64).collect();
+        // 1..=20 over and over: every block (of 60, 120 or 200) holds the same values
+        let v: Vec<f64> = (0..600).map(|i| (i % 20 + 1) as f64).collect();
         assert_eq!(mean_effect(&v), 1.0);
         assert_eq!(share_effect(&v, 18.0), 1.0);
         // nothing above the threshold, or everything: nothing to read
@@ -200,27 +209,42 @@ mod tests {
         assert!((five - 80.26).abs() < 0.01, "{five}");
         let got = share_effect(&v, 10.0);
         assert!((got - five).abs() < 1e-9, "{got} vs {five}");
-        // the mean: block means of 20 and 10 alike, against s^2 / 200
+        // the mean, against s^2 / 200: five blocks' means 20, 20, 15, 10, 10 (variance 25);
+        // three blocks' 20 (0..66), 15.07 (66..133: 34 slow, 33 fast), 10, with 2 degrees of
+        // freedom, the widest
         let s2 = 25.0 * 200.0 / 199.0;
         let five = t_975(4).powi(2) * (25.0 / 5.0) / (Z_975 * Z_975 * s2 / 200.0);
+        let thirds: [f64; 3] = [20.0, (34.0 * 20.0 + 33.0 * 10.0) / 67.0, 10.0];
+        let m = thirds.iter().sum::<f64>() / 3.0;
+        let var3 = thirds.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0;
+        let three = t_975(2).powi(2) * (var3 / 3.0) / (Z_975 * Z_975 * s2 / 200.0);
+        assert!(three > five);
         let got = mean_effect(&v);
-        assert!((got - five).abs() < 1e-9, "{got} vs {five}");
+        assert!((got - three).abs() < 1e-9, "{got} vs {three}");
     }
 
     #[test]
     fn ratio_half_width_table() {
         // 40 requests of 10 tokens in 100 ms, then 40 of 10 in 300 ms: ratio 20 / 400 = 0.05;
-        // five blocks' ratios 0.1, 0.1, 0.05, 0.0333, 0.0333 (the middle block 8 fast, 8 slow)
+        // five blocks' ratios 0.1, 0.1, 0.05, 0.0333, 0.0333 (the middle block 8 fast, 8
+        // slow); three blocks' (0..26, 26..53: 14 fast 13 slow, 53..80) 0.1, 0.0529, 0.0333
         let pairs: Vec<(f64, f64)> = (0..80)
             .map(|i| (if i < 40 { 100.0 } else { 300.0 }, 10.0))
             .collect();
-        let five = [0.1, 0.1, 0.05, 10.0 / 300.0, 10.0 / 300.0];
-        let mean = five.iter().sum::<f64>() / 5.0;
-        let var = five.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 4.0;
-        let want = t_975(4) * (var / 5.0).sqrt() / 0.05;
+        let half = |ratios: &[f64]| {
+            let b = ratios.len() as f64;
+            let mean = ratios.iter().sum::<f64>() / b;
+            let var = ratios.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (b - 1.0);
+            t_975(ratios.len() as u64 - 1) * (var / b).sqrt() / 0.05
+        };
+        let five = half(&[0.1, 0.1, 0.05, 10.0 / 300.0, 10.0 / 300.0]);
+        let three = half(&[0.1, 270.0 / (1400.0 + 3900.0), 10.0 / 300.0]);
+        assert!((five - 0.8482).abs() < 1e-4, "{five}");
         let got = ratio_half_width(&pairs).unwrap();
-        assert!((got - want).abs() < 1e-12, "{got} vs {want}");
-        assert!((got - 0.8482).abs() < 1e-4, "{got}");
+        assert!(
+            (got - five.max(three)).abs() < 1e-12,
+            "{got} vs {five} {three}"
+        );
         // every request alike: no scatter, no width
         assert!(ratio_half_width(&[(100.0, 10.0); 40]).unwrap() < 1e-12);
         // too few to bound, or nothing produced

@@ -43,7 +43,10 @@ fn stats(in_order: &[f64]) -> Stats {
         h.record_ns((v * 1e6) as u64);
     }
     // the series holds what the histogram holds, at its resolution
-    let series: Vec<f64> = in_order.iter().map(|v| (v * 1e6) as u64 as f64 / 1e6).collect();
+    let series: Vec<f64> = in_order
+        .iter()
+        .map(|v| (v * 1e6) as u64 as f64 / 1e6)
+        .collect();
     h.stats_in_time(&series).unwrap()
 }
 
@@ -83,12 +86,14 @@ fn a_slow_stretch_in_start_order_is_never_narrower_than_the_same_values_shuffled
             );
         }
         // the stretch is seen: the mean's interval is wider than the independent one
-        let iid = widths(&Histogram::stats(&{
-            let mut h = Histogram::latency();
-            in_order.iter().for_each(|v| h.record_ns((v * 1e6) as u64));
-            h
-        })
-        .unwrap());
+        let iid = widths(
+            &Histogram::stats(&{
+                let mut h = Histogram::latency();
+                in_order.iter().for_each(|v| h.record_ns((v * 1e6) as u64));
+                h
+            })
+            .unwrap(),
+        );
         assert!(a[0] > 1.5 * iid[0], "seed {seed}: {} vs {}", a[0], iid[0]);
     }
 }
@@ -96,9 +101,12 @@ fn a_slow_stretch_in_start_order_is_never_narrower_than_the_same_values_shuffled
 /// The rule, "no wider than a shorter level by more than chance": the same process measured
 /// four times as long, over twenty seeds, per statistic: the median ratio of widths (long
 /// over short; 1 when both are open) is at most 0.75 (about 0.5 is expected), the long
-/// interval is wider in at most 2 of the 20 (a short level's interval is narrow by chance now
-/// and then: its few tail values happened to lie close), and never more than twice as wide,
-/// so never open on a side the shorter one bounded.
+/// interval is wider in at most 4 of the 20, and never more than twice as wide, so never open
+/// on a side the shorter one bounded. Chance: a width read from three blocks carries a
+/// variance with 2 degrees of freedom, and one such variance exceeds another four times its
+/// size (the long level's width over the short's above 1) with probability 1/5, sixteen times
+/// its size (twice as wide) 1 in 17; a short level's tail interval is narrow now and then
+/// because its few tail values happened to lie close.
 #[test]
 fn a_level_four_times_as_long_is_no_wider_than_chance_allows() {
     let ratios: Vec<[f64; 5]> = (1..=20u64)
@@ -120,7 +128,7 @@ fn a_level_four_times_as_long_is_no_wider_than_chance_allows() {
         let median = (of_stat[9] + of_stat[10]) / 2.0;
         assert!(median <= 0.75, "{name}: median ratio {median}");
         let wider = of_stat.iter().filter(|r| **r > 1.0).count();
-        assert!(wider <= 2, "{name}: wider in {wider} of 20: {of_stat:?}");
+        assert!(wider <= 4, "{name}: wider in {wider} of 20: {of_stat:?}");
         assert!(of_stat[19] <= 2.0, "{name}: {of_stat:?}");
     }
 }

@@ -9,7 +9,9 @@
 
 use super::capacity::{peak_coverage_warning, right_size, CapacityInputs, IdealPoint, RightSize};
 use super::gate::Answer;
-use super::knee::{curve, knee_finding, CurvePoint, Knee, KneeFinding, UndecidedKnee, DEFAULT_MIN_GAIN};
+use super::knee::{
+    curve, knee_finding, CurvePoint, Knee, KneeFinding, UndecidedKnee, DEFAULT_MIN_GAIN,
+};
 use super::range::{boundary_range, BoundaryRange};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
 use crate::metrics::LevelSummary;

@@ -185,13 +185,27 @@ fn knee_text(a: &RunAnalysis, ax: Axis) -> String {
         if let Some(b) = k.below {
             t += &format!(", between {} and {}", ax.load(b), ax.load(k.concurrency));
         }
+        if !k.straddling.is_empty() {
+            let s: Vec<String> = k
+                .straddling
+                .iter()
+                .map(|g| {
+                    format!(
+                        "{} adds {}",
+                        ax.load(g.concurrency),
+                        gain_text(g.gain, g.lo, g.hi)
+                    )
+                })
+                .collect();
+            t += &format!(
+                " ({}: an interval that straddles {:.0} % may hold the knee)",
+                s.join(", "),
+                DEFAULT_MIN_GAIN * 100.0
+            );
+        }
         return t + "\n";
     }
     if let Some(u) = &a.knee_undecided {
-        let place = match u.to {
-            Some(to) => format!("between {} and {}", ax.load(u.from), ax.load(to)),
-            None => format!("from {} on", ax.load(u.from)),
-        };
         let gains: Vec<String> = u
             .gains
             .iter()
@@ -206,9 +220,10 @@ fn knee_text(a: &RunAnalysis, ax: Axis) -> String {
             })
             .collect();
         return format!(
-            "knee: not decided {place} (steady throughput per doubling, with 95 % intervals: \
-             {}; the knee is named where the whole interval is under {:.0} %: more requests \
-             per level narrow them)\n",
+            "knee: not decided from {} on (steady throughput per doubling, with 95 % \
+             intervals: {}; the knee is named where the whole interval is under {:.0} %: more \
+             requests per level narrow them)\n",
+            ax.load(u.from),
             gains.join("; "),
             DEFAULT_MIN_GAIN * 100.0
         );

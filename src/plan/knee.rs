@@ -12,9 +12,10 @@
 //! Each level's throughput carries its 95 % interval (batch means, `metrics::batch`), so a
 //! doubling's gain does too: the ratio of the two throughputs with their relative half-widths
 //! added in quadrature. The knee is named only where the whole gain interval lies under the
-//! threshold; a level whose interval straddles it leaves the knee *not decided* between that
-//! level and the first one past it whose interval is wholly under (or the top). Curves read
-//! from files without intervals (older runs, imports) judge the point figures as before.
+//! threshold: the first such level. Levels before it whose interval straddles the threshold
+//! widen its range (the knee may lie as low as the first of them); with no level wholly under,
+//! the knee is *not decided* from the first straddling level on. Curves read from files
+//! without intervals (older runs, imports) judge the point figures as before.
 
 use crate::metrics::LevelSummary;
 use serde::Serialize;
@@ -51,6 +52,10 @@ pub struct Knee {
     /// Its 95 % interval, when the levels' throughputs carry one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gain_ci: Option<[f64; 2]>,
+    /// Levels below it whose gain interval straddles the threshold: the knee may lie as low
+    /// as the first of them, so `below` is the level before that one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub straddling: Vec<DoublingGain>,
     pub output_tps: f64,
     pub e2e_p99_ms: f64,
 }
@@ -68,13 +73,12 @@ pub struct DoublingGain {
     pub hi: Option<f64>,
 }
 
-/// A knee the intervals cannot place: somewhere from `from` to `to` (or past the top).
+/// A knee the intervals cannot place: no level's whole gain interval is under the threshold,
+/// and from `from` on they straddle it (or cannot be bounded).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct UndecidedKnee {
     pub from: u32,
-    /// The first level whose whole gain interval is under the threshold; `None`: none is.
-    pub to: Option<u32>,
-    /// The gains from `from` on, up to `to` (or the last level with a double).
+    /// The gains from `from` on, to the last level with a double.
     pub gains: Vec<DoublingGain>,
 }
 
@@ -205,30 +209,36 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
     else {
         return KneeFinding::NotFound;
     };
-    let (i, g, _) = &candidates[first];
-    if under(g) {
-        let p = &curve[*i];
-        return KneeFinding::Named(Knee {
-            concurrency: p.concurrency,
-            below: i.checked_sub(1).map(|j| curve[j].concurrency),
-            doubling_gain: g.gain,
-            gain_ci: p
-                .output_tps_half
-                .is_some()
-                .then(|| [g.lo.unwrap_or(g.gain), g.hi.unwrap_or(g.gain)]),
-            output_tps: p.output_tps,
-            e2e_p99_ms: p.e2e_p99_ms,
-        });
-    }
-    let to = candidates[first + 1..]
+    // the knee: the first level from there whose whole interval is under the threshold; the
+    // levels between straddle it, so the knee may lie as low as the first of them
+    let Some(at) = candidates[first..]
         .iter()
         .position(|(_, g, rising)| *rising && under(g))
-        .map(|k| first + 1 + k);
-    let last = to.unwrap_or(candidates.len() - 1);
-    KneeFinding::Undecided(UndecidedKnee {
-        from: g.concurrency,
-        to: to.map(|k| candidates[k].1.concurrency),
-        gains: candidates[first..=last].iter().map(|c| c.1).collect(),
+        .map(|k| first + k)
+    else {
+        return KneeFinding::Undecided(UndecidedKnee {
+            from: candidates[first].1.concurrency,
+            gains: candidates[first..].iter().map(|c| c.1).collect(),
+        });
+    };
+    let (i, g, _) = &candidates[at];
+    let p = &curve[*i];
+    let lowest = candidates[first].0;
+    KneeFinding::Named(Knee {
+        concurrency: p.concurrency,
+        below: lowest.checked_sub(1).map(|j| curve[j].concurrency),
+        doubling_gain: g.gain,
+        gain_ci: p
+            .output_tps_half
+            .is_some()
+            .then(|| [g.lo.unwrap_or(g.gain), g.hi.unwrap_or(g.gain)]),
+        straddling: candidates[first..at]
+            .iter()
+            .filter(|(_, _, rising)| *rising)
+            .map(|c| c.1)
+            .collect(),
+        output_tps: p.output_tps,
+        e2e_p99_ms: p.e2e_p99_ms,
     })
 }
 
@@ -373,15 +383,20 @@ mod tests {
     /// The llama.cpp case (4 slots): steady 42.5, 49.0, 57.9 and 56.2 tok/s at 1, 2, 4 and 8,
     /// each level's throughput known to `rel` (its 95 % half-width over its value).
     fn llama(rel: f64) -> Vec<CurvePoint> {
-        [(1, 42.5, 1000.0), (2, 49.0, 1500.0), (4, 57.9, 2500.0), (8, 56.2, 5000.0)]
-            .iter()
-            .map(|(c, t, p)| CurvePoint {
-                concurrency: *c,
-                output_tps: *t,
-                e2e_p99_ms: *p,
-                output_tps_half: Some(t * rel),
-            })
-            .collect()
+        [
+            (1, 42.5, 1000.0),
+            (2, 49.0, 1500.0),
+            (4, 57.9, 2500.0),
+            (8, 56.2, 5000.0),
+        ]
+        .iter()
+        .map(|(c, t, p)| CurvePoint {
+            concurrency: *c,
+            output_tps: *t,
+            e2e_p99_ms: *p,
+            output_tps_half: Some(t * rel),
+        })
+        .collect()
     }
 
     #[test]
@@ -406,7 +421,7 @@ mod tests {
         let KneeFinding::Undecided(u) = knee_finding(&llama(0.2), DEFAULT_MIN_GAIN) else {
             panic!("decided")
         };
-        assert_eq!((u.from, u.to), (1, None));
+        assert_eq!(u.from, 1);
         let at: Vec<u32> = u.gains.iter().map(|g| g.concurrency).collect();
         assert_eq!(at, [1, 2, 4]);
         let g = u.gains[0];
@@ -420,7 +435,7 @@ mod tests {
         else {
             panic!("decided")
         };
-        assert_eq!((u.from, u.to, u.gains.len()), (1, None, 3));
+        assert_eq!((u.from, u.gains.len()), (1, 3));
         assert!(u.gains.iter().all(|g| g.lo.is_none() && g.hi.is_none()));
         // no interval recorded (older files, imports): the point figures decide, as before
         let mut points = llama(0.0);
@@ -430,16 +445,23 @@ mod tests {
     }
 
     #[test]
-    fn a_straddling_level_leaves_the_knee_between_it_and_the_first_level_wholly_under() {
-        // 2 -> 4 adds 9 % with 5 % each side: [1.3, 16.7] straddles 10 %; 4 -> 8 is flat
+    fn a_straddling_level_widens_the_knee_s_range_down_to_it() {
+        // 2 -> 4 adds 9 % with 5 % each side: [3.4, 14.6] straddles 10 %; 4 -> 8 is flat and
+        // wholly under: the knee is 4, and may lie as low as 2 (so between 1 and 4)
         let mut points = llama(0.01);
         points[2].output_tps = 49.0 * 1.09;
         points[2].output_tps_half = Some(points[2].output_tps * 0.05);
         points[3].output_tps = points[2].output_tps;
-        let KneeFinding::Undecided(u) = knee_finding(&points, DEFAULT_MIN_GAIN) else {
+        let k = find_knee(&points, DEFAULT_MIN_GAIN).unwrap();
+        assert_eq!((k.concurrency, k.below), (4, Some(1)));
+        assert_eq!(k.straddling.len(), 1);
+        let s = k.straddling[0];
+        assert_eq!(s.concurrency, 2);
+        assert!(s.lo.unwrap() < DEFAULT_MIN_GAIN && s.hi.unwrap() > DEFAULT_MIN_GAIN);
+        // without the flat level above, nothing is wholly under: not decided from 2 on
+        let KneeFinding::Undecided(u) = knee_finding(&points[..3], DEFAULT_MIN_GAIN) else {
             panic!("decided")
         };
-        assert_eq!((u.from, u.to), (2, Some(4)));
-        assert_eq!(u.gains.len(), 2);
+        assert_eq!((u.from, u.gains.len()), (2, 1));
     }
 }

@@ -220,7 +220,7 @@ impl App {
             knee,
             overlay,
         );
-        self.view.knee_undecided = report.knee_undecided.as_ref().map(|u| (u.from, u.to));
+        self.view.knee_undecided = report.knee_undecided.as_ref().map(|u| u.from);
         // the answer marker and the SLA's label, as the exported charts draw them
         if !report.slas.is_empty() || report.search.is_some() {
             self.view.answer = report.answer.map(|a| a.concurrency);

@@ -34,9 +34,9 @@ pub struct RunView {
     pub sla_ms: Option<f64>,
     /// The knee, as a load on the axis.
     pub knee: Option<u32>,
-    /// Where the knee may lie when the throughputs' intervals cannot name it (`from`, and the
-    /// first level wholly past it, if any); set by the app from the run's analysis.
-    pub knee_undecided: Option<(u32, Option<u32>)>,
+    /// From where the knee may lie when the throughputs' intervals cannot name it; set by the
+    /// app from the run's analysis.
+    pub knee_undecided: Option<u32>,
     /// The answer so far (a search's, or a sweep's highest passing level), as a load on the
     /// axis; set by the app from the run's analysis when the run has SLAs or is a search.
     pub answer: Option<u32>,

@@ -291,20 +291,12 @@ fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.fg(Color::Magenta),
         )));
     }
-    if let Some((from, to)) = app.view.knee_undecided {
-        let axis = axis_of(app);
+    if let Some(from) = app.view.knee_undecided {
         lines.push(Line::from(Span::styled(
-            match to {
-                Some(to) => format!(
-                    "◇ knee not decided between {} and {}: a doubling's gain interval straddles 10 %",
-                    axis.load(from),
-                    axis.load(to)
-                ),
-                None => format!(
-                    "◇ knee not decided from {} on: a doubling's gain interval straddles 10 %",
-                    axis.load(from)
-                ),
-            },
+            format!(
+                "◇ knee not decided from {} on: each doubling's gain interval reaches 10 %",
+                axis_of(app).load(from)
+            ),
             theme.fg(Color::Magenta),
         )));
     }
