@@ -13,7 +13,7 @@
 //! doubling's gain does too: the ratio of the two throughputs with their relative half-widths
 //! added in quadrature. The knee is named only where the whole gain interval lies under the
 //! threshold: the first such level. Levels before it whose interval straddles the threshold
-//! widen its range (the knee may lie as low as the first of them); with no level wholly under,
+//! are named beside it (the knee may lie there); with no level wholly under,
 //! the knee is *not decided* from the first straddling level on. Curves read from files
 //! without intervals (older runs, imports) judge the point figures as before.
 
@@ -52,8 +52,8 @@ pub struct Knee {
     /// Its 95 % interval, when the levels' throughputs carry one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gain_ci: Option<[f64; 2]>,
-    /// Levels below it whose gain interval straddles the threshold: the knee may lie as low
-    /// as the first of them, so `below` is the level before that one.
+    /// Levels below it whose gain interval straddles the threshold (with p99 rising): the
+    /// measurements cannot rule out that the knee lies there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub straddling: Vec<DoublingGain>,
     pub output_tps: f64,
@@ -210,7 +210,7 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
         return KneeFinding::NotFound;
     };
     // the knee: the first level from there whose whole interval is under the threshold; the
-    // levels between straddle it, so the knee may lie as low as the first of them
+    // levels between straddle it and are named beside it
     let Some(at) = candidates[first..]
         .iter()
         .position(|(_, g, rising)| *rising && under(g))
@@ -223,10 +223,9 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
     };
     let (i, g, _) = &candidates[at];
     let p = &curve[*i];
-    let lowest = candidates[first].0;
     KneeFinding::Named(Knee {
         concurrency: p.concurrency,
-        below: lowest.checked_sub(1).map(|j| curve[j].concurrency),
+        below: i.checked_sub(1).map(|j| curve[j].concurrency),
         doubling_gain: g.gain,
         gain_ci: p
             .output_tps_half
@@ -445,15 +444,15 @@ mod tests {
     }
 
     #[test]
-    fn a_straddling_level_widens_the_knee_s_range_down_to_it() {
+    fn a_straddling_level_is_named_beside_the_knee() {
         // 2 -> 4 adds 9 % with 5 % each side: [3.4, 14.6] straddles 10 %; 4 -> 8 is flat and
-        // wholly under: the knee is 4, and may lie as low as 2 (so between 1 and 4)
+        // wholly under: the knee is 4 (between 2 and 4), and 2 may hold it
         let mut points = llama(0.01);
         points[2].output_tps = 49.0 * 1.09;
         points[2].output_tps_half = Some(points[2].output_tps * 0.05);
         points[3].output_tps = points[2].output_tps;
         let k = find_knee(&points, DEFAULT_MIN_GAIN).unwrap();
-        assert_eq!((k.concurrency, k.below), (4, Some(1)));
+        assert_eq!((k.concurrency, k.below), (4, Some(2)));
         assert_eq!(k.straddling.len(), 1);
         let s = k.straddling[0];
         assert_eq!(s.concurrency, 2);

@@ -276,9 +276,17 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         output_token_throughput: Scalar::new("tokens/sec", output_tps),
         output_token_throughput_steady: scalar(obj, "output_token_throughput_steady")
             .map(|v| Scalar::new("tokens/sec", v)),
-        // rightsize's own exports carry it (what the knee reads); AIPerf's do not
-        output_token_throughput_sustained: scalar(obj, "output_token_throughput_sustained")
-            .map(|v| Scalar::new("tokens/sec", v)),
+        // rightsize's own exports carry it (what the knee reads) with its interval; AIPerf's
+        // do not
+        output_token_throughput_sustained: scalar(obj, "output_token_throughput_sustained").map(
+            |v| Scalar {
+                ci95: obj
+                    .get("output_token_throughput_sustained")
+                    .and_then(|s| s.get("ci95"))
+                    .and_then(|c| serde_json::from_value(c.clone()).ok()),
+                ..Scalar::new("tokens/sec", v)
+            },
+        ),
         request_throughput: Scalar::new("requests/sec", rps),
         request_count: Scalar::new("requests", ok),
         error_request_count: Scalar::new("requests", errors),
