@@ -180,8 +180,9 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
     let Some(top) = curve.last().map(|p| p.concurrency) else {
         return KneeFinding::NotFound;
     };
-    // every level with a measured double and rising latency there, with its gain
-    let candidates: Vec<(usize, DoublingGain, bool)> = curve
+    // every level with a measured double, its gain, whether latency rises there and whether
+    // the gain has an interval
+    let candidates: Vec<(usize, DoublingGain, bool, bool)> = curve
         .iter()
         .enumerate()
         .filter(|(_, p)| p.concurrency < top && p.output_tps > 0.0)
@@ -197,7 +198,7 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
                 lo,
                 hi,
             };
-            Some((i, g, p99_2 > p.e2e_p99_ms))
+            Some((i, g, p99_2 > p.e2e_p99_ms, ci.is_some()))
         })
         .collect();
     let under = |g: &DoublingGain| g.hi.is_some_and(|h| h < min_gain);
@@ -205,7 +206,7 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
     // the first level that is not clearly short of the knee (latency rising there)
     let Some(first) = candidates
         .iter()
-        .position(|(_, g, rising)| *rising && !worth(g))
+        .position(|(_, g, rising, _)| *rising && !worth(g))
     else {
         return KneeFinding::NotFound;
     };
@@ -213,7 +214,7 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
     // levels between straddle it and are named beside it
     let Some(at) = candidates[first..]
         .iter()
-        .position(|(_, g, rising)| *rising && under(g))
+        .position(|(_, g, rising, _)| *rising && under(g))
         .map(|k| first + k)
     else {
         return KneeFinding::Undecided(UndecidedKnee {
@@ -221,19 +222,16 @@ pub fn knee_finding(curve: &[CurvePoint], min_gain: f64) -> KneeFinding {
             gains: candidates[first..].iter().map(|c| c.1).collect(),
         });
     };
-    let (i, g, _) = &candidates[at];
+    let (i, g, _, has_ci) = &candidates[at];
     let p = &curve[*i];
     KneeFinding::Named(Knee {
         concurrency: p.concurrency,
         below: i.checked_sub(1).map(|j| curve[j].concurrency),
         doubling_gain: g.gain,
-        gain_ci: p
-            .output_tps_half
-            .is_some()
-            .then(|| [g.lo.unwrap_or(g.gain), g.hi.unwrap_or(g.gain)]),
+        gain_ci: g.lo.zip(g.hi).filter(|_| *has_ci).map(|(l, h)| [l, h]),
         straddling: candidates[first..at]
             .iter()
-            .filter(|(_, _, rising)| *rising)
+            .filter(|(_, g, rising, _)| *rising && !worth(g))
             .map(|c| c.1)
             .collect(),
         output_tps: p.output_tps,
@@ -441,6 +439,11 @@ mod tests {
         points.iter_mut().for_each(|p| p.output_tps_half = None);
         let k = find_knee(&points, DEFAULT_MIN_GAIN).unwrap();
         assert_eq!((k.concurrency, k.gain_ci), (4, None));
+        // nor when only the doubled level lacks one: no interval is made up
+        let mut points = llama(0.01);
+        points[3].output_tps_half = None;
+        let k = find_knee(&points, DEFAULT_MIN_GAIN).unwrap();
+        assert_eq!((k.concurrency, k.gain_ci), (4, None));
     }
 
     #[test]
@@ -457,6 +460,26 @@ mod tests {
         let s = k.straddling[0];
         assert_eq!(s.concurrency, 2);
         assert!(s.lo.unwrap() < DEFAULT_MIN_GAIN && s.hi.unwrap() > DEFAULT_MIN_GAIN);
+        // a level clearly worth doubling between a straddler and the knee is not named: 1 -> 2
+        // adds 9 % +- 5 % (straddles), 2 -> 4 adds 37 % (worth it), 4 -> 8 adds 0.7 % (under)
+        let bumpy: Vec<CurvePoint> = [
+            (1, 100.0, 0.05),
+            (2, 109.0, 0.01),
+            (4, 150.0, 0.01),
+            (8, 151.0, 0.01),
+        ]
+        .iter()
+        .map(|(c, t, rel)| CurvePoint {
+            concurrency: *c,
+            output_tps: *t,
+            e2e_p99_ms: 1000.0 * f64::from(*c),
+            output_tps_half: Some(t * rel),
+        })
+        .collect();
+        let k = find_knee(&bumpy, DEFAULT_MIN_GAIN).unwrap();
+        assert_eq!((k.concurrency, k.below), (4, Some(2)));
+        let named: Vec<u32> = k.straddling.iter().map(|g| g.concurrency).collect();
+        assert_eq!(named, [1]);
         // without the flat level above, nothing is wholly under: not decided from 2 on
         let KneeFinding::Undecided(u) = knee_finding(&points[..3], DEFAULT_MIN_GAIN) else {
             panic!("decided")
