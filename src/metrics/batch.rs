@@ -28,7 +28,19 @@ const CHI2_95_DF9: f64 = 16.918_977_604_620_45;
 
 /// The block boundaries of `n` values: `BATCHES + 1` indices, sizes differing by one at most.
 fn bounds(n: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..BATCHES).map(move |b| (b * n / BATCHES, (b + 1) * n / BATCHES))
+    cut(n, BATCHES)
+}
+
+/// The boundaries of `blocks` blocks of `n` values, sizes differing by one at most.
+fn cut(n: usize, blocks: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..blocks).map(move |b| (b * n / blocks, (b + 1) * n / blocks))
+}
+
+/// The sample variance of block figures (`blocks - 1` degrees of freedom).
+fn variance(figures: &[f64]) -> f64 {
+    let b = figures.len() as f64;
+    let mean = figures.iter().sum::<f64>() / b;
+    figures.iter().map(|f| (f - mean).powi(2)).sum::<f64>() / (b - 1.0)
 }
 
 /// The design effect of a set of block figures whose variance under independence is
@@ -36,8 +48,7 @@ fn bounds(n: usize) -> impl Iterator<Item = (usize, usize)> {
 /// of their mean (with the t quantile) over the independent one (with the normal quantile).
 fn effect(figures: &[f64], iid_var: f64) -> f64 {
     let b = figures.len() as f64;
-    let mean = figures.iter().sum::<f64>() / b;
-    let var = figures.iter().map(|f| (f - mean).powi(2)).sum::<f64>() / (b - 1.0);
+    let var = variance(figures);
     if iid_var.is_nan() || iid_var <= 0.0 || (b - 1.0) * var / iid_var <= CHI2_95_DF9 {
         return 1.0;
     }
@@ -98,10 +109,9 @@ pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
     let mean_x = sx / n as f64;
     let residuals: f64 = pairs.iter().map(|(x, y)| (y - r * x).powi(2)).sum();
     let iid = t_975(n as u64 - 1) * (residuals / (n as f64 * (n as f64 - 1.0))).sqrt() / mean_x;
-    let cut = |blocks: usize| {
-        let ratios: Vec<f64> = (0..blocks)
-            .map(|b| {
-                let (a, e) = (b * n / blocks, (b + 1) * n / blocks);
+    let half = |blocks: usize| {
+        let ratios: Vec<f64> = cut(n, blocks)
+            .map(|(a, e)| {
                 let (x, y) = pairs[a..e]
                     .iter()
                     .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
@@ -112,12 +122,9 @@ pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
                 }
             })
             .collect();
-        let b = blocks as f64;
-        let mean = ratios.iter().sum::<f64>() / b;
-        let var = ratios.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (b - 1.0);
-        t_975(blocks as u64 - 1) * (var / b).sqrt()
+        t_975(blocks as u64 - 1) * (variance(&ratios) / blocks as f64).sqrt()
     };
-    Some(iid.max(cut(BATCHES)).max(cut(BATCHES / 2)) / r)
+    Some(iid.max(half(BATCHES)).max(half(BATCHES / 2)) / r)
 }
 
 /// The 1-based ranks bounding the `q`-quantile of `n` values with 95 % confidence when their
