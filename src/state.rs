@@ -89,6 +89,7 @@ impl RunState {
                 request_count,
                 request_cap,
                 shape,
+                ..
             } => {
                 self.running = Some((*index, *concurrency, *request_count));
                 self.running_cap = *request_cap;
@@ -114,7 +115,11 @@ impl RunState {
             EngineEvent::LevelFinished(summary) => {
                 self.running = None;
                 self.progress = None;
-                self.levels.push((**summary).clone());
+                // a level measured again replaces what it was: one entry per level
+                match self.levels.iter_mut().find(|l| l.index == summary.index) {
+                    Some(l) => *l = (**summary).clone(),
+                    None => self.levels.push((**summary).clone()),
+                }
             }
             EngineEvent::Warning(w) => self.warnings.push(w.clone()),
             EngineEvent::Telemetry(sample) => {
@@ -178,6 +183,7 @@ mod tests {
             concurrency: 0,
             request_count: 10,
             request_cap: 10,
+            earlier: 0,
             shape,
         }
     }
@@ -191,6 +197,7 @@ mod tests {
             concurrency: 1,
             request_count: 16,
             request_cap: cap,
+            earlier: 0,
             shape: None,
         };
         let at = |total: u64| {

@@ -294,3 +294,90 @@ fn sweep_prints_knee_and_planning_numbers() {
     assert_eq!(level["verdict"], "pass");
     assert!(s["planning"]["right_size"]["instances"].as_u64().unwrap() >= 1);
 }
+
+/// A search that converges measures each bracket end again (confirmation): the new requests
+/// join the level's earlier ones, so every concurrency is one level with one verdict, and the
+/// JSON, the level files and the request log say so.
+#[test]
+fn a_level_measured_again_is_one_level_with_all_its_requests() {
+    let out = tmpdir("pooled");
+    // the simulator's mean e2e crosses 250 ms between 128 and 256 (about 190)
+    let o = on_sim_at("search", 64, 64, 10.0)
+        .args([
+            "-n",
+            "256",
+            "--e2e-sla",
+            "avg:250ms",
+            "--max-error-rate",
+            "0.05",
+        ])
+        .args(["--min", "64", "--max", "512", "--json"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON only");
+    let s = &v["search"];
+    assert_eq!(s["reason"], "converged", "{s}");
+    let levels = v["levels"].as_array().unwrap();
+    let mut seen: Vec<u64> = levels
+        .iter()
+        .map(|l| l["concurrency"].as_u64().unwrap())
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(
+        seen.len(),
+        levels.len(),
+        "a concurrency appears twice: {seen:?}"
+    );
+    assert_eq!(v["iterations"].as_array().unwrap().len(), levels.len());
+    // each end was measured twice and is one level: its requests and batches add up
+    let n = |x: &Value| x.as_u64().unwrap();
+    let mut measurements = 0;
+    for (end, count) in [
+        ("max_passing", "max_passing_requests"),
+        ("first_failing", "first_failing_requests"),
+    ] {
+        let c = n(&s[end]);
+        let level = levels.iter().find(|l| n(&l["concurrency"]) == c).unwrap();
+        let m = level["measurements"].as_array().unwrap();
+        assert_eq!(m.len(), 2, "{level}");
+        let sum: u64 = m.iter().map(|m| n(&m["requests"])).sum();
+        assert_eq!(n(&level["planned_requests"]), sum);
+        assert_eq!(n(&s[count]), sum);
+        let batches: u64 = m.iter().map(|m| n(&m["batches"])).sum();
+        assert_eq!(n(&level["sampling"]["batches"]), batches);
+        let row = v["iterations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| n(&r["concurrency"]) == c)
+            .unwrap();
+        assert_eq!((n(&row["requests"]), n(&row["measurements"])), (sum, 2));
+        measurements += 1;
+    }
+    // every measurement counts toward the budget; each of the two ends added one
+    assert_eq!(n(&s["levels_used"]), levels.len() as u64 + measurements);
+    // one level file per level, and the request log numbers a pooled level's requests on
+    let run = only_run_dir(&out);
+    let files = std::fs::read_dir(&run)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("level-")
+        })
+        .count();
+    assert_eq!(files, levels.len());
+    let log = std::fs::read_to_string(run.join("requests.jsonl")).unwrap();
+    let mut keys: Vec<(u64, u64)> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r.get("warmup").is_none() && r.get("cooldown").is_none())
+        .map(|r| (n(&r["level"]), n(&r["index"])))
+        .collect();
+    let all = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), all, "a request index repeats within a level");
+}

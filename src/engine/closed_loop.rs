@@ -7,6 +7,11 @@
 //! collector asks the planner whether the level's verdict is decided; while it is uncertain,
 //! the level held its concurrency and the cap allows, another batch of requests runs at the
 //! same concurrency without a restart.
+//!
+//! A level measured again (the SLA search pools, `docs/search.md`) resumes from what its
+//! earlier measurements left ([`Earlier`]): the new requests join the old ones in the same
+//! accumulator, on the level's timeline continued from its last request, so the level has one
+//! summary and one verdict on all of them.
 
 use super::events::EngineEvent;
 use super::lag::{lag_warning, LagProbe};
@@ -15,9 +20,11 @@ use super::workers::{self, PromptMaker, SessionSource, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
 use crate::metrics::{
-    AdaptiveSampling, ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, SamplingStop,
+    AdaptiveSampling, ClientLag, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, Measurement,
+    SamplingStop,
 };
 use crate::plan::LevelPlanner;
+use crate::record::sla::Verdict;
 use crate::record::RequestRecord;
 use crate::workload::{Prompt, WorkloadSpec};
 use std::sync::atomic::Ordering;
@@ -52,6 +59,26 @@ pub struct LevelPlan {
     pub request_cap: u64,
     /// Requests sent first at the same concurrency and not counted.
     pub warmup: u32,
+    /// Whose prompts the level sends: its own index, or for a level measured again the
+    /// position of this measurement in the run (new prompts, not the earlier ones again).
+    pub prompt_seed: u32,
+    /// The position of this measurement among the run's measurements (0-based).
+    pub order: u32,
+}
+
+/// What the earlier measurements of a level measured again left.
+pub struct Earlier {
+    /// The level's accumulator as its last measurement left it.
+    pub acc: LevelAccumulator,
+    /// The level as it stood (its start, batches and measurements).
+    pub summary: LevelSummary,
+}
+
+/// A finished measurement: the level's summary (every measurement of it so far) and, when
+/// the plan pools, the accumulator it can be resumed from.
+pub struct Measured {
+    pub summary: LevelSummary,
+    pub acc: Option<LevelAccumulator>,
 }
 
 /// Everything a level needs from the run.
@@ -78,8 +105,9 @@ pub(super) fn prompts(workload: &WorkloadSpec, level: u32, from: u64, count: u64
         .collect()
 }
 
-/// Runs one level to its end (or until cancelled: then the summary is marked partial).
-pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
+/// Runs one level to its end (or until cancelled: then the summary is marked partial); with
+/// `earlier`, one more measurement of a level measured before, pooled with it.
+pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earlier>) -> Measured {
     let LevelCtx {
         endpoint,
         workload,
@@ -92,11 +120,11 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
         let work = Work::with_sessions(
             prompts(
                 workload,
-                plan.index,
+                plan.prompt_seed,
                 WARMUP_INDEX_BASE,
                 u64::from(plan.warmup),
             ),
-            SessionSource::of(workload, plan.index, WARMUP_SESSION_BASE),
+            SessionSource::of(workload, plan.prompt_seed, WARMUP_SESSION_BASE),
             None,
         );
         // a fixed count, with cooldown requests until the last warmup request has finished
@@ -118,11 +146,11 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     let base = u64::from(plan.request_count);
     let may_grow = plan.request_cap > base;
     let work = Work::with_sessions(
-        prompts(workload, plan.index, 0, base),
-        SessionSource::of(workload, plan.index, 0),
+        prompts(workload, plan.prompt_seed, 0, base),
+        SessionSource::of(workload, plan.prompt_seed, 0),
         may_grow.then(|| PromptMaker {
             workload: workload.clone(),
-            level: plan.index,
+            level: plan.prompt_seed,
             cap: plan.request_cap,
         }),
     );
@@ -133,16 +161,34 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             concurrency: plan.concurrency,
             request_count: base,
             request_cap: plan.request_cap.max(base),
+            earlier: earlier.as_ref().map_or(0, |e| e.summary.planned_requests),
         })
         .await;
-    let started_at = crate::wallclock::rfc3339_utc(std::time::SystemTime::now());
+    let started_at = match &earlier {
+        Some(e) => e.summary.start_time.clone(),
+        None => crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+    };
     let probe = LagProbe::start();
     let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
-    let level_start = now_ns();
+    // a level measured again continues its timeline where its last request ended, and its
+    // requests are numbered on from its earlier ones
+    let (mut acc, from_ns, index_offset, before) = match earlier {
+        Some(Earlier { mut acc, summary }) => {
+            let from = acc.resume();
+            acc.plan_more(base);
+            let offset = summary.planned_requests;
+            (acc, from, offset, Some(summary))
+        }
+        None => (
+            LevelAccumulator::new(plan.concurrency, base).with_goodput(planner.goodput_limits()),
+            0,
+            0,
+            None,
+        ),
+    };
+    let done_before = acc.completed();
+    let level_start = now_ns().saturating_sub(from_ns);
     workers::spawn(endpoint, plan.concurrency, &work, level_start, cancel, tx);
-
-    let mut acc =
-        LevelAccumulator::new(plan.concurrency, base).with_goodput(planner.goodput_limits());
     let mut live = LiveLevel::new(
         plan.index,
         plan.concurrency,
@@ -194,7 +240,9 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
             biased;
             rec = rx.recv() => match rec {
                 Some(mut rec) => {
-                    if rec.index < work.limit() {
+                    let at = rec.index;
+                    rec.index += index_offset;
+                    if at < work.limit() {
                         fold(plan.index, &rec, &mut acc, &mut live, sink);
                     } else if work.done.is_cancelled() {
                         rec.cooldown = true;
@@ -202,8 +250,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                     } else {
                         ahead.push(rec);
                     }
-                    settle(&work, &acc);
-                    let batch_done = acc.completed() >= work.limit();
+                    settle(&work, acc.completed() - done_before);
+                    let batch_done = acc.completed() - done_before >= work.limit();
                     if batch_done && pending.is_none() && !work.done.is_cancelled() {
                         let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
                         pending =
@@ -248,12 +296,12 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
                 }
                 // below the limit if the level grew over them, else they were cooldown
                 for mut rec in ahead.drain(..) {
-                    rec.cooldown = rec.index >= work.limit();
+                    rec.cooldown = rec.index - index_offset >= work.limit();
                     fold(plan.index, &rec, &mut acc, &mut live, sink);
                 }
-                settle(&work, &acc);
+                settle(&work, acc.completed() - done_before);
                 // a batch the run-ahead already finished is decided at once
-                if !work.done.is_cancelled() && acc.completed() >= work.limit() {
+                if !work.done.is_cancelled() && acc.completed() - done_before >= work.limit() {
                     let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
                     pending =
                         Some(tokio::task::spawn_blocking(move || snapshot_of.finish(meta_now)));
@@ -278,9 +326,38 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan) -> LevelSummary {
     if partial {
         sampling.stopped = SamplingStop::Interrupted;
     }
-    let summary = acc.finish(meta(partial, may_grow.then_some(sampling)));
+    let batches = sampling.batches;
+    let mut sampling = may_grow.then_some(sampling);
+    if let (Some(s), Some(b)) = (sampling.as_mut(), before.as_ref().and_then(|b| b.sampling)) {
+        s.batches += b.batches;
+        s.cap += b.cap;
+    }
+    let (summary, kept) = if planner.pools() {
+        (acc.clone().finish(meta(partial, sampling)), Some(acc))
+    } else {
+        (acc.finish(meta(partial, sampling)), None)
+    };
     let label = format!("concurrency {}", plan.concurrency);
-    finish_level(summary, probe, sink, events, planner, plan.index, &label).await
+    let mut summary = finish_level(summary, probe, sink, events, planner, plan.index, &label).await;
+    if kept.is_none() {
+        return Measured { summary, acc: None };
+    }
+    let before_requests = before.as_ref().map_or(0, |b| b.planned_requests);
+    let mut measurements = before.map(|b| b.measurements).unwrap_or_default();
+    measurements.push(Measurement {
+        order: plan.order,
+        batches,
+        requests: summary.planned_requests - before_requests,
+        verdict: summary.verdict.unwrap_or(Verdict::Uncertain),
+        held: summary.held,
+        ratios: summary
+            .slas
+            .iter()
+            .map(|c| Some(c.ratio()).filter(|r| r.is_finite()))
+            .collect(),
+    });
+    summary.measurements = measurements;
+    Measured { summary, acc: kept }
 }
 
 /// The end of any level: the request log flushed, the level
@@ -334,9 +411,10 @@ pub(super) fn fold(
     let _ = sink.append_request(level, rec);
 }
 
-/// Once the level takes no more and every measured request has finished, cooldown stops.
-fn settle(work: &Work, acc: &LevelAccumulator) {
-    if work.done.is_cancelled() && acc.completed() >= work.limit() {
+/// Once the level takes no more and every measured request of this measurement (`completed`)
+/// has finished, cooldown stops.
+fn settle(work: &Work, completed: u64) {
+    if work.done.is_cancelled() && completed >= work.limit() {
         work.settled.cancel();
     }
 }

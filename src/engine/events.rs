@@ -27,6 +27,9 @@ pub enum EngineEvent {
         /// The most requests the level may run: more than `request_count` when it grows by
         /// batches of that many until its verdict is decided (adaptive sampling).
         request_cap: u64,
+        /// Requests the level measured before: a level measured again (its new requests join
+        /// those); 0 for a new level.
+        earlier: u64,
         /// How an open-loop level's rate changes (`None` for a closed loop).
         shape: Option<LoadShape>,
     },

@@ -239,6 +239,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
             concurrency: cap,
             request_count: n,
             request_cap: n,
+            earlier: 0,
             shape: Some(plan.shape.clone()),
         })
         .await;

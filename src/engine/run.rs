@@ -4,19 +4,20 @@
 //! ends the run with that error (nothing more is written; what was written stays valid), and
 //! whatever the run started (the telemetry scraper) stops with it on every way out.
 
-use super::closed_loop::{run_level, LevelCtx, LevelPlan};
+use super::closed_loop::{run_level, Earlier, LevelCtx, LevelPlan};
 use super::events::EngineEvent;
 use super::open_loop::{run_open_level, OpenPlan};
 use super::sink::{RunEcho, RunSink, StopOnFailure};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::fdlimit::{check_nofile, nofile_needed, raise_nofile_limit};
-use crate::metrics::LevelSummary;
+use crate::metrics::{LevelAccumulator, LevelSummary};
 use crate::plan::LevelLoad;
 pub use crate::plan::LevelPlanner;
 use crate::telemetry::scrape::Scraped;
 use crate::workload::arrivals::{LoadShape, OpenSettings};
 use crate::workload::WorkloadSpec;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -167,6 +168,9 @@ pub async fn run(
         (scrape, tokio::spawn(forward_telemetry(rx, events.clone())))
     });
     let mut levels: Vec<LevelSummary> = Vec::new();
+    // a pooling plan's closed-loop levels by index, as their last measurement left them
+    let mut pooled: HashMap<u32, LevelAccumulator> = HashMap::new();
+    let mut measurements = 0u32;
     let mut raised_said = false;
     // what deciding costs: said before the first level, and measured after the first that grew
     let mut cost_said = false;
@@ -179,7 +183,16 @@ pub async fn run(
         let Some(load) = planner.next(&levels) else {
             break;
         };
-        let index = levels.len() as u32;
+        // the search measuring a concurrency again: that level resumes (`Earlier`)
+        let again = match &load {
+            LevelLoad::Concurrency(c) if planner.pools() => levels
+                .iter()
+                .position(|l| !l.partial && l.load() == *c && pooled.contains_key(&l.index)),
+            _ => None,
+        };
+        let index = again.map_or(levels.len() as u32, |p| levels[p].index);
+        let order = measurements;
+        measurements += 1;
         let ctx = LevelCtx {
             endpoint: &endpoint,
             workload: &workload,
@@ -214,8 +227,20 @@ pub async fn run(
                     requests_asked: req.request_count,
                     request_cap: planner.request_cap(u64::from(request_count)),
                     warmup: req.warmup,
+                    prompt_seed: if again.is_some() { order } else { index },
+                    order,
                 };
-                run_level(ctx, plan).await
+                let earlier = again.and_then(|p| {
+                    Some(Earlier {
+                        acc: pooled.remove(&index)?,
+                        summary: levels[p].clone(),
+                    })
+                });
+                let measured = run_level(ctx, plan, earlier).await;
+                if let Some(acc) = measured.acc {
+                    pooled.insert(index, acc);
+                }
+                measured.summary
             }
             LevelLoad::Open(shape) => {
                 let plan = open_plan(&req.open, &*planner, &workload, index, shape, None);
@@ -238,6 +263,14 @@ pub async fn run(
         if let Some(e) = sink.failure() {
             return Err(RunError::Results(e));
         }
+        if let Some(p) = again.filter(|_| summary.partial) {
+            // cut short while measured again: the level stays what its earlier measurements
+            // made it (the cut measurement's requests are in the request log, not in it)
+            let _ = events
+                .send(EngineEvent::LevelFinished(Box::new(levels[p].clone())))
+                .await;
+            continue;
+        }
         sink.write_level(&summary)?;
         let _ = events
             .send(EngineEvent::LevelFinished(Box::new(summary.clone())))
@@ -246,7 +279,10 @@ pub async fn run(
             cost_said = true;
             let _ = events.send(EngineEvent::Warning(note)).await;
         }
-        levels.push(summary);
+        match again {
+            Some(p) => levels[p] = summary,
+            None => levels.push(summary),
+        }
     }
     scrape_stop.cancel();
     if let Some((scrape, forward)) = scraper {
@@ -283,6 +319,10 @@ pub async fn run(
 /// speed, so the user can tell what the rest of the run will.
 fn decided_cost(level: &LevelSummary) -> Option<String> {
     let s = level.sampling.as_ref().filter(|s| s.batches > 1)?;
+    // a level measured again says nothing new of what one level costs
+    if level.measurements.len() > 1 {
+        return None;
+    }
     let how = match s.stopped {
         crate::metrics::SamplingStop::Decided => "to decide its verdict",
         _ => "and is still undecided",

@@ -22,6 +22,7 @@ pub async fn print_progress(
     rows: Option<Analysis>,
 ) -> RunState {
     let mut state = RunState::default();
+    let mut header_said = false;
     let mut out = std::io::stdout();
     let tty = std::io::stderr().is_terminal();
     let mut last_plain = Instant::now();
@@ -44,12 +45,22 @@ pub async fn print_progress(
                 concurrency,
                 request_count,
                 request_cap,
+                earlier,
                 shape: None,
             } => Some(format!(
-                "level {}: concurrency {concurrency}, {request_count} requests{}",
+                "level {}{}: concurrency {concurrency}, {request_count} {}requests{}{}",
                 index + 1,
+                if *earlier > 0 { " again" } else { "" },
+                if *earlier > 0 { "more " } else { "" },
                 if request_cap > request_count {
                     format!(" a batch, up to {request_cap} until its verdict is decided")
+                } else {
+                    String::new()
+                },
+                if *earlier > 0 {
+                    format!(
+                        "; they join its {earlier} earlier requests: one level, one verdict on all"
+                    )
                 } else {
                     String::new()
                 }
@@ -126,14 +137,16 @@ pub async fn print_progress(
         if let Some(l) = line {
             let _ = writeln!(err, "{l}");
         }
-        if let (Some(a), EngineEvent::LevelFinished(_)) = (&rows, &ev) {
+        if let (Some(a), EngineEvent::LevelFinished(done)) = (&rows, &ev) {
             let report = analyse(a, &state.levels);
             let table = report.iterations;
             let mut text = String::new();
-            if table.len() == 1 {
+            if !header_said {
+                header_said = true;
                 text += &row_header(&a.limits(), report.axis);
             }
-            if let Some(r) = table.last() {
+            // the level that finished: a level measured again prints its row again, pooled
+            if let Some(r) = table.iter().find(|r| r.iteration == done.index + 1) {
                 text += &row_text(r, report.axis);
             }
             let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
@@ -176,9 +189,12 @@ pub fn row_text(r: &IterationRow, axis: Axis) -> String {
     } else {
         r.verdict.label()
     };
-    let why = r
+    let mut why = r
         .why
         .map_or("-".to_string(), |w| format!("{w:?}").to_lowercase());
+    if r.measurements > 1 {
+        why += &format!(", measured {} times, pooled", r.measurements);
+    }
     l + &format!("  {:>8}  {result:>9}  {why}\n", r.requests)
 }
 

@@ -21,7 +21,7 @@ use super::histogram::{
 };
 use super::lengths::LengthTally;
 use super::rate::OpenLoopTally;
-use super::steady::{Span, SteadyTally};
+use super::steady::{After, Span, SteadyTally, Window};
 use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts, HELD_SHARE,
@@ -70,6 +70,10 @@ pub struct LevelAccumulator {
     in_time: InTime,
     /// The steady window's figures, folded as requests finish.
     steady: SteadyTally,
+    /// Earlier measurements of a level measured again ([`LevelAccumulator::resume`]).
+    earlier: Vec<Earlier>,
+    /// Where the current measurement starts on the level's timeline (0 for the first).
+    session_start_ns: u64,
     first_start_ns: u64,
     last_end_ns: u64,
     ok: u64,
@@ -90,6 +94,31 @@ pub struct LevelAccumulator {
     open: OpenLoopTally,
     // Multi-turn sessions, per turn index: `turns.rs`.
     turns: TurnTally,
+}
+
+/// A finished measurement of a pooled level: its own all-slots-busy window and what started
+/// after it opened. Each measurement fills its slots anew, so windows are not joined across
+/// them: their lengths, tokens and busy times add.
+#[derive(Debug, Clone, Copy)]
+struct Earlier {
+    start_ns: u64,
+    window: Option<Window>,
+    after: After,
+    count: u64,
+    busy_ns: u128,
+}
+
+/// The steady figures over every measurement's window.
+#[derive(Debug, Clone, Copy)]
+struct Pooled {
+    /// The first window's start and the last one's end (on the level's timeline).
+    span: (u64, u64),
+    /// Tokens inside the windows per second of window.
+    tps: f64,
+    /// Time-weighted requests in flight over the windows.
+    in_flight: f64,
+    /// The requests started after their measurement's window opened.
+    after: After,
 }
 
 /// Per SLA metric, `(start ns, value ms)` of every successful request that has it.
@@ -113,11 +142,19 @@ impl InTime {
     }
 
     /// The sustained throughput `tps`'s 95 % interval: the relative half-width of tokens over
-    /// latency among the requests started after `after` (the window's opening), in start
-    /// order, by batch means; open when too few requests followed it.
-    fn sustained_interval(&self, after: u64, tps: f64) -> Interval {
+    /// latency among the requests started after their measurement's window opened (`opened`:
+    /// each measurement's start and window opening, in order), in start order, by batch
+    /// means; open when too few requests followed it.
+    fn sustained_interval(&self, opened: &[(u64, u64)], tps: f64) -> Interval {
+        let after_opening = |at: u64| {
+            opened
+                .iter()
+                .rev()
+                .find(|(start, _)| *start <= at)
+                .is_some_and(|(_, ws)| at > *ws)
+        };
         let mut order: Vec<usize> = (0..self.e2e.len())
-            .filter(|i| self.e2e[*i].0 > after)
+            .filter(|i| after_opening(self.e2e[*i].0))
             .collect();
         order.sort_by_key(|i| self.e2e[*i].0);
         let pairs: Vec<(f64, f64)> = order
@@ -148,6 +185,8 @@ impl LevelAccumulator {
             slot_to_send: Histogram::latency(),
             in_time: InTime::default(),
             steady: SteadyTally::new(concurrency),
+            earlier: Vec::new(),
+            session_start_ns: 0,
             first_start_ns: u64::MAX,
             last_end_ns: 0,
             ok: 0,
@@ -190,9 +229,68 @@ impl LevelAccumulator {
         self.planned_requests += more;
     }
 
-    /// Requests folded so far (warmup excluded).
+    /// Requests folded so far (warmup excluded), earlier measurements included.
     pub fn completed(&self) -> u64 {
-        self.steady.count()
+        self.steady.count() + self.earlier.iter().map(|e| e.count).sum::<u64>()
+    }
+
+    /// Ends the current measurement of a closed-loop level so that another one at the same
+    /// concurrency adds to it: the level measured again. Returns where the next measurement
+    /// starts on the level's timeline (the end of the last request so far): its requests'
+    /// times are to continue from there, so the level reads as one stretch in start order
+    /// with the pause between the measurements left out.
+    pub fn resume(&mut self) -> u64 {
+        let window = self.steady.window();
+        self.earlier.push(Earlier {
+            start_ns: self.session_start_ns,
+            window,
+            after: window.map_or_else(After::default, |w| self.steady.after(w.start_ns)),
+            count: self.steady.count(),
+            busy_ns: self.steady.busy_ns(),
+        });
+        self.steady = SteadyTally::new(self.concurrency);
+        self.session_start_ns = self.last_end_ns;
+        self.last_end_ns
+    }
+
+    /// Every measurement's (start, window, requests after its opening), the current one last.
+    fn measurements(&self) -> Vec<(u64, Option<Window>, After)> {
+        let mut out: Vec<(u64, Option<Window>, After)> = self
+            .earlier
+            .iter()
+            .map(|e| (e.start_ns, e.window, e.after))
+            .collect();
+        let window = self.steady.window();
+        let after = window.map_or_else(After::default, |w| self.steady.after(w.start_ns));
+        out.push((self.session_start_ns, window, after));
+        out
+    }
+
+    /// The steady figures over the windows of every measurement (one, unless the level was
+    /// measured again); `None` when a measurement has no window.
+    fn pooled(&self) -> Option<Pooled> {
+        let all = self.measurements();
+        let windows: Vec<(Window, After)> = all
+            .iter()
+            .map(|(_, w, a)| w.map(|w| (w, *a)))
+            .collect::<Option<_>>()?;
+        let len = |w: &Window| (w.end_ns - w.start_ns) as f64;
+        let total: f64 = windows.iter().map(|(w, _)| len(w)).sum();
+        let after = windows.iter().fold(After::default(), |s, (_, a)| After {
+            requests: s.requests + a.requests,
+            tokens: s.tokens + a.tokens,
+            busy_ns: s.busy_ns + a.busy_ns,
+        });
+        Some(Pooled {
+            span: (windows.first()?.0.start_ns, windows.last()?.0.end_ns),
+            tps: windows.iter().map(|(w, _)| w.tokens).sum::<f64>() / (total / 1e9),
+            in_flight: windows
+                .iter()
+                .map(|(w, _)| w.in_flight * len(w))
+                .sum::<f64>()
+                / total,
+            after,
+        })
     }
 
     /// Folds one finished request. Warmup records are ignored.
@@ -298,15 +396,14 @@ impl LevelAccumulator {
     /// once and queue behind each other only partly, so their mean latency reads low (by a
     /// quarter at 1,024 on 256 slots with 2,048 requests). `None` until at least
     /// `concurrency` requests started after the window opened (one full turnover).
-    fn sustained_tps(&self, lo: u64, achieved: f64) -> Option<f64> {
-        let after = self.steady.after(lo);
-        (after.requests >= u64::from(self.concurrency) && after.busy_ns > 0)
+    fn sustained_tps(after: After, concurrency: u32, achieved: f64) -> Option<f64> {
+        (after.requests >= u64::from(concurrency) && after.busy_ns > 0)
             .then(|| achieved * after.tokens as f64 / (after.busy_ns as f64 / 1e9))
     }
 
     /// Ends the level and summarizes it.
     pub fn finish(self, meta: LevelMeta) -> LevelSummary {
-        let (first, last) = if self.steady.count() == 0 {
+        let (first, last) = if self.completed() == 0 {
             (0, 0)
         } else {
             (self.first_start_ns, self.last_end_ns)
@@ -319,19 +416,19 @@ impl LevelAccumulator {
                 0.0
             }
         };
-        let window = self.steady.window();
-        let steady_tps = window.map(|w| {
-            Scalar::new(
-                UNIT_TOKENS_PER_SEC,
-                w.tokens / ((w.end_ns - w.start_ns) as f64 / 1e9),
-            )
-        });
+        let window = self.pooled();
+        let steady_tps = window.map(|w| Scalar::new(UNIT_TOKENS_PER_SEC, w.tps));
         let achieved = window.map(|w| w.in_flight);
         let held = achieved.is_some_and(|a| a >= HELD_SHARE * f64::from(self.concurrency));
+        let opened: Vec<(u64, u64)> = self
+            .measurements()
+            .iter()
+            .filter_map(|(start, w, _)| Some((*start, w.as_ref()?.start_ns)))
+            .collect();
         let sustained = window
-            .and_then(|w| Some((w.start_ns, self.sustained_tps(w.start_ns, w.in_flight)?)))
-            .map(|(ws, tps)| Scalar {
-                ci95: Some(self.in_time.sustained_interval(ws, tps)),
+            .and_then(|w| Self::sustained_tps(w.after, self.concurrency, w.in_flight))
+            .map(|tps| Scalar {
+                ci95: Some(self.in_time.sustained_interval(&opened, tps)),
                 ..Scalar::new(UNIT_TOKENS_PER_SEC, tps)
             });
         let attempted = self.ok + self.errors;
@@ -355,6 +452,7 @@ impl LevelAccumulator {
             requests_asked: meta.requests_asked,
             held,
             sampling: meta.sampling,
+            measurements: Vec::new(),
             slas: Vec::new(),
             verdict: None,
             start_time: meta.started_at,
@@ -396,13 +494,16 @@ impl LevelAccumulator {
                 .unwrap_or(0),
             errors_by_kind: self.errors_by_kind.clone(),
             steady_window: window.map(|w| SteadyWindow {
-                start_s: w.start_ns as f64 / 1e9,
-                end_s: w.end_ns as f64 / 1e9,
+                start_s: w.span.0 as f64 / 1e9,
+                end_s: w.span.1 as f64 / 1e9,
             }),
             achieved_concurrency: achieved,
             // a think follows a turn of its own session, so no span starts before `first`
-            mean_in_flight: (last > first)
-                .then(|| self.steady.busy_ns() as f64 / (last - first) as f64),
+            mean_in_flight: (last > first).then(|| {
+                let busy =
+                    self.steady.busy_ns() + self.earlier.iter().map(|e| e.busy_ns).sum::<u128>();
+                busy as f64 / (last - first) as f64
+            }),
             slot_to_send: stats(&self.slot_to_send),
             output_tokens_source: self.sources,
             reconnect_count: self.reconnects,

@@ -451,3 +451,78 @@ fn latencies_that_move_together_in_time_widen_their_intervals() {
     let half = |i: Interval| (i.hi().unwrap() - i.lo().unwrap()) / 2.0;
     assert!(half(ib.avg) > 4.0 * half(ia.avg), "{ia:?} {ib:?}");
 }
+
+/// `recs` moved `by` ms later on the level's timeline (a later measurement's requests).
+fn shifted(recs: &[RequestRecord], by: u64) -> Vec<RequestRecord> {
+    recs.iter()
+        .map(|r| {
+            let at = |ns: u64| ns + by * MS;
+            RequestRecord {
+                slot_free_ns: at(r.slot_free_ns),
+                start_ns: at(r.start_ns),
+                first_token_ns: r.first_token_ns.map(at),
+                last_token_ns: r.last_token_ns.map(at),
+                end_ns: at(r.end_ns),
+                ..r.clone()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_level_measured_again_adds_its_requests_and_windows() {
+    let first = two_busy_workers();
+    let mut acc = LevelAccumulator::new(2, 4);
+    for r in &first {
+        acc.add(r);
+    }
+    // the next measurement continues where the last request ended (2 s)
+    assert_eq!(acc.resume(), 2000 * MS);
+    acc.plan_more(4);
+    for r in &shifted(&first, 2000) {
+        acc.add(r);
+    }
+    assert_eq!(acc.completed(), 8);
+    let s = acc.finish(LevelMeta::default());
+    assert_eq!(s.planned_requests, 8);
+    let e2e = s.request_latency.as_ref().unwrap();
+    assert_eq!((e2e.count, e2e.avg), (6, 1000.0));
+    // each measurement's own window, [0, 1.5 s] and [2, 3.5 s]: busy 3 s over 1.5 s in each,
+    // 26.125 tokens in each; the gap between them is not a window
+    let w = s.steady_window.unwrap();
+    assert_eq!((w.start_s, w.end_s), (0.0, 3.5));
+    assert_eq!(s.achieved_concurrency, Some(2.0));
+    let steady = s.output_token_throughput_steady.as_ref().unwrap();
+    assert!(close(steady.avg, 2.0 * 26.125 / 3.0));
+    // the whole level: 4 s back to back, 7 s busy; 66 tokens
+    assert_eq!(s.mean_in_flight, Some(1.75));
+    assert!(close(s.output_tps(), 66.0 / 4.0));
+    assert!(s.held);
+}
+
+#[test]
+fn a_level_measured_again_pools_its_sustained_throughput() {
+    // the sustained schedule twice: Little's law over the requests after each window opened
+    let recs = [
+        ok(0, 0, 0, 100, 1000, 10),
+        ok(1, 1, 0, 100, 1000, 10),
+        ok(2, 0, 1000, 1100, 1500, 10),
+        ok(3, 1, 1000, 1100, 2000, 20),
+        ok(4, 0, 1500, 1600, 2500, 30),
+        ok(5, 1, 2000, 2100, 2500, 10),
+    ];
+    let mut acc = LevelAccumulator::new(2, 6);
+    for r in &recs {
+        acc.add(r);
+    }
+    let from = acc.resume() / MS;
+    assert_eq!(from, 2500);
+    for r in &shifted(&recs, from) {
+        acc.add(r);
+    }
+    let s = acc.finish(LevelMeta::default());
+    assert_eq!(s.achieved_concurrency, Some(2.0));
+    // 2 in flight x (70 + 70) tokens / (3.0 + 3.0) s of summed latency, as one measurement
+    assert!(close(s.sustained_tps(), 2.0 * 70.0 / 3.0));
+    assert!(s.held);
+}

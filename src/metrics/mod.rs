@@ -24,6 +24,6 @@ pub use lengths::{TokenCounts, WorkloadMetrics};
 pub use progress::{LevelProgress, LiveLevel};
 pub use summary::{
     AdaptiveSampling, ClientLag, ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary,
-    SamplingStop, Scalar, SteadyWindow, TokenSourceCounts, DISTRIBUTIONS, HELD_SHARE,
+    Measurement, SamplingStop, Scalar, SteadyWindow, TokenSourceCounts, DISTRIBUTIONS, HELD_SHARE,
 };
 pub use window::{RecentDurations, RollingRate};

@@ -100,6 +100,25 @@ pub struct AdaptiveSampling {
     pub stopped: SamplingStop,
 }
 
+/// One measurement of a level: a stretch of requests run in one go (its batches), and the
+/// level's verdict on every request measured so far when it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// Its position among the run's measurements (0-based): the order the plan ran them in.
+    pub order: u32,
+    /// Batches it ran.
+    pub batches: u32,
+    /// Requests it ran (planned, every batch).
+    pub requests: u64,
+    /// The level's verdict on every SLA, over all its requests so far.
+    pub verdict: Verdict,
+    /// Whether the level, over all its requests so far, held its concurrency.
+    pub held: bool,
+    /// observed / limit for each SLA then, in the order the SLAs were given (`null`: it could
+    /// not be measured, which counts as beyond any limit).
+    pub ratios: Vec<Option<f64>>,
+}
+
 fn held_default() -> bool {
     true
 }
@@ -172,6 +191,12 @@ pub struct LevelSummary {
     /// Adaptive sampling, when the plan could extend the level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<AdaptiveSampling>,
+    /// Each time the plan measured this concurrency, in the run's order. The SLA search pools:
+    /// a concurrency measured again keeps its earlier requests and adds the new ones, so the
+    /// level has one verdict on all of them (`docs/search.md`, "Measuring a level again").
+    /// Empty in files written before pooling, and for plans that do not pool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measurements: Vec<Measurement>,
     /// Each SLA of the run (the error-rate limit included) judged on this level.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slas: Vec<SlaCheck>,

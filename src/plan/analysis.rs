@@ -57,8 +57,15 @@ pub struct IterationRow {
     /// 1-based.
     pub iteration: u32,
     pub concurrency: u32,
-    /// Requests the level ran (its base count, raised to 2 x concurrency, plus batches).
+    /// Requests the level ran (its base count, raised to 2 x concurrency, plus batches), over
+    /// every measurement of it.
     pub requests: u64,
+    /// Batches it ran, over every measurement (when it could grow by batches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batches: Option<u32>,
+    /// Times the search measured it: more than one when it came back to it, the requests of
+    /// each joined into this one level.
+    pub measurements: u32,
     pub output_tps: f64,
     /// Requests/s that met every latency SLA (a failed request is a miss).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,23 +214,62 @@ pub fn qualified_curve(a: &Analysis, levels: &[LevelSummary]) -> Vec<CurvePoint>
     curve(&named)
 }
 
-/// The planner's view of finished levels (partial levels are left out: they measured less).
+/// The planner's view of finished levels (partial levels are left out: they measured less):
+/// one point per measurement, in the order they ran. A level measured again (pooled) gives a
+/// point for each of its measurements with the verdict it had then, as recorded; its last
+/// point is the level judged now, on all its requests.
 pub fn points(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<Point> {
-    levels
-        .iter()
-        .filter(|l| !l.partial)
-        .map(|l| {
-            let checks = limits.check(l);
-            let verdict = level_verdict(&checks, l);
-            Point {
-                concurrency: l.load(),
-                pass: l.held && verdict.is_pass(),
-                verdict,
-                held: l.held,
-                ratios: checks.iter().map(SlaCheck::ratio).collect(),
-            }
-        })
+    ordered_points(limits, levels)
+        .into_iter()
+        .map(|(_, p)| p)
         .collect()
+}
+
+/// A level's first measurement's position among the run's (its index in older files).
+fn first_order(l: &LevelSummary) -> u32 {
+    l.measurements.first().map_or(l.index, |m| m.order)
+}
+
+/// [`points`] with each measurement's position among the run's.
+fn ordered_points(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<(u32, Point)> {
+    let mut out: Vec<(u32, Point)> = Vec::new();
+    for l in levels.iter().filter(|l| !l.partial) {
+        let checks = limits.check(l);
+        let verdict = level_verdict(&checks, l);
+        let now = Point {
+            concurrency: l.load(),
+            pass: l.held && verdict.is_pass(),
+            verdict,
+            held: l.held,
+            ratios: checks.iter().map(SlaCheck::ratio).collect(),
+            requests: l.planned_requests,
+            pooled: l.measurements.len() > 1,
+        };
+        let Some((last, before)) = l.measurements.split_last() else {
+            out.push((l.index, now));
+            continue;
+        };
+        let mut requests = 0;
+        for (i, m) in before.iter().enumerate() {
+            requests += m.requests;
+            let ratios = m.ratios.iter().map(|r| r.unwrap_or(f64::INFINITY));
+            out.push((
+                m.order,
+                Point {
+                    concurrency: l.load(),
+                    pass: m.held && m.verdict.is_pass(),
+                    verdict: m.verdict,
+                    held: m.held,
+                    ratios: ratios.collect(),
+                    requests,
+                    pooled: i > 0,
+                },
+            ));
+        }
+        out.push((last.order, now));
+    }
+    out.sort_by_key(|(order, _)| *order);
+    out
 }
 
 /// One iteration row for a level.
@@ -233,6 +279,8 @@ pub fn row(limits: &SlaSet, level: &LevelSummary, why: Option<Why>) -> Iteration
         iteration: level.index + 1,
         concurrency: level.load(),
         requests: level.planned_requests,
+        batches: level.sampling.map(|s| s.batches),
+        measurements: level.measurements.len().max(1) as u32,
         output_tps: level.output_tps(),
         goodput: level.goodput.as_ref().map(|g| g.avg),
         held: level.held,
@@ -332,22 +380,22 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         Axis::Concurrency
     };
     let levels = &levels[..];
-    let pts = points(&limits, levels);
+    let ordered = ordered_points(&limits, levels);
+    let orders: Vec<u32> = ordered.iter().map(|(o, _)| *o).collect();
+    let pts: Vec<Point> = ordered.into_iter().map(|(_, p)| p).collect();
     let whys = a.search.map(|cfg| search::history(&cfg, &pts));
-    let mut complete = 0usize;
     let iterations = all
         .iter()
         .map(|l| {
-            if !levels.iter().any(|x| x.index == l.index) {
+            if l.partial || !levels.iter().any(|x| x.index == l.index) {
                 return row(&limits, l, None);
             }
-            let why = if l.partial {
-                None
-            } else {
-                complete += 1;
-                whys.as_ref()
-                    .and_then(|w| w.get(complete - 1).copied().flatten())
-            };
+            // a level's reason is its first measurement's
+            let at = orders.iter().position(|o| *o == first_order(l));
+            let why = whys
+                .as_ref()
+                .zip(at)
+                .and_then(|(w, at)| w.get(at).copied().flatten());
             row(&limits, l, why)
         })
         .collect();

@@ -189,3 +189,48 @@ fn a_knee_without_any_doubling_measured_says_so() {
         crate::plan::analysis_text::render_analysis(&analyse(&Analysis::default(), &sweep()));
     assert!(text.contains("knee: 256"), "{text}");
 }
+
+#[test]
+fn a_pooled_level_gives_the_search_one_point_per_measurement_in_run_order() {
+    use crate::metrics::Measurement;
+    use crate::record::sla::Verdict;
+    let m = |order: u32, requests: u64, verdict: Verdict| Measurement {
+        order,
+        batches: 1,
+        requests,
+        verdict,
+        held: true,
+        ratios: vec![Some(1.5), None],
+    };
+    // 16 (measured 1st and again 4th), 64 (2nd), 256 (3rd)
+    let mut levels = sweep()[..3].to_vec();
+    levels[0].measurements = vec![m(0, 256, Verdict::Fail), m(3, 256, Verdict::Pass)];
+    levels[1].measurements = vec![m(1, 512, Verdict::Pass)];
+    levels[2].measurements = vec![m(2, 1024, Verdict::Pass)];
+    let a = e2e("p99:60s");
+    let pts = points(&a.limits(), &levels);
+    let seen: Vec<(u32, Verdict, u64, bool)> = pts
+        .iter()
+        .map(|p| (p.concurrency, p.verdict, p.requests, p.pooled))
+        .collect();
+    // the first measurement of 16 keeps its recorded verdict and ratios (null: unmeasured);
+    // its last point is 16 judged now, on all 512 requests
+    assert_eq!(
+        seen,
+        vec![
+            (16, Verdict::Fail, 256, false),
+            (64, Verdict::Pass, 512, false),
+            (256, Verdict::Pass, 1024, false),
+            (16, Verdict::Pass, 512, true),
+        ]
+    );
+    assert_eq!(pts[0].ratios, vec![1.5, f64::INFINITY]);
+    // one iteration row per level, with its measurements
+    let rows = analyse(&a, &levels).iterations;
+    assert_eq!(
+        rows.iter()
+            .map(|r| (r.concurrency, r.measurements, r.requests))
+            .collect::<Vec<_>>(),
+        vec![(16, 2, 512), (64, 1, 512), (256, 1, 1024)]
+    );
+}

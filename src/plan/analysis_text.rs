@@ -43,7 +43,13 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             }
             t += "\n";
         }
-        t += &format!("levels: {}; confidence: {}\n", o.levels_used, o.confidence);
+        let distinct = a.iterations.iter().filter(|r| !r.partial).count() as u32;
+        let levels = if distinct < o.levels_used {
+            format!("{distinct} ({} measurements)", o.levels_used)
+        } else {
+            o.levels_used.to_string()
+        };
+        t += &format!("levels: {levels}; confidence: {}\n", o.confidence);
     } else if let Some(b) = &a.boundary {
         t += &format!("SLA boundary: {}\n", boundary_text(ax, b));
     }

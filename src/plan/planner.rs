@@ -83,6 +83,11 @@ pub trait LevelPlanner: Send + Sync {
     fn deciding_note(&self, _asked: u64) -> Option<String> {
         None
     }
+    /// Whether a closed-loop concurrency measured again joins its earlier measurement (one
+    /// level, one verdict on all its requests) instead of running as a level of its own.
+    fn pools(&self) -> bool {
+        false
+    }
 }
 
 /// The SLA that needs the most requests to be decided, and how many (see
@@ -209,6 +214,9 @@ impl LevelPlanner for SearchPlanner {
     }
     fn min_requests(&self) -> u64 {
         min_decisive_samples(&self.analysis.limits())
+    }
+    fn pools(&self) -> bool {
+        !self.by_rate
     }
     fn deciding_note(&self, asked: u64) -> Option<String> {
         // a rate level sends what its SLAs need by itself

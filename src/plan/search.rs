@@ -7,9 +7,12 @@
 //! the crossing (aimed a little below it, clamped away from the ends), with bisection as the
 //! fallback when the model has nothing to go on, keeps passing just under its own guesses,
 //! or overshot (its last level failed and cut less than half the bracket).
-//! Contradictions (a pass above a fail) are re-measured once per level; a level measured twice
-//! passes only if most of its decided measurements passed (a tie fails: the cautious side;
-//! an uncertain measurement does not vote).
+//! Contradictions (a pass above a fail) are re-measured once per level. A level measured again
+//! pools: its new requests join the earlier ones and the level has one verdict on all of them
+//! (each measurement is still a point here, in the order they ran, with the verdict the level
+//! had when it ended; the last one is the level's). Points from files written before pooling
+//! are separate measurements: such a level passes only if most of its decided measurements
+//! passed (a tie fails: the cautious side; an uncertain measurement does not vote).
 //!
 //! A level passes only when it held its concurrency and every SLA's 95 % interval is within
 //! its limit. A level still uncertain at its request cap, or not held, is not a pass: it ends
@@ -70,6 +73,11 @@ pub struct Point {
     /// observed / limit for each SLA, in the order they were given (above 1 breaches;
     /// infinite when the level could not measure it). Empty when unknown.
     pub ratios: Vec<f64>,
+    /// Requests the verdict stands on (every measurement pooled so far); 0 when unknown.
+    pub requests: u64,
+    /// The verdict covers the earlier measurements at this concurrency too (the level was
+    /// measured again and pooled): it replaces theirs.
+    pub pooled: bool,
 }
 
 impl Point {
@@ -81,6 +89,16 @@ impl Point {
             verdict: if pass { Verdict::Pass } else { Verdict::Fail },
             held: true,
             ratios,
+            requests: 0,
+            pooled: false,
+        }
+    }
+
+    /// The same measurement, pooled with the earlier ones at its concurrency.
+    pub fn pooled(self) -> Point {
+        Point {
+            pooled: true,
+            ..self
         }
     }
 
@@ -140,6 +158,12 @@ pub struct Outcome {
     pub max_passing: Option<u32>,
     /// The lowest concurrency that failed.
     pub first_failing: Option<u32>,
+    /// The requests `max_passing`'s verdict stands on (all its measurements, pooled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_passing_requests: Option<u64>,
+    /// The requests `first_failing`'s verdict stands on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failing_requests: Option<u64>,
     pub levels_used: u32,
     pub contradictions: Vec<Contradiction>,
     /// Each level's measurements in order (`true` = pass), for levels measured more than once.
@@ -166,7 +190,7 @@ pub enum Step {
 pub(crate) type Vote = Option<bool>;
 
 impl Point {
-    fn vote(&self) -> Vote {
+    pub(crate) fn vote(&self) -> Vote {
         if self.pass {
             Some(true)
         } else if self.failed() {
@@ -177,10 +201,26 @@ impl Point {
     }
 }
 
-/// Per concurrency: its measurements' votes, in order, and mean ratios.
+/// The points that stand: every one but those a later pooled measurement at the same
+/// concurrency replaced.
+pub(crate) fn standing(points: &[Point]) -> Vec<&Point> {
+    points
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            !points[i + 1..]
+                .iter()
+                .any(|q| q.pooled && q.concurrency == p.concurrency)
+        })
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// Per concurrency: its standing measurements' votes, in order, and mean ratios (one of
+/// each for a pooled level).
 pub(crate) fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<Vote>, Vec<f64>)> {
     let mut m: BTreeMap<u32, (Vec<Vote>, Vec<Vec<f64>>)> = BTreeMap::new();
-    for p in points {
+    for p in standing(points) {
         let e = m.entry(p.concurrency).or_default();
         e.0.push(p.vote());
         e.1.push(p.ratios.clone());
@@ -205,12 +245,13 @@ pub(crate) fn passes(votes: &[Vote]) -> bool {
     p > f
 }
 
-/// Every (pass, fail) pair of single measurements with the pass at the higher (or the same)
+/// Every (pass, fail) pair of standing measurements with the pass at the higher (or the same)
 /// concurrency. Only decided verdicts contradict: an uncertain or unheld level does not.
 pub fn contradictions(points: &[Point]) -> Vec<Contradiction> {
+    let standing = standing(points);
     let mut out: Vec<Contradiction> = Vec::new();
-    for p in points.iter().filter(|p| p.pass) {
-        for f in points
+    for p in standing.iter().filter(|p| p.pass) {
+        for f in standing
             .iter()
             .filter(|f| f.failed() && f.concurrency <= p.concurrency)
         {

@@ -2,7 +2,7 @@
 //! confidence note that says how sure the answer is.
 
 use super::search::{
-    aggregate, bracket, contradictions, passes, Contradiction, Outcome, Point, SearchConfig,
+    bracket, contradictions, passes, standing, Contradiction, Outcome, Point, SearchConfig,
     StopReason, Vote,
 };
 use crate::record::sla::Verdict;
@@ -16,31 +16,60 @@ pub fn outcome_now(cfg: &SearchConfig, points: &[Point]) -> Outcome {
 pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) -> Outcome {
     let (lo, hi) = bracket(points);
     let contradictions = contradictions(points);
-    let agg = aggregate(points);
-    let votes: BTreeMap<u32, Vec<Vote>> = agg
-        .iter()
-        .filter(|(_, (v, _))| v.len() > 1)
-        .map(|(c, (v, _))| (*c, v.clone()))
-        .collect();
+    // every measurement's vote, for the levels measured more than once
+    let mut votes: BTreeMap<u32, Vec<Vote>> = BTreeMap::new();
+    for p in points {
+        votes.entry(p.concurrency).or_default().push(p.vote());
+    }
+    votes.retain(|_, v| v.len() > 1);
+    let standing = standing(points);
+    let pooled = points.iter().any(|p| p.pooled);
     let remeasured: BTreeMap<u32, Vec<bool>> = votes
         .iter()
         .map(|(c, v)| (*c, v.iter().map(|x| *x == Some(true)).collect()))
         .collect();
-    let mut uncertain: Vec<u32> = points
+    let mut uncertain: Vec<u32> = standing
         .iter()
         .filter(|p| p.held && p.verdict == Verdict::Uncertain)
         .map(|p| p.concurrency)
         .collect();
     uncertain.sort_unstable();
     uncertain.dedup();
-    let mut not_held: Vec<u32> = points
+    let mut not_held: Vec<u32> = standing
         .iter()
         .filter(|p| !p.held)
         .map(|p| p.concurrency)
         .collect();
     not_held.sort_unstable();
     not_held.dedup();
-    let mut confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &votes);
+    // the requests each end's verdict stands on (a pooled level's are all of its own)
+    let requests = |end: Option<u32>| {
+        let at: Vec<&&Point> = standing
+            .iter()
+            .filter(|p| Some(p.concurrency) == end)
+            .collect();
+        let n: u64 = at.iter().map(|p| p.requests).sum();
+        (n > 0).then_some(n)
+    };
+    let (lo_requests, hi_requests) = (requests(lo), requests(hi));
+    let mut confidence = confidence_note(cfg, reason, lo, hi, &contradictions, &votes, pooled);
+    let decided_by: Vec<String> = [(lo, lo_requests, "passed"), (hi, hi_requests, "failed")]
+        .into_iter()
+        .filter_map(|(end, n, how)| {
+            let (end, n) = (end?, n?);
+            let how = if uncertain.contains(&end) {
+                "stayed uncertain"
+            } else if not_held.contains(&end) {
+                "was not held"
+            } else {
+                how
+            };
+            Some(format!("{end} {how} on {n} requests"))
+        })
+        .collect();
+    if !decided_by.is_empty() {
+        confidence += &format!("; {}", decided_by.join(", "));
+    }
     if let Some(h) = hi.filter(|h| uncertain.contains(h)) {
         confidence += &format!(
             "; {h} stayed uncertain at its request cap: the limit may reach up to {h} (more \
@@ -64,6 +93,8 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
         levels_used: points.len() as u32,
         contradictions,
         remeasured,
+        max_passing_requests: lo_requests,
+        first_failing_requests: hi_requests,
         uncertain,
         not_held,
         confidence,
@@ -88,6 +119,7 @@ fn confidence_note(
     hi: Option<u32>,
     contradictions: &[Contradiction],
     remeasured: &BTreeMap<u32, Vec<Vote>>,
+    pooled: bool,
 ) -> String {
     let tol = cfg.tolerance * 100.0;
     let first = match (reason, lo, hi) {
@@ -144,6 +176,8 @@ fn confidence_note(
         .any(|c| agg_pass(c.passed) && hi.is_some_and(|h| c.passed > h));
     let tail = if unresolved {
         "still non-monotonic: the answer is the highest pass below the lowest fail"
+    } else if pooled {
+        "a level measured again is judged on all its requests together"
     } else {
         "a level passes only if most of its measurements did"
     };

@@ -325,6 +325,8 @@ fn a_level_uncertain_once_and_passed_when_remeasured_passes() {
         ..SearchConfig::default()
     };
     let uncertain = |c: u32| Point {
+        requests: 0,
+        pooled: false,
         concurrency: c,
         pass: false,
         verdict: Verdict::Uncertain,
@@ -354,6 +356,8 @@ fn a_top_left_uncertain_is_probed_one_tolerance_below_once() {
         ..SearchConfig::default()
     };
     let uncertain = |c: u32, held: bool| Point {
+        requests: 0,
+        pooled: false,
         concurrency: c,
         pass: false,
         verdict: Verdict::Uncertain,
@@ -391,4 +395,86 @@ fn a_top_left_uncertain_is_probed_one_tolerance_below_once() {
     // a narrow bracket: the edge is the level just under the top
     let small = vec![pt(1, true), pt(2, true), pt(4, true), uncertain(8, true)];
     assert_eq!(next(&cfg, &small), (7, Why::Edge));
+}
+
+#[test]
+fn a_level_measured_again_is_judged_on_all_its_requests() {
+    let cfg = SearchConfig::default();
+    // 45 passed above 40, which failed: 40 is measured again and its requests pooled
+    let mut pts = vec![
+        pt(16, true),
+        pt(32, true),
+        pt(64, false),
+        pt(45, true),
+        pt(40, false),
+    ];
+    assert_eq!(next(&cfg, &pts), (40, Why::Remeasure));
+    // pooled, 40 passes on all its requests: its first verdict is replaced, not outvoted (a
+    // tie of separate measurements would fail), and the contradiction is gone
+    pts.push(pt(40, true).pooled());
+    assert!(contradictions(&pts).is_empty());
+    assert_eq!(bracket(&pts), (Some(45), Some(64)));
+    // 40 is not measured a third time, and 45 needs no re-measure
+    assert_ne!(next(&cfg, &pts).1, Why::Remeasure);
+    // the other way: pooled, 40 still fails, and the contradiction stands on its pooled verdict
+    let mut failed = pts[..5].to_vec();
+    failed.push(pt(40, false).pooled());
+    assert_eq!(
+        contradictions(&failed),
+        vec![Contradiction {
+            passed: 45,
+            failed: 40
+        }]
+    );
+    assert_eq!(next(&cfg, &failed), (45, Why::Remeasure));
+    failed.push(pt(45, false).pooled());
+    assert_eq!(bracket(&failed), (Some(32), Some(40)));
+    let Step::Done(o) = decide(
+        &SearchConfig {
+            max_iterations: 7,
+            ..cfg
+        },
+        &failed,
+    ) else {
+        panic!("expected done")
+    };
+    assert!(o.contradictions.is_empty(), "{o:?}");
+    assert_eq!(
+        o.remeasured,
+        BTreeMap::from([(40, vec![false, false]), (45, vec![true, false])])
+    );
+    assert!(
+        o.confidence
+            .starts_with("bracket [32, 40] wider than 5 %: the iteration budget (7) ran out"),
+        "{}",
+        o.confidence
+    );
+}
+
+#[test]
+fn the_outcome_says_how_many_requests_decided_each_end() {
+    let cfg = SearchConfig {
+        confirm: false,
+        ..SearchConfig::default()
+    };
+    let with = |p: Point, n: u64| Point { requests: n, ..p };
+    let pts = vec![
+        with(pt(16, true), 1024),
+        with(pt(32, true), 2048),
+        with(pt(64, false), 1024),
+        with(pt(45, true), 1024),
+        with(pt(47, false), 3072),
+    ];
+    let Step::Done(o) = decide(&cfg, &pts) else {
+        panic!("expected done")
+    };
+    assert_eq!(
+        (o.max_passing_requests, o.first_failing_requests),
+        (Some(1024), Some(3072))
+    );
+    assert_eq!(
+        o.confidence,
+        "bracket [45, 47] within 5 %; no contradictions; 45 passed on 1024 requests, 47 failed \
+         on 3072 requests"
+    );
 }

@@ -175,11 +175,16 @@ impl App {
                 index,
                 concurrency,
                 shape,
+                earlier,
                 ..
             } => {
                 self.refresh_time_view();
                 self.status = Some(match shape {
                     Some(s) => format!("level {} at {}", index + 1, s.label()),
+                    None if *earlier > 0 => format!(
+                        "level {} again at concurrency {concurrency} (joins its {earlier} earlier requests)",
+                        index + 1
+                    ),
                     None => format!("level {} at concurrency {concurrency}", index + 1),
                 });
             }

@@ -132,6 +132,7 @@ fn mid_run_with_two_levels_done() {
         concurrency: 256,
         request_count: 1024,
         request_cap: 1024,
+        earlier: 0,
     });
     a.on_engine(&progress(2, 256, 412, &[]));
     a.on_engine(&EngineEvent::Telemetry(crate::telemetry::ServerSample {
@@ -191,6 +192,7 @@ fn error_heavy_level() {
         concurrency: 256,
         request_count: 1024,
         request_cap: 1024,
+        earlier: 0,
     });
     a.on_engine(&progress(
         1,
@@ -218,6 +220,7 @@ fn layout_at_80x24() {
         concurrency: 1024,
         request_count: 1024,
         request_cap: 1024,
+        earlier: 0,
     });
     a.on_engine(&progress(3, 1024, 100, &[]));
     insta::assert_snapshot!(draw(&a, 80, 24));

@@ -258,6 +258,7 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         // an AIPerf export does not say how much concurrency it held: taken as held
         held: obj.get("held").and_then(Value::as_bool).unwrap_or(true),
         sampling: None,
+        measurements: Vec::new(),
         slas: Vec::new(),
         verdict: None,
         start_time,
