@@ -87,7 +87,17 @@ fn a_level_shedding_a_fifth_of_its_requests_fails_unless_the_limit_allows_it() {
     assert_eq!(s["search"]["max_passing"], 64);
     assert_eq!(s["max_error_rate"], 0.3);
     for it in s["iterations"].as_array().unwrap() {
-        assert_eq!(it["verdict"], "pass", "{it}");
+        // 64, the answer, is decided; the levels under it are screens that lean pass
+        if it["concurrency"] == 64 {
+            assert_eq!(it["verdict"], "pass", "{it}");
+        } else {
+            assert_eq!(
+                (&it["screen"], &it["verdict"]),
+                (&Value::Bool(true), &Value::from("uncertain")),
+                "{it}"
+            );
+            assert_eq!(it["slas"][1]["verdict"], "pass", "{it}");
+        }
         let rate = it["slas"][1]["observed"].as_f64().unwrap();
         assert!(rate > 0.1, "{it}");
     }

@@ -33,11 +33,27 @@ impl RankBy {
     }
 }
 
-/// A value with the range its confidence intervals allow (`[low, high]`, low <= high).
+/// A value with the range its confidence intervals allow (`[low, high]`, low <= high). An
+/// unbounded end is written `null` (JSON has no infinity) and read back as infinite.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Ranged {
     pub value: f64,
+    #[serde(with = "unbounded_ends")]
     pub range: [f64; 2],
+}
+
+/// `[low, high]` with `null` for an end that is not bounded (`-inf`, `+inf`).
+mod unbounded_ends {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &[f64; 2], s: S) -> Result<S::Ok, S::Error> {
+        r.map(|v| v.is_finite().then_some(v)).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+        let [lo, hi] = <[Option<f64>; 2]>::deserialize(d)?;
+        Ok([lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY)])
+    }
 }
 
 impl Ranged {
@@ -294,6 +310,19 @@ pub fn rank(candidates: Vec<CandidateNumbers>, by: RankBy) -> Vec<RankedRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unbounded_range_end_round_trips_as_null() {
+        let r = Ranged {
+            value: 16.0,
+            range: [16.0, f64::INFINITY],
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(text, r#"{"value":16.0,"range":[16.0,null]}"#);
+        assert_eq!(serde_json::from_str::<Ranged>(&text).unwrap(), r);
+        let low: Ranged = serde_json::from_str(r#"{"value":1.0,"range":[null,2.0]}"#).unwrap();
+        assert_eq!(low.range, [f64::NEG_INFINITY, 2.0]);
+    }
 
     fn cand(label: &str, cost: Option<[f64; 3]>) -> CandidateNumbers {
         CandidateNumbers {

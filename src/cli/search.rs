@@ -31,7 +31,7 @@ pub struct SearchArgs {
     /// Highest concurrency (default 4096)
     #[arg(long, value_name = "N", value_parser = parse_concurrency)]
     pub max: Option<u32>,
-    /// Most levels to run, re-measurements included (default 10)
+    /// Most levels to run (default 10); a level measured again counts once
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     pub max_iterations: Option<u32>,
     /// Do not measure the bracket's two ends a second time once it is within 5 % (saves

@@ -64,6 +64,8 @@ pub struct LevelPlan {
     pub prompt_seed: u32,
     /// The position of this measurement among the run's measurements (0-based).
     pub order: u32,
+    /// A screen: the plan steers by it and takes its first batch only.
+    pub screen: bool,
 }
 
 /// What the earlier measurements of a level measured again left.
@@ -348,6 +350,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         order: plan.order,
         batches,
         requests: summary.planned_requests - before_requests,
+        screen: plan.screen,
         verdict: summary.verdict.unwrap_or(Verdict::Uncertain),
         held: summary.held,
         ratios: summary
@@ -356,6 +359,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             .map(|c| Some(c.ratio()).filter(|r| r.is_finite()))
             .collect(),
     });
+    // the level's batches over every measurement (a screen ran one, and no sampling)
+    if let Some(s) = summary.sampling.as_mut() {
+        s.batches = measurements.iter().map(|m| m.batches).sum();
+    }
     summary.measurements = measurements;
     Measured { summary, acc: kept }
 }

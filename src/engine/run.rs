@@ -172,10 +172,11 @@ pub async fn run(
     let mut pooled: HashMap<u32, LevelAccumulator> = HashMap::new();
     let mut measurements = 0u32;
     let mut raised_said = false;
-    // what deciding costs: said before the first level, and measured after the first that grew
-    let mut cost_said = false;
+    // what deciding costs: said before the first level, and timed after it
+    let mut need = None;
     if !planner.open_loop() {
         if let Some(note) = planner.deciding_note(u64::from(req.request_count)) {
+            need = Some(planner.min_requests());
             let _ = events.send(EngineEvent::Warning(note)).await;
         }
     }
@@ -229,6 +230,7 @@ pub async fn run(
                     warmup: req.warmup,
                     prompt_seed: if again.is_some() { order } else { index },
                     order,
+                    screen: planner.screening(),
                 };
                 let earlier = again.and_then(|p| {
                     Some(Earlier {
@@ -275,8 +277,7 @@ pub async fn run(
         let _ = events
             .send(EngineEvent::LevelFinished(Box::new(summary.clone())))
             .await;
-        if let Some(note) = decided_cost(&summary).filter(|_| !cost_said) {
-            cost_said = true;
+        if let Some(note) = need.take().and_then(|n| deciding_time(&summary, n)) {
             let _ = events.send(EngineEvent::Warning(note)).await;
         }
         match again {
@@ -315,28 +316,33 @@ pub async fn run(
     })
 }
 
-/// After the first level that grew by batches to decide: what that cost at this server's
-/// speed, so the user can tell what the rest of the run will.
-fn decided_cost(level: &LevelSummary) -> Option<String> {
-    let s = level.sampling.as_ref().filter(|s| s.batches > 1)?;
-    // a level measured again says nothing new of what one level costs
-    if level.measurements.len() > 1 {
+/// After the first level: what deciding a level on `need` requests takes at this server's
+/// pace, so the user can tell what the levels the answer rests on will cost.
+fn deciding_time(level: &LevelSummary, need: u64) -> Option<String> {
+    let n = level.request_count.avg + level.error_request_count.avg;
+    let took = level.benchmark_duration.avg;
+    if n < 1.0 || took <= 0.0 {
         return None;
     }
-    let how = match s.stopped {
-        crate::metrics::SamplingStop::Decided => "to decide its verdict",
-        _ => "and is still undecided",
-    };
     Some(format!(
-        "level {} ({}) ran {} batches of {} {how}: {} requests, {:.0} s; expect about as many \
-         requests at every level (their time: requests x latency / concurrency)",
+        "level {} ({}) ran {n:.0} requests in {}: at that pace a level decided on {need} \
+         requests takes about {} (at higher concurrency less: requests x latency / concurrency)",
         level.index + 1,
         crate::metrics::summary::load_label(level),
-        s.batches,
-        s.batch,
-        level.planned_requests,
-        level.benchmark_duration.avg,
+        duration_text(took),
+        duration_text(took / n * need as f64),
     ))
+}
+
+/// `42 s`, `8.1 min`, `2.3 h`.
+fn duration_text(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 /// The scraper's findings as engine events: samples as snapshots (dropped when the consumer

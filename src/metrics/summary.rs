@@ -110,6 +110,9 @@ pub struct Measurement {
     pub batches: u32,
     /// Requests it ran (planned, every batch).
     pub requests: u64,
+    /// It was a screen: its first batch only, to steer the search (`docs/search.md`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub screen: bool,
     /// The level's verdict on every SLA, over all its requests so far.
     pub verdict: Verdict,
     /// Whether the level, over all its requests so far, held its concurrency.

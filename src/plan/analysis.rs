@@ -66,6 +66,10 @@ pub struct IterationRow {
     /// Times the search measured it: more than one when it came back to it, the requests of
     /// each joined into this one level.
     pub measurements: u32,
+    /// A screen only (one batch to steer the search) that left the verdict uncertain: it leans
+    /// by its observed values, and no answer rests on it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub screen: bool,
     pub output_tps: f64,
     /// Requests/s that met every latency SLA (a failed request is a miss).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -244,6 +248,7 @@ fn ordered_points(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<(u32, Point)>
             ratios: checks.iter().map(SlaCheck::ratio).collect(),
             requests: l.planned_requests,
             pooled: l.measurements.len() > 1,
+            screen: !l.measurements.is_empty() && l.measurements.iter().all(|m| m.screen),
         };
         let Some((last, before)) = l.measurements.split_last() else {
             out.push((l.index, now));
@@ -263,6 +268,7 @@ fn ordered_points(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<(u32, Point)>
                     ratios: ratios.collect(),
                     requests,
                     pooled: i > 0,
+                    screen: before[..=i].iter().all(|m| m.screen),
                 },
             ));
         }
@@ -281,6 +287,9 @@ pub fn row(limits: &SlaSet, level: &LevelSummary, why: Option<Why>) -> Iteration
         requests: level.planned_requests,
         batches: level.sampling.map(|s| s.batches),
         measurements: level.measurements.len().max(1) as u32,
+        screen: !level.measurements.is_empty()
+            && level.measurements.iter().all(|m| m.screen)
+            && level_verdict(&checks, level) == Verdict::Uncertain,
         output_tps: level.output_tps(),
         goodput: level.goodput.as_ref().map(|g| g.avg),
         held: level.held,
@@ -507,7 +516,10 @@ fn breaking_point(pts: &[Point]) -> Option<u32> {
 
 /// A warning per threshold that some levels could not decide for want of samples: their
 /// verdict is uncertain and they had fewer values than the threshold needs to pass at all.
+/// A search's screens are left out: they were meant to steer, not to decide.
 fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary], axis: Axis) -> Vec<String> {
+    let screen =
+        |l: &LevelSummary| !l.measurements.is_empty() && l.measurements.iter().all(|m| m.screen);
     limits
         .0
         .iter()
@@ -515,7 +527,7 @@ fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary], axis: Axis) -> Vec<
             let need = min_samples(t);
             let short: Vec<String> = levels
                 .iter()
-                .filter(|l| !l.partial)
+                .filter(|l| !l.partial && !screen(l))
                 .filter(|l| sample_count(t, l) < need)
                 .filter(|l| {
                     limits

@@ -198,6 +198,7 @@ fn a_pooled_level_gives_the_search_one_point_per_measurement_in_run_order() {
         order,
         batches: 1,
         requests,
+        screen: false,
         verdict,
         held: true,
         ratios: vec![Some(1.5), None],

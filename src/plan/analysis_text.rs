@@ -43,9 +43,8 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             }
             t += "\n";
         }
-        let distinct = a.iterations.iter().filter(|r| !r.partial).count() as u32;
-        let levels = if distinct < o.levels_used {
-            format!("{distinct} ({} measurements)", o.levels_used)
+        let levels = if o.levels_used < o.measurements {
+            format!("{} ({} measurements)", o.levels_used, o.measurements)
         } else {
             o.levels_used.to_string()
         };
@@ -129,6 +128,21 @@ pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
     }
     if r.verdict == Verdict::Pass {
         return "pass".into();
+    }
+    if r.screen {
+        // screened: one batch, not decided; it leans by what it observed
+        let over = r.slas.iter().find(|c| over(c)).map(|c| {
+            format!(
+                " {} {}",
+                c.threshold.metric.label(),
+                c.observed
+                    .map_or("-".into(), |v| fmt_value(c.threshold.metric, v))
+            )
+        });
+        return match over {
+            Some(o) => format!("~FAIL{o}"),
+            None => "~pass".into(),
+        };
     }
     let deciding = r.slas.iter().find(|c| c.verdict == r.verdict).map(|c| {
         format!(

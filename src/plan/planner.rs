@@ -88,6 +88,11 @@ pub trait LevelPlanner: Send + Sync {
     fn pools(&self) -> bool {
         false
     }
+    /// Whether the level [`LevelPlanner::next`] just returned is a screen: its first batch
+    /// only, whatever its verdict (the search decides only the levels its answer rests on).
+    fn screening(&self) -> bool {
+        false
+    }
 }
 
 /// The SLA that needs the most requests to be decided, and how many (see
@@ -137,6 +142,8 @@ pub struct SearchPlanner {
     pub config: SearchConfig,
     pub analysis: Analysis,
     pub by_rate: bool,
+    /// The level `next` returned is to be decided (not a screen).
+    deciding: bool,
 }
 
 impl SearchPlanner {
@@ -146,6 +153,7 @@ impl SearchPlanner {
             config,
             analysis,
             by_rate: false,
+            deciding: true,
         }
     }
 
@@ -160,7 +168,11 @@ impl SearchPlanner {
 
 impl LevelPlanner for SearchPlanner {
     fn next(&mut self, finished: &[LevelSummary]) -> Option<LevelLoad> {
-        match decide(&self.config, &points(&self.analysis.limits(), finished)) {
+        let step = decide(&self.config, &points(&self.analysis.limits(), finished));
+        if let Step::Measure { why, .. } = &step {
+            self.deciding = why.decides();
+        }
+        match step {
             Step::Measure { concurrency, .. } if self.by_rate => {
                 Some(LevelLoad::Open(LoadShape::Rate {
                     rps: load_to_rps(concurrency),
@@ -204,10 +216,10 @@ impl LevelPlanner for SearchPlanner {
         judge_with(&self.analysis.limits(), level)
     }
     fn request_cap(&self, base: u64) -> u64 {
-        match self.config.max_requests_per_level {
-            Some(cap) => u64::from(cap).max(base),
-            None => (DEFAULT_BATCHES * base).max(4 * min_decisive_samples(&self.analysis.limits())),
+        if self.screening() {
+            return base;
         }
+        self.decided_cap(base)
     }
     fn needs_more(&self, level: &LevelSummary) -> bool {
         self.analysis.limits().verdict(level) == Verdict::Uncertain
@@ -218,26 +230,50 @@ impl LevelPlanner for SearchPlanner {
     fn pools(&self) -> bool {
         !self.by_rate
     }
+    fn screening(&self) -> bool {
+        // a rate level cannot be resumed: every one is measured until decided
+        !self.by_rate && !self.deciding
+    }
     fn deciding_note(&self, asked: u64) -> Option<String> {
         // a rate level sends what its SLAs need by itself
         if self.by_rate {
             return None;
         }
         let limits = self.analysis.limits();
-        let (t, need) = costliest(&limits)?;
+        let (_, need) = costliest(&limits)?;
         if need <= asked || asked == 0 {
             return None;
         }
+        // every SLA the asked requests cannot decide, with what it needs
+        let short: Vec<String> = limits
+            .0
+            .iter()
+            .map(|t| (t, min_samples(t)))
+            .filter(|(_, n)| *n > asked)
+            .map(|(t, n)| format!("{} on {n}", t.describe()))
+            .collect();
         let batches = need.div_ceil(asked);
         Some(format!(
-            "{} can be decided only on {need} requests or more, so --requests {asked} is a \
-             level's first batch: each level runs batches of {asked} until its verdict is \
-             decided (a pass needs at least {batches} batches, {} requests), up to {} requests \
+            "a verdict can be decided only on enough requests ({}), and --requests is {asked}: \
+             the levels that steer the search run one batch of {asked} each (a screen: it leans \
+             by what it observed, undecided), and the levels the answer rests on (the \
+             bracket's ends) run batches of {asked} until their verdict is decided: a pass \
+             needs at least {batches} batches, {} requests, up to {} requests \
              (--max-requests-per-level)",
-            t.describe(),
+            short.join(", "),
             batches * asked,
-            self.request_cap(asked)
+            self.decided_cap(asked)
         ))
+    }
+}
+
+impl SearchPlanner {
+    /// The request cap of a level measured until decided whose first batch is `base`.
+    fn decided_cap(&self, base: u64) -> u64 {
+        match self.config.max_requests_per_level {
+            Some(cap) => u64::from(cap).max(base),
+            None => (DEFAULT_BATCHES * base).max(4 * min_decisive_samples(&self.analysis.limits())),
+        }
     }
 }
 

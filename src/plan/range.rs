@@ -24,11 +24,21 @@ pub struct BoundaryRange {
 /// One concurrency's ratios to the limit: (optimistic, observed, pessimistic).
 type Ratios = (f64, f64, f64);
 
-/// The boundary range of `levels` (held, complete levels only) under `limits`; `None` without
+/// The boundary range of `levels` (held, complete levels only, a search's undecided screens
+/// left out) under `limits`; `None` without
 /// such levels or thresholds.
 pub fn boundary_range(limits: &SlaSet, levels: &[LevelSummary]) -> Option<BoundaryRange> {
     let mut by_c: Vec<(u32, Vec<Vec<Ratios>>)> = Vec::new();
-    for l in levels.iter().filter(|l| !l.partial && l.held) {
+    // a search's screen left uncertain bounds nothing: its one batch was to steer
+    let undecided_screen = |l: &LevelSummary| {
+        !l.measurements.is_empty()
+            && l.measurements.iter().all(|m| m.screen)
+            && limits.verdict(l) == crate::record::sla::Verdict::Uncertain
+    };
+    for l in levels
+        .iter()
+        .filter(|l| !l.partial && l.held && !undecided_screen(l))
+    {
         let r: Vec<Ratios> = limits
             .check(l)
             .iter()

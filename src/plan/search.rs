@@ -14,6 +14,14 @@
 //! are separate measurements: such a level passes only if most of its decided measurements
 //! passed (a tie fails: the cautious side; an uncertain measurement does not vote).
 //!
+//! Screening (docs/search.md, "Screening"): a level chosen to steer the search (exponential,
+//! model, bisect, edge) runs its first batch only, and when that cannot decide its verdict it
+//! steers by its observed values (within every limit: it leans pass; beyond one: fail). Only
+//! the levels the answer rests on are measured until decided: once the bracket is within the
+//! tolerance (or `max` leans pass, or `min` leans fail), each end known only from a screen is
+//! measured again until its verdict is decided (`why: decide`; its new requests join the
+//! screen's), and the levels below a decided pass need no verdict of their own.
+//!
 //! A level passes only when it held its concurrency and every SLA's 95 % interval is within
 //! its limit. A level still uncertain at its request cap, or not held, is not a pass: it ends
 //! the bracket from above like a failure, without contradicting anything.
@@ -32,7 +40,9 @@ pub struct SearchConfig {
     pub min: u32,
     /// Highest concurrency to try.
     pub max: u32,
-    /// Most levels to run, re-measurements included.
+    /// Most levels to run. A level measured again (pooled) counts once, and each level is
+    /// measured at most twice; where re-measurements do not pool (by rate, older files) each
+    /// counts.
     pub max_iterations: u32,
     /// Stop when the bracket's high end is within this fraction of its low end (0.05 = 5 %).
     pub tolerance: f64,
@@ -78,6 +88,9 @@ pub struct Point {
     /// The verdict covers the earlier measurements at this concurrency too (the level was
     /// measured again and pooled): it replaces theirs.
     pub pooled: bool,
+    /// Every measurement behind it was a screen (its first batch only): when that left it
+    /// uncertain, it steers by its observed values and is not an answer until decided.
+    pub screen: bool,
 }
 
 impl Point {
@@ -91,7 +104,27 @@ impl Point {
             ratios,
             requests: 0,
             pooled: false,
+            screen: false,
         }
+    }
+
+    /// A held level screened on one batch that left it uncertain, observed at `ratios`.
+    pub fn screened(concurrency: u32, ratios: Vec<f64>) -> Point {
+        Point {
+            concurrency,
+            pass: false,
+            verdict: Verdict::Uncertain,
+            held: true,
+            ratios,
+            requests: 0,
+            pooled: false,
+            screen: true,
+        }
+    }
+
+    /// A screen that left it uncertain: its verdict is to be decided before it is an answer.
+    pub fn undecided_screen(&self) -> bool {
+        self.screen && self.held && self.verdict == Verdict::Uncertain
     }
 
     /// The same measurement, pooled with the earlier ones at its concurrency.
@@ -125,6 +158,16 @@ pub enum Why {
     Remeasure,
     /// A second measurement of a bracket end once the bracket is narrow.
     Confirm,
+    /// A bracket end known only from a screen, measured again until its verdict is decided.
+    Decide,
+}
+
+impl Why {
+    /// Whether the level is measured until its verdict is decided; otherwise it is a screen
+    /// (its first batch only).
+    pub fn decides(self) -> bool {
+        matches!(self, Why::Remeasure | Why::Confirm | Why::Decide)
+    }
 }
 
 /// Why the search stopped.
@@ -164,7 +207,10 @@ pub struct Outcome {
     /// The requests `first_failing`'s verdict stands on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_failing_requests: Option<u64>,
+    /// Levels used (a level measured again counts once).
     pub levels_used: u32,
+    /// Measurements run: every level's, the second ones of levels measured again included.
+    pub measurements: u32,
     pub contradictions: Vec<Contradiction>,
     /// Each level's measurements in order (`true` = pass), for levels measured more than once.
     pub remeasured: BTreeMap<u32, Vec<bool>>,
@@ -195,6 +241,9 @@ impl Point {
             Some(true)
         } else if self.failed() {
             Some(false)
+        } else if self.undecided_screen() && !self.ratios.is_empty() {
+            // a screen steers by what it observed
+            Some(self.ratios.iter().all(|r| *r <= 1.0))
         } else {
             None
         }
@@ -311,10 +360,26 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
         (Some(l), Some(h)) => h - l <= 1 || h as f64 <= within(l, cfg.tolerance),
         _ => false,
     };
+    // A level measured again pools (one level): it does not spend the budget, and each level
+    // is measured at most twice. Runs that do not pool (by rate, files written before) spend
+    // a level on every measurement.
+    let pools = points.iter().any(|p| p.screen || p.pooled);
+    let budget_left = levels_used(points) < cfg.max_iterations;
+    let again_allowed = pools || budget_left;
+    let decide_end = |ends: &[Option<u32>]| {
+        undecided_end(points, ends)
+            .filter(|_| again_allowed)
+            .map(|end| Step::Measure {
+                concurrency: end,
+                why: Why::Decide,
+            })
+    };
     if converged {
         let count = |c: Option<u32>| points.iter().filter(|p| Some(p.concurrency) == c).count();
-        let budget_left = (points.len() as u32) < cfg.max_iterations;
-        if cfg.confirm && budget_left {
+        if let Some(s) = decide_end(&[lo, hi]) {
+            return s;
+        }
+        if cfg.confirm && again_allowed {
             for end in [lo, hi].into_iter().flatten() {
                 if count(Some(end)) == 1 {
                     return Step::Measure {
@@ -326,7 +391,11 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
         }
         return done(StopReason::Converged);
     }
-    if points.len() as u32 >= cfg.max_iterations {
+    if !budget_left {
+        // out of levels: the ends the answer rests on are still decided
+        if let Some(s) = decide_end(&[lo, hi]) {
+            return s;
+        }
         return done(StopReason::Budget);
     }
     if let Some(c) = remeasure_next(points) {
@@ -343,6 +412,12 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
                 .max()
                 .unwrap_or(cfg.min);
             if top >= cfg.max {
+                if let Some(end) = undecided_end(points, &[Some(top)]) {
+                    return Step::Measure {
+                        concurrency: end,
+                        why: Why::Decide,
+                    };
+                }
                 return done(StopReason::MaxPasses);
             }
             return Step::Measure {
@@ -350,11 +425,37 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
                 why: Why::Exponential,
             };
         }
-        (None, Some(_)) => return done(StopReason::MinFails),
+        (None, Some(h)) => {
+            if let Some(end) = undecided_end(points, &[Some(h)]) {
+                return Step::Measure {
+                    concurrency: end,
+                    why: Why::Decide,
+                };
+            }
+            return done(StopReason::MinFails);
+        }
         (Some(l), Some(h)) => (l, h),
     };
     let (concurrency, why) = refine(cfg, points, whys, lo, hi);
     Step::Measure { concurrency, why }
+}
+
+/// The first of `ends` known only from one screen that left it uncertain: the answer must
+/// not rest on it undecided. Measured once more at most (a level that cannot be decided at
+/// its request cap stays uncertain, as any level does).
+fn undecided_end(points: &[Point], ends: &[Option<u32>]) -> Option<u32> {
+    let standing = standing(points);
+    ends.iter().flatten().copied().find(|end| {
+        let at: Vec<&&Point> = standing.iter().filter(|p| p.concurrency == *end).collect();
+        let measured = points.iter().filter(|p| p.concurrency == *end).count();
+        measured == 1 && at.iter().all(|p| p.undecided_screen())
+    })
+}
+
+/// Levels the search has used: measurements that did not join an earlier one at their
+/// concurrency (a level measured again counts once).
+pub(crate) fn levels_used(points: &[Point]) -> u32 {
+    points.iter().filter(|p| !p.pooled).count() as u32
 }
 
 /// A level to measure again: in a contradiction and measured only once; the failing one of
@@ -455,7 +556,8 @@ fn edge_below_uncertain(
     }
     let mut at_hi = points.iter().filter(|p| p.concurrency == hi).peekable();
     at_hi.peek()?;
-    if !at_hi.all(|p| p.held && p.verdict == Verdict::Uncertain) {
+    // a screen left uncertain says only that one batch could not decide: no edge there
+    if !at_hi.all(|p| p.held && p.verdict == Verdict::Uncertain && !p.screen) {
         return None;
     }
     (lo + 1..hi).find(|t| within(*t, cfg.tolerance) >= f64::from(hi))

@@ -2,8 +2,8 @@
 //! confidence note that says how sure the answer is.
 
 use super::search::{
-    bracket, contradictions, passes, standing, Contradiction, Outcome, Point, SearchConfig,
-    StopReason, Vote,
+    bracket, contradictions, levels_used, passes, standing, Contradiction, Outcome, Point,
+    SearchConfig, StopReason, Vote,
 };
 use crate::record::sla::Verdict;
 use std::collections::BTreeMap;
@@ -30,7 +30,7 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
         .collect();
     let mut uncertain: Vec<u32> = standing
         .iter()
-        .filter(|p| p.held && p.verdict == Verdict::Uncertain)
+        .filter(|p| p.held && p.verdict == Verdict::Uncertain && !p.screen)
         .map(|p| p.concurrency)
         .collect();
     uncertain.sort_unstable();
@@ -76,6 +76,23 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
              requests per level would decide it)"
         );
     }
+    let screened: Vec<String> = [lo, hi]
+        .into_iter()
+        .flatten()
+        .filter(|end| {
+            standing
+                .iter()
+                .any(|p| p.concurrency == *end && p.undecided_screen())
+        })
+        .map(|end| end.to_string())
+        .collect();
+    if !screened.is_empty() {
+        confidence += &format!(
+            "; {} screened only (one batch, within the limits or not by its observed values), \
+             not decided: the iteration budget ran out first",
+            screened.join(" and ")
+        );
+    }
     if !not_held.is_empty() {
         confidence += &format!(
             "; not held, never named: {}",
@@ -90,7 +107,8 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
         reason,
         max_passing: lo,
         first_failing: hi,
-        levels_used: points.len() as u32,
+        levels_used: levels_used(points),
+        measurements: points.len() as u32,
         contradictions,
         remeasured,
         max_passing_requests: lo_requests,

@@ -327,6 +327,7 @@ fn a_level_uncertain_once_and_passed_when_remeasured_passes() {
     let uncertain = |c: u32| Point {
         requests: 0,
         pooled: false,
+        screen: false,
         concurrency: c,
         pass: false,
         verdict: Verdict::Uncertain,
@@ -358,6 +359,7 @@ fn a_top_left_uncertain_is_probed_one_tolerance_below_once() {
     let uncertain = |c: u32, held: bool| Point {
         requests: 0,
         pooled: false,
+        screen: false,
         concurrency: c,
         pass: false,
         verdict: Verdict::Uncertain,
@@ -429,15 +431,17 @@ fn a_level_measured_again_is_judged_on_all_its_requests() {
     assert_eq!(next(&cfg, &failed), (45, Why::Remeasure));
     failed.push(pt(45, false).pooled());
     assert_eq!(bracket(&failed), (Some(32), Some(40)));
+    // five levels, seven measurements: the two pooled ones spend no level
     let Step::Done(o) = decide(
         &SearchConfig {
-            max_iterations: 7,
+            max_iterations: 5,
             ..cfg
         },
         &failed,
     ) else {
         panic!("expected done")
     };
+    assert_eq!((o.levels_used, o.measurements), (5, 7));
     assert!(o.contradictions.is_empty(), "{o:?}");
     assert_eq!(
         o.remeasured,
@@ -445,7 +449,7 @@ fn a_level_measured_again_is_judged_on_all_its_requests() {
     );
     assert!(
         o.confidence
-            .starts_with("bracket [32, 40] wider than 5 %: the iteration budget (7) ran out"),
+            .starts_with("bracket [32, 40] wider than 5 %: the iteration budget (5) ran out"),
         "{}",
         o.confidence
     );
@@ -477,4 +481,140 @@ fn the_outcome_says_how_many_requests_decided_each_end() {
         "bracket [45, 47] within 5 %; no contradictions; 45 passed on 1024 requests, 47 failed \
          on 3072 requests"
     );
+}
+
+#[test]
+fn screens_steer_and_only_the_bracket_ends_are_decided() {
+    // the llama.cpp-like case: p99 e2e against 8 s, from 1 to 16; each screen ran one batch
+    // that left its p99 undecided, observed at these ratios to the limit
+    let cfg = SearchConfig {
+        min: 1,
+        max: 16,
+        ..SearchConfig::default()
+    };
+    let ratio = |c: u32| match c {
+        1 => 0.17,
+        2 => 0.2,
+        4 => 0.45,
+        5 => 0.7,
+        6 => 0.9,
+        7 => 1.1,
+        _ => 1.8,
+    };
+    let mut pts: Vec<Point> = Vec::new();
+    let mut trace = Vec::new();
+    let outcome = loop {
+        match decide(&cfg, &pts) {
+            Step::Measure { concurrency, why } => {
+                trace.push((concurrency, why));
+                let p = if why.decides() {
+                    // measured until decided, pooled with its screen
+                    pt(concurrency, ratio(concurrency) <= 1.0).pooled()
+                } else {
+                    Point::screened(concurrency, vec![ratio(concurrency)])
+                };
+                pts.push(p);
+            }
+            Step::Done(o) => break o,
+        }
+    };
+    assert_eq!(
+        trace,
+        vec![
+            (1, Why::Exponential),
+            (2, Why::Exponential),
+            (4, Why::Exponential),
+            (8, Why::Exponential),
+            (6, Why::Model),
+            (7, Why::Model),
+            (6, Why::Decide),
+            (7, Why::Decide),
+        ]
+    );
+    // two levels decided, six screened; 1, 2 and 4 follow from 6's decided pass
+    assert_eq!(outcome.reason, StopReason::Converged);
+    assert_eq!(
+        (outcome.max_passing, outcome.first_failing),
+        (Some(6), Some(7))
+    );
+    assert!(outcome.uncertain.is_empty(), "{outcome:?}");
+}
+
+#[test]
+fn a_decided_end_that_turns_moves_the_bracket() {
+    let cfg = SearchConfig {
+        min: 1,
+        max: 16,
+        ..SearchConfig::default()
+    };
+    // 6 leaned pass on its screen but fails once decided: the bracket falls to [5, 6]
+    let mut pts = vec![
+        Point::screened(1, vec![0.2]),
+        Point::screened(2, vec![0.3]),
+        Point::screened(4, vec![0.5]),
+        Point::screened(8, vec![1.6]),
+        Point::screened(6, vec![0.97]),
+        Point::screened(7, vec![1.2]),
+    ];
+    assert_eq!(next(&cfg, &pts), (6, Why::Decide));
+    pts.push(pt(6, false).pooled());
+    assert_eq!(bracket(&pts), (Some(4), Some(6)));
+    assert_eq!(next(&cfg, &pts), (5, Why::Bisect));
+    pts.push(Point::screened(5, vec![0.8]));
+    assert_eq!(next(&cfg, &pts), (5, Why::Decide));
+    pts.push(pt(5, true).pooled());
+    // 6 is decided already: no second decide, its confirmation is its pooled measurement
+    let Step::Done(o) = decide(&cfg, &pts) else {
+        panic!("expected done: {:?}", decide(&cfg, &pts))
+    };
+    assert_eq!((o.max_passing, o.first_failing), (Some(5), Some(6)));
+
+    // every screen within the limit up to max: max is decided before it is the answer
+    let mut top = vec![
+        Point::screened(4, vec![0.2]),
+        Point::screened(8, vec![0.3]),
+        Point::screened(16, vec![0.5]),
+    ];
+    let cfg = SearchConfig { min: 4, ..cfg };
+    assert_eq!(next(&cfg, &top), (16, Why::Decide));
+    top.push(pt(16, true).pooled());
+    assert!(matches!(decide(&cfg, &top), Step::Done(o) if o.reason == StopReason::MaxPasses));
+    // min beyond the limit on its screen: decided before "nothing passes"
+    let mut low = vec![Point::screened(4, vec![1.4])];
+    assert_eq!(next(&cfg, &low), (4, Why::Decide));
+    low.push(pt(4, false).pooled());
+    assert!(matches!(decide(&cfg, &low), Step::Done(o) if o.reason == StopReason::MinFails));
+}
+
+#[test]
+fn out_of_levels_the_ends_are_still_decided_and_a_pooled_measurement_is_free() {
+    let cfg = SearchConfig {
+        min: 1,
+        max: 64,
+        max_iterations: 3,
+        ..SearchConfig::default()
+    };
+    // three screens spend the budget; the bracket's ends are decided all the same
+    let mut pts = vec![
+        Point::screened(1, vec![0.3]),
+        Point::screened(2, vec![0.6]),
+        Point::screened(4, vec![1.4]),
+    ];
+    assert_eq!(next(&cfg, &pts), (2, Why::Decide));
+    pts.push(pt(2, true).pooled());
+    assert_eq!(next(&cfg, &pts), (4, Why::Decide));
+    pts.push(pt(4, false).pooled());
+    let Step::Done(o) = decide(&cfg, &pts) else {
+        panic!("expected done")
+    };
+    assert_eq!(o.reason, StopReason::Budget);
+    assert_eq!((o.max_passing, o.first_failing), (Some(2), Some(4)));
+    assert_eq!((o.levels_used, o.measurements), (3, 5));
+    // every screen leaning pass: the top is decided before the search stops
+    let top = vec![
+        Point::screened(1, vec![0.1]),
+        Point::screened(2, vec![0.2]),
+        Point::screened(4, vec![0.4]),
+    ];
+    assert_eq!(next(&cfg, &top), (4, Why::Decide));
 }
