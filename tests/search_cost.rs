@@ -1,12 +1,15 @@
 //! What deciding costs, end to end: the real binary against a simulator configured like a
 //! llama.cpp server (4 slots, 8 ms a decode step plus 12 ms a running sequence: one request
-//! of 64 tokens alone takes about 1.3 s of model time), searched from 1 to 16 on a p99 e2e of
-//! 8 s of model time with 16 requests a level. The simulator runs 20x faster than real time,
-//! so the limit is 400 ms: the same boundary, in a twentieth of the time.
+//! of 64 tokens alone takes about 1.3 s of model time), searched from 1 to 16 on a p99 e2e
+//! limit with 16 requests a level. The simulator runs 20x faster than real time, so the
+//! issue's 8 s is 400 ms here; the test uses 440 ms (8.8 s of model time), the same boundary
+//! between 8 (p99 ~365 ms) and 9 (~537 ms) with a 20 % margin at 8: with 10 %, a machine
+//! busy with a release build left 8 uncertain at its cap (1,524 requests), which is right, but
+//! not what this test measures.
 //!
 //! A p99 is decided only on 368 requests. Before screening, every level ran until decided:
-//! 3,060 requests for this search (measured with the build of b6e5676: six levels of 384 and
-//! two of 378). Now the levels that steer run one batch and only the bracket's ends are decided,
+//! 3,060 requests for this search (measured with a build of b6e5676, at 400 ms and at 440 ms
+//! alike: six levels of 384 and two of 378). Now the levels that steer run one batch and only the bracket's ends are decided,
 //! so the search must say what deciding costs before its first level and answer on at most a
 //! third of those requests.
 
@@ -32,7 +35,7 @@ fn a_search_decides_only_its_ends_and_says_the_cost_first() {
     let out = tmpdir("search-cost");
     let o = bin()
         .args(["search", "-e", &sim.url, "--input-tokens", "64"])
-        .args(["--output-tokens", "64", "--e2e-sla", "400ms"])
+        .args(["--output-tokens", "64", "--e2e-sla", "440ms"])
         .args(["--min", "1", "--max", "16", "--requests", "16", "--json"])
         .arg("--out")
         .arg(&out)
@@ -42,7 +45,7 @@ fn a_search_decides_only_its_ends_and_says_the_cost_first() {
     let err = stderr(&o);
     // the cost is said before the first level, naming what a decided p99 needs
     let note = err
-        .find("can be decided only on enough requests (p99 e2e <= 400 ms on 368")
+        .find("can be decided only on enough requests (p99 e2e <= 440 ms on 368")
         .unwrap_or_else(|| panic!("no cost note before the first level:\n{err}"));
     assert!(note < err.find("level 1: ").unwrap(), "{err}");
     assert!(

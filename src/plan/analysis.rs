@@ -506,9 +506,11 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
     }
 }
 
-/// The lowest concurrency that broke an SLA with its whole interval.
+/// The lowest concurrency that broke an SLA with its whole interval (as it stands: a level
+/// measured again is judged on all its requests).
 fn breaking_point(pts: &[Point]) -> Option<u32> {
-    pts.iter()
+    search::standing(pts)
+        .into_iter()
         .filter(|p| p.failed())
         .map(|p| p.concurrency)
         .min()

@@ -235,3 +235,27 @@ fn a_pooled_level_gives_the_search_one_point_per_measurement_in_run_order() {
         vec![(16, 2, 512), (64, 1, 512), (256, 1, 1024)]
     );
 }
+
+#[test]
+fn the_breaking_point_is_read_from_levels_as_they_stand() {
+    use crate::metrics::Measurement;
+    use crate::record::sla::Verdict;
+    // 64 failed when first measured and passes on all its requests once measured again: it
+    // is not the breaking point; 1024 fails
+    let mut levels = sweep();
+    let m = |order: u32, verdict: Verdict| Measurement {
+        order,
+        batches: 1,
+        requests: 256,
+        screen: false,
+        verdict,
+        held: true,
+        ratios: vec![Some(1.2), Some(0.0)],
+    };
+    levels[0].measurements = vec![m(0, Verdict::Pass)];
+    levels[1].measurements = vec![m(1, Verdict::Fail), m(4, Verdict::Pass)];
+    levels[2].measurements = vec![m(2, Verdict::Pass)];
+    levels[3].measurements = vec![m(3, Verdict::Fail)];
+    let a = analyse(&e2e("p99:30s"), &levels);
+    assert_eq!(a.planning.breaking_point, Some(1024));
+}

@@ -252,7 +252,7 @@ impl Point {
 
 /// The points that stand: every one but those a later pooled measurement at the same
 /// concurrency replaced.
-pub(crate) fn standing(points: &[Point]) -> Vec<&Point> {
+pub fn standing(points: &[Point]) -> Vec<&Point> {
     points
         .iter()
         .enumerate()

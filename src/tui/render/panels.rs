@@ -211,7 +211,13 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                 .and_then(|r| r.iterations.get(app.level_scroll + i));
             let user_slas = app.report.as_ref().is_some_and(|r| !r.slas.is_empty());
             let verdict = row.map_or(String::new(), |r| {
-                crate::plan::analysis_text::row_verdict(r, user_slas).to_lowercase()
+                let v = crate::plan::analysis_text::row_verdict(r, user_slas).to_lowercase();
+                // a level measured again: one verdict on all its measurements' requests
+                if r.measurements > 1 {
+                    format!("{v} ×{}", r.measurements)
+                } else {
+                    v
+                }
             });
             let cells = vec![
                 (app.level_scroll + i + 1).to_string(),
