@@ -13,16 +13,7 @@ use serde_json::Value;
 
 #[test]
 fn sixteen_requests_a_level_leave_the_knee_not_decided_with_the_table_s_figures() {
-    let sim = SimProcess::start(&[
-        "--max-num-seqs",
-        "4",
-        "--decode-base-ms",
-        "8",
-        "--decode-per-seq-ms",
-        "12",
-        "--time-scale",
-        "10",
-    ]);
+    let sim = SimProcess::llama_like("10");
     let out = tmpdir("knee-undecided");
     let sweep = |json: bool| {
         let mut c = bin();

@@ -22,16 +22,7 @@ const EVERY_LEVEL_DECIDED: u64 = 3060;
 
 #[test]
 fn a_search_decides_only_its_ends_and_says_the_cost_first() {
-    let sim = SimProcess::start(&[
-        "--max-num-seqs",
-        "4",
-        "--decode-base-ms",
-        "8",
-        "--decode-per-seq-ms",
-        "12",
-        "--time-scale",
-        "20",
-    ]);
+    let sim = SimProcess::llama_like("20");
     let out = tmpdir("search-cost");
     let o = bin()
         .args(["search", "-e", &sim.url, "--input-tokens", "64"])

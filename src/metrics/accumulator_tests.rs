@@ -324,17 +324,23 @@ fn accessors() {
     assert_eq!((s.ok_count(), s.error_count()), (3, 1));
 }
 
-#[test]
-fn sustained_throughput_is_littles_law_over_the_requests_after_the_first_round() {
-    // two workers busy for 2.5 s; the first round (both at 0 ms) is left out
-    let recs = [
+/// Two workers busy for 2.5 s: 90 tokens, 70 of them in the requests after the first round
+/// (both at 0 ms), whose latencies add up to 3.0 s.
+fn two_workers_for_2_5_s() -> [RequestRecord; 6] {
+    [
         ok(0, 0, 0, 100, 1000, 10),
         ok(1, 1, 0, 100, 1000, 10),
         ok(2, 0, 1000, 1100, 1500, 10),
         ok(3, 1, 1000, 1100, 2000, 20),
         ok(4, 0, 1500, 1600, 2500, 30),
         ok(5, 1, 2000, 2100, 2500, 10),
-    ];
+    ]
+}
+
+#[test]
+fn sustained_throughput_is_littles_law_over_the_requests_after_the_first_round() {
+    // the first round (both at 0 ms) is left out
+    let recs = two_workers_for_2_5_s();
     let s = summarize(2, &recs);
     assert_eq!(s.achieved_concurrency, Some(2.0));
     // 2 in flight x 70 tokens / 3.0 s of summed latency
@@ -503,14 +509,7 @@ fn a_level_measured_again_adds_its_requests_and_windows() {
 #[test]
 fn a_level_measured_again_pools_its_sustained_throughput() {
     // the sustained schedule twice: Little's law over the requests after each window opened
-    let recs = [
-        ok(0, 0, 0, 100, 1000, 10),
-        ok(1, 1, 0, 100, 1000, 10),
-        ok(2, 0, 1000, 1100, 1500, 10),
-        ok(3, 1, 1000, 1100, 2000, 20),
-        ok(4, 0, 1500, 1600, 2500, 30),
-        ok(5, 1, 2000, 2100, 2500, 10),
-    ];
+    let recs = two_workers_for_2_5_s();
     let mut acc = LevelAccumulator::new(2, 6);
     for r in &recs {
         acc.add(r);

@@ -97,6 +97,22 @@ impl SimProcess {
             url: url.trim().to_string(),
         }
     }
+
+    /// A simulator configured like a llama.cpp server: 4 slots, decode time growing with the
+    /// batch (8 ms a step plus 12 ms a running sequence: one request of 64 tokens alone takes
+    /// about 1.3 s of model time), `time_scale` times faster than real time.
+    pub fn llama_like(time_scale: &str) -> SimProcess {
+        SimProcess::start(&[
+            "--max-num-seqs",
+            "4",
+            "--decode-base-ms",
+            "8",
+            "--decode-per-seq-ms",
+            "12",
+            "--time-scale",
+            time_scale,
+        ])
+    }
 }
 
 impl Drop for SimProcess {
