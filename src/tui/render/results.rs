@@ -62,11 +62,14 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ]));
         if let Some(b) = &s.binding_sla {
             let seen = |v: Option<f64>| v.map_or("-".into(), |v| fmt_value(b.threshold.metric, v));
+            // the bracket's top did not pass: it failed, or stayed uncertain, or was not held
+            let top = s.bracket[1].map_or(String::new(), |c| {
+                format!(", {} at {}", seen(b.observed_at_first_failing), ax.load(c))
+            });
             lines.push(Line::raw(format!(
-                "binding: {} (at answer {}, first fail {})",
+                "binding: {} ({} at the answer{top})",
                 b.threshold.describe(),
                 seen(b.observed_at_answer),
-                seen(b.observed_at_first_failing)
             )));
         }
     }
