@@ -59,10 +59,9 @@ pub struct LevelPlan {
     pub request_cap: u64,
     /// Requests sent first at the same concurrency and not counted.
     pub warmup: u32,
-    /// Whose prompts the level sends: its own index, or for a level measured again the
-    /// position of this measurement in the run (new prompts, not the earlier ones again).
-    pub prompt_seed: u32,
-    /// The position of this measurement among the run's measurements (0-based).
+    /// The position of this measurement among the run's measurements (0-based); its prompts
+    /// are that position's, so a level measured again sends new prompts, and no two
+    /// measurements of a run send the same ones (without pooling it is the level's index).
     pub order: u32,
     /// A screen: the plan steers by it and takes its first batch only.
     pub screen: bool,
@@ -122,11 +121,11 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         let work = Work::with_sessions(
             prompts(
                 workload,
-                plan.prompt_seed,
+                plan.order,
                 WARMUP_INDEX_BASE,
                 u64::from(plan.warmup),
             ),
-            SessionSource::of(workload, plan.prompt_seed, WARMUP_SESSION_BASE),
+            SessionSource::of(workload, plan.order, WARMUP_SESSION_BASE),
             None,
         );
         // a fixed count, with cooldown requests until the last warmup request has finished
@@ -148,11 +147,11 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     let base = u64::from(plan.request_count);
     let may_grow = plan.request_cap > base;
     let work = Work::with_sessions(
-        prompts(workload, plan.prompt_seed, 0, base),
-        SessionSource::of(workload, plan.prompt_seed, 0),
+        prompts(workload, plan.order, 0, base),
+        SessionSource::of(workload, plan.order, 0),
         may_grow.then(|| PromptMaker {
             workload: workload.clone(),
-            level: plan.prompt_seed,
+            level: plan.order,
             cap: plan.request_cap,
         }),
     );
@@ -329,11 +328,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         sampling.stopped = SamplingStop::Interrupted;
     }
     let batches = sampling.batches;
-    let mut sampling = may_grow.then_some(sampling);
-    if let (Some(s), Some(b)) = (sampling.as_mut(), before.as_ref().and_then(|b| b.sampling)) {
-        s.batches += b.batches;
-        s.cap += b.cap;
-    }
+    let sampling = may_grow.then_some(sampling);
     let (summary, kept) = if planner.pools() {
         (acc.clone().finish(meta(partial, sampling)), Some(acc))
     } else {
@@ -359,9 +354,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             .map(|c| Some(c.ratio()).filter(|r| r.is_finite()))
             .collect(),
     });
-    // the level's batches over every measurement (a screen ran one, and no sampling)
+    // batches and cap over every measurement (a screen ran one batch and had no sampling)
     if let Some(s) = summary.sampling.as_mut() {
         s.batches = measurements.iter().map(|m| m.batches).sum();
+        s.cap += before_requests;
     }
     summary.measurements = measurements;
     Measured { summary, acc: kept }

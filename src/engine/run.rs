@@ -228,7 +228,6 @@ pub async fn run(
                     requests_asked: req.request_count,
                     request_cap: planner.request_cap(u64::from(request_count)),
                     warmup: req.warmup,
-                    prompt_seed: if again.is_some() { order } else { index },
                     order,
                     screen: planner.screening(),
                 };

@@ -182,18 +182,13 @@ pub fn row_text(r: &IterationRow, axis: Axis) -> String {
             .map_or("-".to_string(), |o| fmt_value(c.threshold.metric, o));
         l += &format!("  {v:>22}");
     }
-    let lean = |c: &crate::record::sla::SlaCheck| c.observed.is_some_and(|o| o > c.threshold.limit);
     let result = if r.partial {
         "partial"
     } else if !r.held {
         "not held"
-    } else if r.screen && r.slas.iter().any(lean) {
-        // a screen: one batch, not decided; it leans by what it observed
-        "~FAIL"
-    } else if r.screen {
-        "~pass"
     } else {
-        r.verdict.label()
+        // a screen: one batch, not decided; it leans by what it observed
+        crate::plan::analysis_text::screen_label(r).unwrap_or(r.verdict.label())
     };
     let mut why = r
         .why

@@ -71,7 +71,7 @@ pub struct LevelAccumulator {
     /// The steady window's figures, folded as requests finish.
     steady: SteadyTally,
     /// Earlier measurements of a level measured again ([`LevelAccumulator::resume`]).
-    earlier: Vec<Earlier>,
+    earlier: Vec<EarlierWindow>,
     /// Where the current measurement starts on the level's timeline (0 for the first).
     session_start_ns: u64,
     first_start_ns: u64,
@@ -100,7 +100,7 @@ pub struct LevelAccumulator {
 /// after it opened. Each measurement fills its slots anew, so windows are not joined across
 /// them: their lengths, tokens and busy times add.
 #[derive(Debug, Clone, Copy)]
-struct Earlier {
+struct EarlierWindow {
     start_ns: u64,
     window: Option<Window>,
     after: After,
@@ -241,7 +241,7 @@ impl LevelAccumulator {
     /// with the pause between the measurements left out.
     pub fn resume(&mut self) -> u64 {
         let window = self.steady.window();
-        self.earlier.push(Earlier {
+        self.earlier.push(EarlierWindow {
             start_ns: self.session_start_ns,
             window,
             after: window.map_or_else(After::default, |w| self.steady.after(w.start_ns)),

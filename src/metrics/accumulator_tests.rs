@@ -475,19 +475,27 @@ fn shifted(recs: &[RequestRecord], by: u64) -> Vec<RequestRecord> {
         .collect()
 }
 
+/// `recs` measured twice at concurrency 2: the second time shifted to where the first
+/// measurement's last request ended, as the engine resumes a level; that point (ms) and
+/// the accumulator.
+fn measured_twice(recs: &[RequestRecord]) -> (u64, LevelAccumulator) {
+    let mut acc = LevelAccumulator::new(2, recs.len() as u64);
+    for r in recs {
+        acc.add(r);
+    }
+    let from = acc.resume() / MS;
+    acc.plan_more(recs.len() as u64);
+    for r in &shifted(recs, from) {
+        acc.add(r);
+    }
+    (from, acc)
+}
+
 #[test]
 fn a_level_measured_again_adds_its_requests_and_windows() {
-    let first = two_busy_workers();
-    let mut acc = LevelAccumulator::new(2, 4);
-    for r in &first {
-        acc.add(r);
-    }
+    let (from, acc) = measured_twice(&two_busy_workers());
     // the next measurement continues where the last request ended (2 s)
-    assert_eq!(acc.resume(), 2000 * MS);
-    acc.plan_more(4);
-    for r in &shifted(&first, 2000) {
-        acc.add(r);
-    }
+    assert_eq!(from, 2000);
     assert_eq!(acc.completed(), 8);
     let s = acc.finish(LevelMeta::default());
     assert_eq!(s.planned_requests, 8);
@@ -509,16 +517,8 @@ fn a_level_measured_again_adds_its_requests_and_windows() {
 #[test]
 fn a_level_measured_again_pools_its_sustained_throughput() {
     // the sustained schedule twice: Little's law over the requests after each window opened
-    let recs = two_workers_for_2_5_s();
-    let mut acc = LevelAccumulator::new(2, 6);
-    for r in &recs {
-        acc.add(r);
-    }
-    let from = acc.resume() / MS;
+    let (from, acc) = measured_twice(&two_workers_for_2_5_s());
     assert_eq!(from, 2500);
-    for r in &shifted(&recs, from) {
-        acc.add(r);
-    }
     let s = acc.finish(LevelMeta::default());
     assert_eq!(s.achieved_concurrency, Some(2.0));
     // 2 in flight x (70 + 70) tokens / (3.0 + 3.0) s of summed latency, as one measurement

@@ -318,6 +318,12 @@ pub const DISTRIBUTIONS: [(&str, &str); 8] = [
 ];
 
 impl LevelSummary {
+    /// Every measurement of it was a search's screen (its first batch only): it steered the
+    /// search and was never measured until decided. False for levels without measurements.
+    pub fn screened_only(&self) -> bool {
+        !self.measurements.is_empty() && self.measurements.iter().all(|m| m.screen)
+    }
+
     /// The distribution named `name` (one of [`DISTRIBUTIONS`]), if it was measured.
     pub fn distribution(&self, name: &str) -> Option<&Stats> {
         match name {

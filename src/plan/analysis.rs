@@ -16,7 +16,7 @@ use super::range::{boundary_range, BoundaryRange};
 use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
 use crate::metrics::LevelSummary;
 use crate::plan::judge::{
-    level_verdict, min_samples, sample_count, SlaSet, DEFAULT_MAX_ERROR_RATE,
+    level_verdict, min_samples, sample_count, undecided_screen, SlaSet, DEFAULT_MAX_ERROR_RATE,
 };
 use crate::record::sla::{SlaCheck, SlaMetric, SlaThreshold, Verdict};
 use serde::Serialize;
@@ -248,7 +248,7 @@ fn ordered_points(limits: &SlaSet, levels: &[LevelSummary]) -> Vec<(u32, Point)>
             ratios: checks.iter().map(SlaCheck::ratio).collect(),
             requests: l.planned_requests,
             pooled: l.measurements.len() > 1,
-            screen: !l.measurements.is_empty() && l.measurements.iter().all(|m| m.screen),
+            screen: l.screened_only(),
         };
         let Some((last, before)) = l.measurements.split_last() else {
             out.push((l.index, now));
@@ -287,9 +287,7 @@ pub fn row(limits: &SlaSet, level: &LevelSummary, why: Option<Why>) -> Iteration
         requests: level.planned_requests,
         batches: level.sampling.map(|s| s.batches),
         measurements: level.measurements.len().max(1) as u32,
-        screen: !level.measurements.is_empty()
-            && level.measurements.iter().all(|m| m.screen)
-            && level_verdict(&checks, level) == Verdict::Uncertain,
+        screen: undecided_screen(limits, level),
         output_tps: level.output_tps(),
         goodput: level.goodput.as_ref().map(|g| g.avg),
         held: level.held,
@@ -520,8 +518,6 @@ fn breaking_point(pts: &[Point]) -> Option<u32> {
 /// verdict is uncertain and they had fewer values than the threshold needs to pass at all.
 /// A search's screens are left out: they were meant to steer, not to decide.
 fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary], axis: Axis) -> Vec<String> {
-    let screen =
-        |l: &LevelSummary| !l.measurements.is_empty() && l.measurements.iter().all(|m| m.screen);
     limits
         .0
         .iter()
@@ -529,7 +525,7 @@ fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary], axis: Axis) -> Vec<
             let need = min_samples(t);
             let short: Vec<String> = levels
                 .iter()
-                .filter(|l| !l.partial && !screen(l))
+                .filter(|l| !l.partial && !undecided_screen(limits, l))
                 .filter(|l| sample_count(t, l) < need)
                 .filter(|l| {
                     limits

@@ -112,9 +112,27 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     t
 }
 
+/// Whether a limit's observed value is beyond it (whatever its interval says).
+fn observed_beyond(c: &crate::record::sla::SlaCheck) -> bool {
+    c.observed.is_some_and(|o| o > c.threshold.limit)
+}
+
+/// A screen left undecided, by what it observed: `~FAIL` when a limit's observed value is
+/// beyond it, else `~pass`; `None` for any other row.
+pub fn screen_label(r: &IterationRow) -> Option<&'static str> {
+    r.screen.then(|| {
+        if r.slas.iter().any(observed_beyond) {
+            "~FAIL"
+        } else {
+            "~pass"
+        }
+    })
+}
+
 /// A row's result for tables: `partial`, `not held`, then the verdict with the limit that
-/// decided it (`FAIL e2e 52.1 s`, `uncertain TTFT 1.48 s`). With `user_slas` false only the
-/// default error-rate limit applies: a row shows it only when its error rate is over it.
+/// decided it (`FAIL e2e 52.1 s`, `uncertain TTFT 1.48 s`; a screen's lean, `~FAIL e2e 732
+/// ms`). With `user_slas` false only the default error-rate limit applies: a row shows it
+/// only when its error rate is over it.
 pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
     if r.partial {
         return "partial".into();
@@ -122,16 +140,14 @@ pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
     if !r.held {
         return "not held".into();
     }
-    let over = |c: &crate::record::sla::SlaCheck| c.observed.is_some_and(|o| o > c.threshold.limit);
-    if !user_slas && !r.slas.iter().any(over) {
+    if !user_slas && !r.slas.iter().any(observed_beyond) {
         return String::new();
     }
     if r.verdict == Verdict::Pass {
         return "pass".into();
     }
-    if r.screen {
-        // screened: one batch, not decided; it leans by what it observed
-        let over = r.slas.iter().find(|c| over(c)).map(|c| {
+    if let Some(lean) = screen_label(r) {
+        let beyond = r.slas.iter().find(|c| observed_beyond(c)).map(|c| {
             format!(
                 " {} {}",
                 c.threshold.metric.label(),
@@ -139,10 +155,7 @@ pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
                     .map_or("-".into(), |v| fmt_value(c.threshold.metric, v))
             )
         });
-        return match over {
-            Some(o) => format!("~FAIL{o}"),
-            None => "~pass".into(),
-        };
+        return format!("{lean}{}", beyond.unwrap_or_default());
     }
     let deciding = r.slas.iter().find(|c| c.verdict == r.verdict).map(|c| {
         format!(

@@ -83,6 +83,12 @@ pub fn level_verdict(checks: &[SlaCheck], s: &LevelSummary) -> Verdict {
     Verdict::all(checks.iter().map(|c| c.verdict))
 }
 
+/// A search's screen that its one batch left uncertain under `limits`: it bounds nothing and
+/// no answer rests on it (`docs/search.md`, "Screening").
+pub fn undecided_screen(limits: &SlaSet, s: &LevelSummary) -> bool {
+    s.screened_only() && limits.verdict(s) == Verdict::Uncertain
+}
+
 /// The thresholds of one search (at least one).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(transparent)]

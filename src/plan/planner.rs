@@ -95,16 +95,6 @@ pub trait LevelPlanner: Send + Sync {
     }
 }
 
-/// The SLA that needs the most requests to be decided, and how many (see
-/// [`crate::plan::judge::min_samples`]).
-fn costliest(limits: &SlaSet) -> Option<(&crate::record::sla::SlaThreshold, u64)> {
-    limits
-        .0
-        .iter()
-        .map(|t| (t, crate::plan::judge::min_samples(t)))
-        .max_by_key(|(_, n)| *n)
-}
-
 /// Judges a level against `limits`.
 fn judge_with(limits: &SlaSet, level: &mut LevelSummary) {
     level.slas = limits.check(level);
@@ -240,7 +230,7 @@ impl LevelPlanner for SearchPlanner {
             return None;
         }
         let limits = self.analysis.limits();
-        let (_, need) = costliest(&limits)?;
+        let need = min_decisive_samples(&limits);
         if need <= asked || asked == 0 {
             return None;
         }

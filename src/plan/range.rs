@@ -6,7 +6,7 @@
 //! several SLAs the earliest crossing binds.
 
 use crate::metrics::LevelSummary;
-use crate::plan::judge::SlaSet;
+use crate::plan::judge::{undecided_screen, SlaSet};
 use serde::Serialize;
 
 /// Where the SLA boundary lies, in concurrency (fractional: between measured levels).
@@ -30,14 +30,9 @@ type Ratios = (f64, f64, f64);
 pub fn boundary_range(limits: &SlaSet, levels: &[LevelSummary]) -> Option<BoundaryRange> {
     let mut by_c: Vec<(u32, Vec<Vec<Ratios>>)> = Vec::new();
     // a search's screen left uncertain bounds nothing: its one batch was to steer
-    let undecided_screen = |l: &LevelSummary| {
-        !l.measurements.is_empty()
-            && l.measurements.iter().all(|m| m.screen)
-            && limits.verdict(l) == crate::record::sla::Verdict::Uncertain
-    };
     for l in levels
         .iter()
-        .filter(|l| !l.partial && l.held && !undecided_screen(l))
+        .filter(|l| !l.partial && l.held && !undecided_screen(limits, l))
     {
         let r: Vec<Ratios> = limits
             .check(l)

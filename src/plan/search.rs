@@ -109,6 +109,7 @@ impl Point {
     }
 
     /// A held level screened on one batch that left it uncertain, observed at `ratios`.
+    #[cfg(test)]
     pub fn screened(concurrency: u32, ratios: Vec<f64>) -> Point {
         Point {
             concurrency,
@@ -128,6 +129,7 @@ impl Point {
     }
 
     /// The same measurement, pooled with the earlier ones at its concurrency.
+    #[cfg(test)]
     pub fn pooled(self) -> Point {
         Point {
             pooled: true,
@@ -236,14 +238,24 @@ pub enum Step {
 pub(crate) type Vote = Option<bool>;
 
 impl Point {
+    /// Its vote on the bracket: its verdict when decided, else a screen's lean (what it
+    /// observed against the limits).
     pub(crate) fn vote(&self) -> Vote {
+        match self.decided_vote() {
+            None if self.undecided_screen() && !self.ratios.is_empty() => {
+                Some(self.ratios.iter().all(|r| *r <= 1.0))
+            }
+            v => v,
+        }
+    }
+
+    /// Its verdict as a vote: pass, fail, or nothing when undecided (a screen's lean is not
+    /// a verdict).
+    pub(crate) fn decided_vote(&self) -> Vote {
         if self.pass {
             Some(true)
         } else if self.failed() {
             Some(false)
-        } else if self.undecided_screen() && !self.ratios.is_empty() {
-            // a screen steers by what it observed
-            Some(self.ratios.iter().all(|r| *r <= 1.0))
         } else {
             None
         }
@@ -412,13 +424,7 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
                 .max()
                 .unwrap_or(cfg.min);
             if top >= cfg.max {
-                if let Some(end) = undecided_end(points, &[Some(top)]) {
-                    return Step::Measure {
-                        concurrency: end,
-                        why: Why::Decide,
-                    };
-                }
-                return done(StopReason::MaxPasses);
+                return decide_end(&[Some(top)]).unwrap_or_else(|| done(StopReason::MaxPasses));
             }
             return Step::Measure {
                 concurrency: top.saturating_mul(2).min(cfg.max),
@@ -426,13 +432,7 @@ fn step(cfg: &SearchConfig, points: &[Point], whys: &[Option<Why>]) -> Step {
             };
         }
         (None, Some(h)) => {
-            if let Some(end) = undecided_end(points, &[Some(h)]) {
-                return Step::Measure {
-                    concurrency: end,
-                    why: Why::Decide,
-                };
-            }
-            return done(StopReason::MinFails);
+            return decide_end(&[Some(h)]).unwrap_or_else(|| done(StopReason::MinFails));
         }
         (Some(l), Some(h)) => (l, h),
     };

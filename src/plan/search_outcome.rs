@@ -19,7 +19,10 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
     // every measurement's vote, for the levels measured more than once
     let mut votes: BTreeMap<u32, Vec<Vote>> = BTreeMap::new();
     for p in points {
-        votes.entry(p.concurrency).or_default().push(p.vote());
+        votes
+            .entry(p.concurrency)
+            .or_default()
+            .push(p.decided_vote());
     }
     votes.retain(|_, v| v.len() > 1);
     let standing = standing(points);

@@ -14,20 +14,32 @@ fn next(cfg: &SearchConfig, pts: &[Point]) -> (u32, Why) {
     }
 }
 
-/// Runs the planner against a metric curve `f(c)` (observed / limit) until it stops.
-fn run_curve(cfg: &SearchConfig, f: impl Fn(u32, usize) -> f64) -> (Vec<(u32, Why)>, Outcome) {
+/// Runs the planner until it stops, each level measured as `measure(c, why, levels so far)`
+/// says.
+fn run_with(
+    cfg: &SearchConfig,
+    measure: impl Fn(u32, Why, usize) -> Point,
+) -> (Vec<(u32, Why)>, Outcome) {
     let mut pts: Vec<Point> = Vec::new();
     let mut trace = Vec::new();
     loop {
         match decide(cfg, &pts) {
             Step::Measure { concurrency, why } => {
-                let r = f(concurrency, pts.len());
                 trace.push((concurrency, why));
-                pts.push(Point::decided(concurrency, r <= 1.0, vec![r]));
+                pts.push(measure(concurrency, why, pts.len()));
             }
             Step::Done(o) => return (trace, o),
         }
     }
+}
+
+/// Runs the planner against a metric curve `f(c)` (observed / limit) until it stops, every
+/// level decided.
+fn run_curve(cfg: &SearchConfig, f: impl Fn(u32, usize) -> f64) -> (Vec<(u32, Why)>, Outcome) {
+    run_with(cfg, |c, _, n| {
+        let r = f(c, n);
+        Point::decided(c, r <= 1.0, vec![r])
+    })
 }
 
 #[test]
@@ -501,23 +513,14 @@ fn screens_steer_and_only_the_bracket_ends_are_decided() {
         7 => 1.1,
         _ => 1.8,
     };
-    let mut pts: Vec<Point> = Vec::new();
-    let mut trace = Vec::new();
-    let outcome = loop {
-        match decide(&cfg, &pts) {
-            Step::Measure { concurrency, why } => {
-                trace.push((concurrency, why));
-                let p = if why.decides() {
-                    // measured until decided, pooled with its screen
-                    pt(concurrency, ratio(concurrency) <= 1.0).pooled()
-                } else {
-                    Point::screened(concurrency, vec![ratio(concurrency)])
-                };
-                pts.push(p);
-            }
-            Step::Done(o) => break o,
+    let (trace, outcome) = run_with(&cfg, |c, why, _| {
+        if why.decides() {
+            // measured until decided, pooled with its screen
+            pt(c, ratio(c) <= 1.0).pooled()
+        } else {
+            Point::screened(c, vec![ratio(c)])
         }
-    };
+    });
     assert_eq!(
         trace,
         vec![
