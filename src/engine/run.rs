@@ -8,18 +8,20 @@ use super::closed_loop::{run_level, Earlier, LevelCtx, LevelPlan};
 use super::events::EngineEvent;
 use super::open_loop::{run_open_level, OpenPlan};
 use super::sink::{RunEcho, RunSink, StopOnFailure};
+use crate::clock::now_ns;
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
 use crate::endpoint::{Endpoint, EndpointError, EndpointSpec};
 use crate::fdlimit::{check_nofile, nofile_needed, raise_nofile_limit};
 use crate::metrics::{LevelAccumulator, LevelSummary};
 use crate::plan::LevelLoad;
 pub use crate::plan::LevelPlanner;
+use crate::telemetry::level::Recorder;
 use crate::telemetry::scrape::Scraped;
 use crate::workload::arrivals::{LoadShape, OpenSettings};
 use crate::workload::WorkloadSpec;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -140,6 +142,7 @@ pub async fn run(
         started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
         ended_at: None,
         interrupted: false,
+        serving_config: None,
     };
     sink.write_run(&echo)?;
     let _ = events
@@ -156,6 +159,8 @@ pub async fn run(
     // the scraper stops however the run ends, an error included: its forwarder holds a
     // sender of `events`, and the consumer reads them until every sender is gone
     let _scrape_guard = scrape_stop.clone().drop_guard();
+    // the server's samples, recorded per level (`telemetry.jsonl`, the level files' `server`)
+    let recorder = Arc::new(Mutex::new(Recorder::default()));
     // a SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
     let scraper = (!endpoint.is_sagemaker()).then(|| {
         let (tx, rx) = mpsc::channel(4);
@@ -165,7 +170,8 @@ pub async fn run(
             tx,
             scrape_stop.clone(),
         ));
-        (scrape, tokio::spawn(forward_telemetry(rx, events.clone())))
+        let forward = forward_telemetry(rx, events.clone(), recorder.clone(), now_ns());
+        (scrape, tokio::spawn(forward))
     });
     let mut levels: Vec<LevelSummary> = Vec::new();
     // a pooling plan's closed-loop levels by index, as their last measurement left them
@@ -194,6 +200,7 @@ pub async fn run(
         let index = again.map_or(levels.len() as u32, |p| levels[p].index);
         let order = measurements;
         measurements += 1;
+        recording(&recorder).begin(index);
         let ctx = LevelCtx {
             endpoint: &endpoint,
             workload: &workload,
@@ -252,6 +259,10 @@ pub async fn run(
                 run_open_level(ctx, plan).await
             }
         };
+        // a level measured again: the server as its last measurement saw it
+        summary.server = recording(&recorder).end();
+        let lines = recording(&recorder).take_lines();
+        sink.append_telemetry(&lines)?;
         for w in check_lengths(&mut summary, &workload, endpoint.spec().exact_output_length) {
             let _ = events
                 .send(EngineEvent::Warning(format!(
@@ -289,6 +300,9 @@ pub async fn run(
         let _ = scrape.await;
         let _ = forward.await;
     }
+    let lines = recording(&recorder).take_lines();
+    sink.append_telemetry(&lines)?;
+    echo.serving_config = recording(&recorder).serving_config().cloned();
     let interrupted = cancel.is_cancelled();
     echo.ended_at = Some(crate::wallclock::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
@@ -344,12 +358,26 @@ fn duration_text(s: f64) -> String {
     }
 }
 
-/// The scraper's findings as engine events: samples as snapshots (dropped when the consumer
-/// is behind), the one note of a server without known metrics as a warning.
-async fn forward_telemetry(mut rx: mpsc::Receiver<Scraped>, events: mpsc::Sender<EngineEvent>) {
+/// The recorder, whoever else held it: a panic elsewhere leaves its samples as they were.
+fn recording(recorder: &Mutex<Recorder>) -> std::sync::MutexGuard<'_, Recorder> {
+    recorder
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The scraper's findings: each sample recorded (stamped on the run's monotonic clock from
+/// `origin`) and sent as a snapshot event (dropped when the consumer is behind), the one note
+/// of a server without known metrics as a warning.
+async fn forward_telemetry(
+    mut rx: mpsc::Receiver<Scraped>,
+    events: mpsc::Sender<EngineEvent>,
+    recorder: Arc<Mutex<Recorder>>,
+    origin: u64,
+) {
     while let Some(s) = rx.recv().await {
         match s {
             Scraped::Sample(sample) => {
+                recording(&recorder).record(now_ns().saturating_sub(origin), sample.clone());
                 let _ = events.try_send(EngineEvent::Telemetry(sample));
             }
             Scraped::Missing(note) => {

@@ -8,6 +8,7 @@ use crate::endpoint::preflight::ServerIdentity;
 use crate::endpoint::EndpointSpec;
 use crate::metrics::LevelSummary;
 use crate::record::RequestRecord;
+use crate::telemetry::level::TelemetryLine;
 use crate::workload::arrivals::OpenSettings;
 use crate::workload::WorkloadSpec;
 use serde::Serialize;
@@ -30,6 +31,9 @@ pub trait RunSink: Send {
     fn append_request(&mut self, level: u32, record: &RequestRecord) -> io::Result<()>;
     /// The end of a level's requests: whatever is buffered is made durable.
     fn flush_requests(&mut self) -> io::Result<()>;
+    /// Samples of the server's `/metrics` (`telemetry.jsonl`), handed over at each level's
+    /// end and at the run's.
+    fn append_telemetry(&mut self, lines: &[TelemetryLine]) -> io::Result<()>;
     /// A finished (or cut) level.
     fn write_level(&mut self, level: &LevelSummary) -> io::Result<()>;
     /// The run's summary: its levels and what the planner reports of them.
@@ -59,6 +63,10 @@ pub struct RunEcho {
     pub started_at: String,
     pub ended_at: Option<String>,
     pub interrupted: bool,
+    /// The serving configuration the server's `/metrics` stated (vLLM's cache config
+    /// labels), written with the run's end; absent when it states none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serving_config: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The engine's hold on the sink it is given: every write goes through, and the first that
@@ -110,6 +118,10 @@ impl RunSink for StopOnFailure<'_> {
     }
     fn flush_requests(&mut self) -> io::Result<()> {
         let r = self.inner.flush_requests();
+        self.check(r)
+    }
+    fn append_telemetry(&mut self, lines: &[TelemetryLine]) -> io::Result<()> {
+        let r = self.inner.append_telemetry(lines);
         self.check(r)
     }
     fn write_level(&mut self, level: &LevelSummary) -> io::Result<()> {

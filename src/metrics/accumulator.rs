@@ -453,6 +453,7 @@ impl LevelAccumulator {
             held,
             sampling: meta.sampling,
             measurements: Vec::new(),
+            server: None,
             slas: Vec::new(),
             verdict: None,
             start_time: meta.started_at,

@@ -200,6 +200,10 @@ pub struct LevelSummary {
     /// Empty in files written before pooling, and for plans that do not pool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measurements: Vec<Measurement>,
+    /// What the server's own `/metrics` said while the level ran (`docs/telemetry.md`);
+    /// absent when it exposes nothing rightsize knows, and in files from before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::record::ServerSummary>,
     /// Each SLA of the run (the error-rate limit included) judged on this level.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slas: Vec<SlaCheck>,

@@ -22,6 +22,7 @@ use crate::engine::sink::RunEcho;
 use crate::engine::sink::RunSink;
 use crate::metrics::LevelSummary;
 use crate::record::RequestRecord;
+use crate::telemetry::level::TelemetryLine;
 
 /// File name of the run's echo.
 pub const RUN_FILE: &str = "run.json";
@@ -29,6 +30,8 @@ pub const RUN_FILE: &str = "run.json";
 pub const SUMMARY_FILE: &str = "summary.json";
 /// File name of the per-request log.
 pub const REQUESTS_FILE: &str = "requests.jsonl";
+/// File name of the server's samples (`docs/telemetry.md`).
+pub const TELEMETRY_FILE: &str = "telemetry.jsonl";
 
 /// The platform data directory for runs (`.../rightsize/runs`), when the platform has one.
 pub fn default_root() -> Option<PathBuf> {
@@ -199,8 +202,13 @@ impl ResultsDir {
     }
 
     /// Opens `requests.jsonl` for appending.
-    pub fn request_log(&self) -> io::Result<RequestsFile> {
-        RequestsFile::open(&self.path.join(REQUESTS_FILE))
+    pub fn request_log(&self) -> io::Result<JsonLinesFile> {
+        JsonLinesFile::open(&self.path.join(REQUESTS_FILE))
+    }
+
+    /// Opens `telemetry.jsonl` for appending.
+    pub fn telemetry_log(&self) -> io::Result<JsonLinesFile> {
+        JsonLinesFile::open(&self.path.join(TELEMETRY_FILE))
     }
 
     /// Every level of the run, sorted by index.
@@ -286,17 +294,18 @@ struct RequestLineRef<'a> {
     record: &'a RequestRecord,
 }
 
-/// How many bytes of whole lines [`RequestsFile`] gathers before writing them out.
+/// How many bytes of whole lines [`JsonLinesFile`] gathers before writing them out.
 const REQUESTS_BUFFER: usize = 64 * 1024;
 
-/// Appends request records to `requests.jsonl`, one JSON object per line, through a buffer
-/// of whole lines. Call [`RequestsFile::flush`] at the end of each level.
+/// Appends JSON lines (request records to `requests.jsonl`, server samples to
+/// `telemetry.jsonl`), one object per line, through a buffer of whole lines. Call
+/// [`JsonLinesFile::flush`] at the end of each level.
 ///
 /// The file only ever ends in a whole line: a write that fails part-way (a full disk) is cut
 /// back to the last whole line before the error is returned, and every later call returns an
 /// error without writing. Errors name the file.
 #[derive(Debug)]
-pub struct RequestsFile {
+pub struct JsonLinesFile {
     path: PathBuf,
     file: File,
     buf: Vec<u8>,
@@ -305,16 +314,16 @@ pub struct RequestsFile {
     failed: bool,
 }
 
-impl RequestsFile {
+impl JsonLinesFile {
     /// Opens (creating if needed) `path` for appending.
-    pub fn open(path: &Path) -> io::Result<RequestsFile> {
+    pub fn open(path: &Path) -> io::Result<JsonLinesFile> {
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| naming(path, e))?;
         let written = file.metadata().map_err(|e| naming(path, e))?.len();
-        Ok(RequestsFile {
+        Ok(JsonLinesFile {
             path: path.to_path_buf(),
             file,
             buf: Vec::with_capacity(REQUESTS_BUFFER),
@@ -325,9 +334,14 @@ impl RequestsFile {
 
     /// Appends one record of level `level`.
     pub fn append(&mut self, level: u32, record: &RequestRecord) -> io::Result<()> {
+        self.append_line(&RequestLineRef { level, record })
+    }
+
+    /// Appends one line.
+    pub fn append_line<T: Serialize>(&mut self, line: &T) -> io::Result<()> {
         self.usable()?;
         let mark = self.buf.len();
-        if let Err(e) = serde_json::to_writer(&mut self.buf, &RequestLineRef { level, record }) {
+        if let Err(e) = serde_json::to_writer(&mut self.buf, line) {
             self.buf.truncate(mark);
             return Err(naming(&self.path, e.into()));
         }
@@ -382,7 +396,9 @@ impl RequestsFile {
 pub struct FolderSink {
     root: PathBuf,
     dir: Option<ResultsDir>,
-    log: Option<RequestsFile>,
+    log: Option<JsonLinesFile>,
+    /// Opened with the first sample: a run against a server without metrics has no file.
+    telemetry: Option<JsonLinesFile>,
 }
 
 impl FolderSink {
@@ -392,6 +408,7 @@ impl FolderSink {
             root,
             dir: None,
             log: None,
+            telemetry: None,
         }
     }
 
@@ -426,6 +443,20 @@ impl RunSink for FolderSink {
 
     fn flush_requests(&mut self) -> io::Result<()> {
         self.log.as_mut().ok_or_else(not_open)?.flush()
+    }
+
+    fn append_telemetry(&mut self, lines: &[TelemetryLine]) -> io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        if self.telemetry.is_none() {
+            self.telemetry = Some(self.dir()?.telemetry_log()?);
+        }
+        let file = self.telemetry.as_mut().ok_or_else(not_open)?;
+        for line in lines {
+            file.append_line(line)?;
+        }
+        file.flush()
     }
 
     fn write_level(&mut self, level: &LevelSummary) -> io::Result<()> {

@@ -19,7 +19,7 @@ pub use export::{aiperf_export, csv_columns, levels_csv};
 pub use export_run::{export_run, ExportRequest};
 pub use folder::{
     default_root, level_file_name, list_runs, load_levels, load_requests, read_json,
-    write_json_atomic, RequestLine, RequestsFile, ResultsDir,
+    write_json_atomic, JsonLinesFile, RequestLine, ResultsDir,
 };
 pub use history::{list_run_infos, load_run, resolve_run, RunData, RunInfo, RunLookupError};
 pub use table::render_table;

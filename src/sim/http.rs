@@ -170,13 +170,34 @@ pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBod
             SimBody::full(
                 state
                     .metrics
-                    .render_prometheus(&state.cfg.model, state.cfg.kv_cache_tokens),
+                    .render_prometheus(&state.cfg.model, state.cfg.kv_cache_tokens)
+                    + &cache_config_info(&state.cfg),
             ),
         ),
         "/v1/models" => json(200, models_body(state)),
         "/v1/chat/completions" => complete(state, Route::Chat, req).await,
         _ => complete(state, Route::Completion, req).await,
     }
+}
+
+/// The serving configuration as vLLM states it: `vllm:cache_config_info`, a gauge of 1 whose
+/// labels are the cache settings (block size, KV blocks, prefix caching), plus the batch
+/// slots and step token budget, so a run records what it was measured on.
+fn cache_config_info(cfg: &super::SimConfig) -> String {
+    let blocks = cfg.kv_cache_tokens / u64::from(cfg.block_size.max(1));
+    let caching = if cfg.prefix_cache_blocks > 0 {
+        "True"
+    } else {
+        "False"
+    };
+    format!(
+        "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n\
+         # TYPE vllm:cache_config_info gauge\n\
+         vllm:cache_config_info{{block_size=\"{}\",cache_dtype=\"auto\",\
+         enable_prefix_caching=\"{caching}\",engine=\"0\",max_num_batched_tokens=\"{}\",\
+         max_num_seqs=\"{}\",num_gpu_blocks=\"{blocks}\"}} 1.0\n",
+        cfg.block_size, cfg.max_num_batched_tokens, cfg.max_num_seqs
+    )
 }
 
 fn models_body(state: &AppState) -> String {

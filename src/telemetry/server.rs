@@ -4,6 +4,10 @@
 
 use super::prometheus::Sample;
 use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// vLLM's serving configuration: a gauge of 1 whose labels are the settings.
+const VLLM_CONFIG: &str = "vllm:cache_config_info";
 
 /// One scrape, reduced to what the dashboard shows. `None` means the server did not expose it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -20,6 +24,10 @@ pub struct ServerSample {
     pub prefix_hit_rate_gauge: Option<f64>,
     pub preemptions: Option<f64>,
     pub generation_tokens: Option<f64>,
+    /// The serving configuration the server states (vLLM's `vllm:cache_config_info`
+    /// labels), recorded once in `run.json`, not with every sample.
+    #[serde(skip)]
+    pub config: Option<BTreeMap<String, String>>,
 }
 
 struct Names {
@@ -118,9 +126,22 @@ pub fn reduce(samples: &[Sample]) -> ServerSample {
             prefix_hit_rate_gauge: get(n.hit_rate),
             preemptions: get(n.preemptions),
             generation_tokens: get(n.generated),
+            config: config(samples),
         };
     }
     ServerSample::default()
+}
+
+/// The labels of the server's configuration series, the engine index left out.
+fn config(samples: &[Sample]) -> Option<BTreeMap<String, String>> {
+    let s = samples.iter().find(|s| s.name == VLLM_CONFIG)?;
+    Some(
+        s.labels
+            .iter()
+            .filter(|(k, _)| k != "engine")
+            .cloned()
+            .collect(),
+    )
 }
 
 impl ServerSample {
@@ -158,6 +179,22 @@ mod tests {
         assert_eq!(s.kv_cache_usage, Some(0.375));
         assert_eq!(s.prefix_hit_rate(None), Some(0.25));
         assert_eq!(s.preemptions, Some(4.0));
+        assert_eq!(s.config, None);
+        let with_config = reduce(&parse(
+            "vllm:num_requests_running 1\n\
+             vllm:cache_config_info{block_size=\"16\",enable_prefix_caching=\"True\",\
+             engine=\"0\",gpu_memory_utilization=\"0.9\",num_gpu_blocks=\"2048\"} 1.0\n",
+        ));
+        let config = with_config.config.unwrap();
+        assert_eq!(
+            config.into_iter().collect::<Vec<_>>(),
+            [
+                ("block_size".to_string(), "16".to_string()),
+                ("enable_prefix_caching".into(), "True".into()),
+                ("gpu_memory_utilization".into(), "0.9".into()),
+                ("num_gpu_blocks".into(), "2048".into()),
+            ]
+        );
         let earlier = ServerSample {
             prefix_hits: Some(10.0),
             prefix_queries: Some(20.0),

@@ -183,6 +183,8 @@ pub struct Recorded {
     pub summary: Option<serde_json::Value>,
     /// How many times the records were flushed (once per level).
     pub flushes: u32,
+    /// Server samples handed over (`telemetry.jsonl` lines).
+    pub telemetry: usize,
 }
 
 /// A run's sink in memory (no files): the test reads what the engine handed over through the
@@ -223,6 +225,14 @@ impl rightsize::engine::RunSink for MemorySink {
 
     fn flush_requests(&mut self) -> std::io::Result<()> {
         self.recorded().flushes += 1;
+        Ok(())
+    }
+
+    fn append_telemetry(
+        &mut self,
+        lines: &[rightsize::telemetry::level::TelemetryLine],
+    ) -> std::io::Result<()> {
+        self.recorded().telemetry += lines.len();
         Ok(())
     }
 

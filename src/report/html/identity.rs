@@ -100,22 +100,62 @@ pub fn identity_table(runs: &[&RunData], reports: &[RunAnalysis]) -> String {
     h + "</tbody></table>"
 }
 
-/// Server telemetry: the dashboard scrapes the endpoint's Prometheus `/metrics` live, but a
-/// run's files keep no samples of it, so the report can only say so.
+/// Server telemetry: per run, the serving configuration the server stated (`run.json`'s
+/// `serving_config`) and a table of what its `/metrics` said at each level (the level files'
+/// `server`); a run without them says so.
 pub fn telemetry(runs: &[&RunData]) -> String {
-    let servers: Vec<String> = runs
-        .iter()
-        .map(|r| {
-            let models = r.echo["server"]["models"]
-                .as_array()
-                .map(|m| m.iter().map(text).collect::<Vec<_>>().join(", "))
-                .unwrap_or_else(|| "-".into());
-            format!("{}: serves {models}", r.info.id)
-        })
-        .collect();
-    format!(
-        "<p>{}</p><p>Server metrics (queue, KV cache) are shown live by the dashboard; the run's \
-         files record no samples of them, so this report has none.</p>",
-        esc(&servers.join("; "))
-    )
+    let mut h = String::new();
+    for r in runs {
+        let models = r.echo["server"]["models"]
+            .as_array()
+            .map(|m| m.iter().map(text).collect::<Vec<_>>().join(", "))
+            .unwrap_or_else(|| "-".into());
+        let _ = write!(h, "<p>{}: serves {}</p>", esc(&r.info.id), esc(&models));
+        if let Some(config) = r.echo["serving_config"].as_object() {
+            let settings: Vec<String> = config
+                .iter()
+                .map(|(k, v)| format!("{k} {}", text(v)))
+                .collect();
+            let _ = write!(
+                h,
+                "<p>Serving configuration: {}</p>",
+                esc(&settings.join(", "))
+            );
+        }
+        let rows: Vec<String> = r
+            .levels
+            .iter()
+            .filter_map(|l| Some((l, l.server.as_ref()?)))
+            .map(|(l, s)| {
+                let mm = |m: Option<crate::record::MeanMax>, pct: bool| match m {
+                    Some(m) if pct => format!("{:.1} % / {:.1} %", m.mean * 100.0, m.max * 100.0),
+                    Some(m) => format!("{:.1} / {:.0}", m.mean, m.max),
+                    None => "-".into(),
+                };
+                let opt = |v: Option<f64>, f: fn(f64) -> String| v.map_or("-".into(), f);
+                format!(
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                     <td>{}</td></tr>",
+                    esc(&crate::metrics::summary::load_label(l)),
+                    mm(s.running, false),
+                    mm(s.waiting, false),
+                    mm(s.kv_cache_usage, true),
+                    opt(s.prefix_cache_hit_rate, |v| format!("{:.0} %", v * 100.0)),
+                    opt(s.preemptions, |v| format!("{v:.0}")),
+                    s.samples
+                )
+            })
+            .collect();
+        if rows.is_empty() {
+            h += "<p>No server metrics were recorded for this run (the server exposes no \
+                  <code>/metrics</code> rightsize knows, or the run predates recording them).</p>";
+        } else {
+            h += "<table><thead><tr><th>level</th><th>running mean / max</th>\
+                  <th>waiting mean / max</th><th>KV cache mean / max</th><th>prefix hits</th>\
+                  <th>preemptions</th><th>samples</th></tr></thead><tbody>";
+            h += &rows.concat();
+            h += "</tbody></table>";
+        }
+    }
+    h
 }

@@ -259,6 +259,8 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         held: obj.get("held").and_then(Value::as_bool).unwrap_or(true),
         sampling: None,
         measurements: Vec::new(),
+        // AIPerf records no server telemetry
+        server: None,
         slas: Vec::new(),
         verdict: None,
         start_time,

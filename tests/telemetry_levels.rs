@@ -1,0 +1,69 @@
+//! Server telemetry recorded per level, end to end: a sweep against a simulator with 4 batch
+//! slots writes every scrape of its `/metrics` to `telemetry.jsonl` and a `server` summary
+//! into each level file, `run.json` keeps the serving configuration the server states, and
+//! the summary says what the server did: at concurrency 2 it ran
+//! two requests and queued none; at 8 its four slots were full and the rest waited.
+
+mod common;
+use common::{bin, read_json, stderr, tmpdir, SimProcess};
+use serde_json::Value;
+
+#[test]
+fn a_sweep_records_the_server_s_state_per_level() {
+    // 4 slots, 20x real time: a level of 64 requests lasts about 3 s, three scrapes or so
+    let sim = SimProcess::llama_like("20");
+    let out = tmpdir("telemetry");
+    let o = bin()
+        .args(["sweep", "-e", &sim.url, "--input-tokens", "64"])
+        .args(["--output-tokens", "64", "-c", "2,8", "-n", "64", "--no-tui"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = common::only_run_dir(&out);
+
+    let text = std::fs::read_to_string(run.join("telemetry.jsonl")).expect("telemetry.jsonl");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let times: Vec<u64> = lines.iter().map(|l| l["t_ns"].as_u64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    for level in [0, 1] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["level"] == level && l["server"] == "vllm"),
+            "no sample of level {level} in\n{text}"
+        );
+    }
+
+    let server = |file: &str| -> Value {
+        let level = read_json(&run.join(file));
+        level["server"].clone()
+    };
+    let two = server("level-001-c0002.json");
+    let eight = server("level-002-c0008.json");
+    for s in [&two, &eight] {
+        assert_eq!(s["scheme"], "vllm", "{s}");
+        assert!(s["samples"].as_u64().unwrap() >= 1, "{s}");
+        assert!(s["kv_cache_usage"]["max"].as_f64().unwrap() > 0.0, "{s}");
+        assert_eq!(s["preemptions"], 0.0, "{s}");
+    }
+    // two streams fit the four slots: running at most 2, nothing waits
+    assert!(two["running"]["max"].as_f64().unwrap() <= 2.0, "{two}");
+    assert_eq!(two["waiting"]["max"], 0.0, "{two}");
+    // eight streams: the four slots are full, the other requests wait
+    assert_eq!(eight["running"]["max"], 4.0, "{eight}");
+    assert!(eight["waiting"]["max"].as_f64().unwrap() >= 1.0, "{eight}");
+    // the summary's levels carry the same
+    let summary = read_json(&run.join("summary.json"));
+    assert_eq!(summary["levels"][1]["server"], eight);
+    // and the run says what it was measured on, as the server states it
+    let config = &read_json(&run.join("run.json"))["serving_config"];
+    assert_eq!(config["max_num_seqs"], "4", "{config}");
+    assert_eq!(config["block_size"], "16", "{config}");
+    assert_eq!(config["enable_prefix_caching"], "True", "{config}");
+    assert_eq!(config["num_gpu_blocks"], "25000", "{config}");
+}
