@@ -92,6 +92,10 @@ pub struct CandidateNumbers {
     /// The metric of `sla_at_answer`, for formatting.
     pub sla_metric: Option<SlaMetric>,
     pub knee: Option<u32>,
+    /// What bounds the server past its knee (`batch slots`, `KV-cache memory`, `compute`,
+    /// `not known`), from its recorded telemetry; absent in campaigns from before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<String>,
     /// Why there is no answer.
     pub failure: Option<String>,
 }
@@ -129,6 +133,7 @@ pub fn numbers(
         sla_at_answer: None,
         sla_metric: None,
         knee: a.knee.as_ref().map(|k| k.concurrency),
+        bound: a.bound.as_ref().map(|b| b.kind.label().to_string()),
         failure: None,
     };
     let Some(ans) = a.answer else {
@@ -341,6 +346,7 @@ mod tests {
             sla_at_answer: None,
             sla_metric: None,
             knee: None,
+            bound: None,
             failure: cost.is_none().then(|| "no level met the SLA".to_string()),
         }
     }

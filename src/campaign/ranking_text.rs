@@ -53,6 +53,7 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
                 n.binding_sla.clone().unwrap_or_else(|| "-".into()),
                 sla,
                 n.knee.map_or("-".into(), |k| k.to_string()),
+                n.bound.clone().unwrap_or_else(|| "-".into()),
             ]
         })
         .collect();
@@ -69,6 +70,7 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
             "binding SLA",
             "at answer",
             "knee",
+            "bound",
         ],
         &cells,
         2,

@@ -159,6 +159,10 @@ pub struct RunAnalysis {
     /// Where the knee may lie when the throughputs' intervals cannot name it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub knee_undecided: Option<UndecidedKnee>,
+    /// What bounds the server past the knee (or at the highest level), from its recorded
+    /// telemetry; absent for levels by rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound: Option<super::bound::Bound>,
     pub planning: Planning,
     /// Levels the answer, the knee and the ideal balance could not name.
     pub skipped: Vec<Skipped>,
@@ -483,9 +487,12 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
             })
         })
         .collect();
+    let bound = (axis == Axis::Concurrency)
+        .then(|| super::bound::diagnose(levels, knee.as_ref().map(|k| k.concurrency)));
     RunAnalysis {
         axis,
         answer,
+        bound,
         slas: a.slas.clone(),
         max_error_rate: a.max_error_rate,
         iterations,

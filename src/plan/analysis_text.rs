@@ -53,6 +53,9 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
         t += &format!("SLA boundary: {}\n", boundary_text(ax, b));
     }
     t += &knee_text(a, ax);
+    if let Some(b) = &a.bound {
+        t += &bound_text(b);
+    }
     let p = &a.planning;
     if let Some(i) = &p.ideal {
         t += &format!(
@@ -196,6 +199,13 @@ pub fn boundary_text(ax: Axis, b: &BoundaryRange) -> String {
 fn gain_text(gain: f64, lo: Option<f64>, hi: Option<f64>) -> String {
     let side = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}", v * 100.0));
     format!("{:.1} % [{}, {}]", gain * 100.0, side(lo), side(hi))
+}
+
+/// The bound line: what bounds the server, where, on what evidence, and what would move it.
+pub fn bound_text(b: &super::bound::Bound) -> String {
+    let at = b.at.map_or(String::new(), |c| format!(" at {c}"));
+    let hint = b.hint.as_ref().map_or(String::new(), |h| format!("; {h}"));
+    format!("bound: {}{at} ({}){hint}\n", b.kind.label(), b.evidence)
 }
 
 /// The knee line: named with its gain and interval, not decided with the gains that leave it

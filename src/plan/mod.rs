@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod analysis_text;
+pub mod bound;
 pub mod capacity;
 pub mod gate;
 pub mod judge;

@@ -146,6 +146,14 @@ pub fn telemetry(runs: &[&RunData]) -> String {
                 )
             })
             .collect();
+        if let Some(b) = &r.report().bound {
+            let line = crate::plan::analysis_text::bound_text(b);
+            let _ = write!(
+                h,
+                "<p>What bounds the server: {}</p>",
+                esc(line.trim_start_matches("bound: ").trim_end())
+            );
+        }
         if rows.is_empty() {
             h += "<p>No server metrics were recorded for this run (the server exposes no \
                   <code>/metrics</code> rightsize knows, or the run predates recording them).</p>";

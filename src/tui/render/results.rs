@@ -5,6 +5,7 @@ use super::charts::compact;
 use super::Theme;
 use crate::metrics::summary::LOAD_PER_RPS;
 use crate::plan::analysis::Axis;
+use crate::plan::bound::BoundKind;
 use crate::record::sla::fmt_value;
 use crate::tui::app::App;
 use crate::tui::setup::FieldId;
@@ -117,6 +118,15 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!("⚠ {w}"),
             theme.fg(Color::Yellow),
         )));
+    }
+    // what bounds the server, when its telemetry says (the evidence, and "not known", are in
+    // the printed output, `show` and the report): after the planning numbers, which it must
+    // not push out of the panel
+    if let Some(b) = r.bound.as_ref().filter(|b| b.kind != BoundKind::NotKnown) {
+        let at =
+            b.at.map_or(String::new(), |c| format!(" at {}", ax.load(c)));
+        let why = b.hint.as_ref().unwrap_or(&b.evidence);
+        lines.push(Line::raw(format!("bound: {}{at}: {why}", b.kind.label())));
     }
     if !r.skipped.is_empty() {
         let list: Vec<String> = r

@@ -1,0 +1,291 @@
+//! What bounds the server where its curve bends, read from the `server` figures recorded per
+//! level (`docs/telemetry.md`, "What bounds the server"): *batch slots* (running flat below the
+//! load while requests wait), *KV-cache memory* (the cache full, with preemptions or a queue),
+//! *compute* (the batch takes the whole load; each step slows as it grows), or *not known* (no
+//! telemetry, or figures that fit no rule). Each comes with its evidence and, as a hint, the
+//! server's own setting that would move it.
+
+use crate::metrics::LevelSummary;
+use crate::record::ServerSummary;
+use serde::Serialize;
+
+/// The share of the load the batch must hold for the server to count as taking all of it.
+const WHOLE_LOAD: f64 = 0.9;
+/// KV-cache use from which the cache counts as full.
+const KV_FULL: f64 = 0.9;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundKind {
+    BatchSlots,
+    KvCache,
+    Compute,
+    NotKnown,
+}
+
+impl BoundKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            BoundKind::BatchSlots => "batch slots",
+            BoundKind::KvCache => "KV-cache memory",
+            BoundKind::Compute => "compute",
+            BoundKind::NotKnown => "not known",
+        }
+    }
+}
+
+/// What bounds the server, at which level, on what evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bound {
+    pub kind: BoundKind,
+    /// The concurrency whose figures say it: the first level past the knee, else the highest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<u32>,
+    pub evidence: String,
+    /// The setting that would move it, in the server's words: a hint, not a promise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// The setting that adds batch slots, per server.
+fn slots_setting(scheme: &str) -> &'static str {
+    match scheme {
+        "vllm" => "vLLM's --max-num-seqs",
+        "sglang" => "SGLang's --max-running-requests",
+        "llamacpp" => "llama.cpp's --parallel",
+        "tgi" => "TGI's --max-batch-size",
+        _ => "the server's batch-size limit",
+    }
+}
+
+/// The setting that adds KV-cache memory, per server.
+fn kv_setting(scheme: &str) -> &'static str {
+    match scheme {
+        "vllm" => "vLLM's --gpu-memory-utilization or --kv-cache-dtype fp8",
+        "sglang" => "SGLang's --mem-fraction-static or --kv-cache-dtype",
+        "llamacpp" => "llama.cpp's --ctx-size or --cache-type-k/--cache-type-v",
+        "tgi" => "TGI's --max-batch-total-tokens",
+        _ => "the server's KV-cache budget",
+    }
+}
+
+fn pct(v: f64) -> String {
+    if v > 0.0 && v < 0.01 {
+        return "under 1 %".into();
+    }
+    format!("{:.0} %", v * 100.0)
+}
+
+/// What bounds the server, from the complete closed-loop `levels` that carry server figures,
+/// at the first level past `knee` (the load where the curve has bent), else at the highest.
+pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
+    let mut with: Vec<(&LevelSummary, &ServerSummary)> = levels
+        .iter()
+        .filter(|l| !l.partial && l.open_loop.rate.is_none())
+        .filter_map(|l| Some((l, l.server.as_ref()?)))
+        .collect();
+    with.sort_by_key(|(l, _)| l.concurrency);
+    let pick = knee
+        .and_then(|k| with.iter().position(|(l, _)| l.concurrency > k))
+        .or_else(|| with.len().checked_sub(1));
+    let Some(i) = pick else {
+        return Bound {
+            kind: BoundKind::NotKnown,
+            at: None,
+            evidence: "no server telemetry was recorded: the server exposes no /metrics \
+                       rightsize knows, or the run was imported from elsewhere"
+                .into(),
+            hint: None,
+        };
+    };
+    let (level, s) = with[i];
+    let c = level.concurrency;
+    let running = s.running.map_or(0.0, |r| r.max);
+    let waiting = s.waiting.map_or(0.0, |w| w.mean);
+    let kv = s.kv_cache_usage.map(|k| k.max);
+    let preempted = s.preemptions.unwrap_or(0.0);
+    let at = Some(c);
+    if kv.is_some_and(|k| k >= KV_FULL) && (preempted > 0.0 || waiting >= 1.0) {
+        return Bound {
+            kind: BoundKind::KvCache,
+            at,
+            evidence: format!(
+                "the KV cache reached {} at concurrency {c}, with {preempted:.0} preemptions \
+                 and {waiting:.1} requests waiting while {running:.0} ran",
+                pct(kv.unwrap_or(0.0))
+            ),
+            hint: Some(format!(
+                "more KV-cache memory would move it ({}; or tensor parallelism)",
+                kv_setting(&s.scheme)
+            )),
+        };
+    }
+    if running < WHOLE_LOAD * f64::from(c) && waiting >= 1.0 {
+        let flat = i
+            .checked_sub(1)
+            .and_then(|j| with[j].1.running)
+            .map_or(String::new(), |r| {
+                format!(" (at {}: {:.0})", with[i - 1].0.concurrency, r.max)
+            });
+        return Bound {
+            kind: BoundKind::BatchSlots,
+            at,
+            evidence: format!(
+                "running flat at {running:.0}{flat} at concurrency {c} while {waiting:.1} \
+                 requests wait{}",
+                kv.map_or(String::new(), |k| format!(
+                    ", the KV cache at most {}",
+                    pct(k)
+                ))
+            ),
+            hint: Some(format!(
+                "more batch slots would move it ({})",
+                slots_setting(&s.scheme)
+            )),
+        };
+    }
+    if running >= WHOLE_LOAD * f64::from(c) {
+        let itl = |l: &LevelSummary| l.inter_token_latency.as_ref().map(|s| s.p50);
+        let slower = i
+            .checked_sub(1)
+            .and_then(|j| Some((with[j].0.concurrency, itl(with[j].0)?, itl(level)?)))
+            .map_or(String::new(), |(lc, a, b)| {
+                format!("; inter-token latency p50 {a:.1} ms at {lc}, {b:.1} ms at {c}")
+            });
+        return Bound {
+            kind: BoundKind::Compute,
+            at,
+            evidence: format!(
+                "the batch takes the whole load ({running:.0} running at concurrency {c}, \
+                 {waiting:.1} waiting) and each step slows as it grows{slower}"
+            ),
+            hint: Some(
+                "a faster GPU or tensor parallelism would move it; more batch slots would not"
+                    .into(),
+            ),
+        };
+    }
+    Bound {
+        kind: BoundKind::NotKnown,
+        at,
+        evidence: format!(
+            "the server's figures fit no rule: {running:.0} running and {waiting:.1} waiting \
+             at concurrency {c}"
+        ),
+        hint: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::fixtures;
+    use crate::record::MeanMax;
+
+    fn mm(mean: f64, max: f64) -> Option<MeanMax> {
+        Some(MeanMax { mean, max })
+    }
+
+    /// A level at `c` whose server ran `running` (max), queued `waiting` (mean), filled the
+    /// KV cache to `kv` (max) and preempted `pre` sequences; inter-token p50 `itl` ms.
+    fn level(c: u32, running: f64, waiting: f64, kv: f64, pre: f64, itl: f64) -> LevelSummary {
+        let mut l = fixtures::level(0, c, u64::from(4 * c), 10, 100, 16, None);
+        l.server = Some(ServerSummary {
+            scheme: "vllm".into(),
+            samples: 3,
+            running: mm(running * 0.9, running),
+            waiting: mm(waiting, waiting * 1.5),
+            kv_cache_usage: mm(kv * 0.8, kv),
+            prefix_cache_hit_rate: None,
+            preemptions: Some(pre),
+        });
+        if let Some(s) = l.inter_token_latency.as_mut() {
+            s.p50 = itl;
+        }
+        l
+    }
+
+    /// (levels, knee, kind, at, what the evidence says)
+    type Case<'a> = (
+        &'a [LevelSummary],
+        Option<u32>,
+        BoundKind,
+        Option<u32>,
+        &'a str,
+    );
+
+    #[test]
+    fn diagnoses_table() {
+        let slots = vec![
+            level(8, 8.0, 0.0, 0.1, 0.0, 10.0),
+            level(16, 16.0, 0.0, 0.2, 0.0, 11.0),
+            level(32, 16.0, 16.0, 0.2, 0.0, 11.0),
+        ];
+        let kv = vec![
+            level(16, 16.0, 0.0, 0.5, 0.0, 10.0),
+            level(32, 24.0, 8.0, 1.0, 12.0, 12.0),
+        ];
+        let compute = vec![
+            level(8, 8.0, 0.0, 0.05, 0.0, 10.0),
+            level(16, 16.0, 0.0, 0.1, 0.0, 19.0),
+            level(32, 32.0, 0.0, 0.2, 0.0, 37.0),
+        ];
+        let idle = vec![level(32, 10.0, 0.0, 0.1, 0.0, 10.0)];
+        let cases: [Case; 6] = [
+            (
+                &slots,
+                Some(16),
+                BoundKind::BatchSlots,
+                Some(32),
+                "running flat at 16 (at 16: 16) at concurrency 32 while 16.0 requests wait",
+            ),
+            // no knee: the highest level speaks
+            (
+                &slots,
+                None,
+                BoundKind::BatchSlots,
+                Some(32),
+                "the KV cache at most 20 %",
+            ),
+            (
+                &kv,
+                Some(16),
+                BoundKind::KvCache,
+                Some(32),
+                "the KV cache reached 100 % at concurrency 32, with 12 preemptions",
+            ),
+            (
+                &compute,
+                Some(16),
+                BoundKind::Compute,
+                Some(32),
+                "inter-token latency p50 19.0 ms at 16, 37.0 ms at 32",
+            ),
+            (&idle, None, BoundKind::NotKnown, Some(32), "fit no rule"),
+            (&[], None, BoundKind::NotKnown, None, "no server telemetry"),
+        ];
+        for (levels, knee, kind, at, said) in cases {
+            let b = diagnose(levels, knee);
+            assert_eq!((b.kind, b.at), (kind, at), "{b:?}");
+            assert!(
+                b.evidence.contains(said),
+                "{said:?} not in {:?}",
+                b.evidence
+            );
+        }
+        assert!(diagnose(&slots, None)
+            .hint
+            .unwrap()
+            .contains("vLLM's --max-num-seqs"));
+        assert!(diagnose(&kv, None)
+            .hint
+            .unwrap()
+            .contains("--gpu-memory-utilization"));
+        // a level without server figures is not read; a knee past every level falls back to
+        // the highest
+        let mut no_server = slots.clone();
+        no_server[2].server = None;
+        let b = diagnose(&no_server, Some(64));
+        assert_eq!((b.kind, b.at), (BoundKind::Compute, Some(16)));
+    }
+}
