@@ -120,7 +120,9 @@ pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
             )),
         };
     }
-    if running < WHOLE_LOAD * f64::from(c) && waiting >= 1.0 {
+    // a queue while fewer than the load run: the slots are full (a queue at the level's start,
+    // all requests arriving at once, with every one of them running later, is not this)
+    if running < f64::from(c) && waiting >= 1.0 {
         let flat = i
             .checked_sub(1)
             .and_then(|j| with[j].1.running)
@@ -231,7 +233,28 @@ mod tests {
             level(32, 32.0, 0.0, 0.2, 0.0, 37.0),
         ];
         let idle = vec![level(32, 10.0, 0.0, 0.1, 0.0, 10.0)];
-        let cases: [Case; 6] = [
+        // one request past 16 slots: 16 run, one waits
+        let just_past = vec![
+            level(16, 16.0, 0.0, 0.1, 0.0, 10.0),
+            level(17, 16.0, 1.0, 0.1, 0.0, 10.0),
+        ];
+        // every request runs (a queue only as they arrive at once): compute
+        let all_run = vec![level(256, 256.0, 2.0, 0.3, 0.0, 30.0)];
+        let cases: [Case; 8] = [
+            (
+                &just_past,
+                Some(16),
+                BoundKind::BatchSlots,
+                Some(17),
+                "running flat at 16",
+            ),
+            (
+                &all_run,
+                None,
+                BoundKind::Compute,
+                Some(256),
+                "256 running at concurrency 256",
+            ),
             (
                 &slots,
                 Some(16),
