@@ -345,6 +345,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         request_count: l.run.request_count,
         warmup: l.run.warmup,
         timeout: l.run.timeout,
+        telemetry_interval: l.run.telemetry_interval,
         sink: Box::new(FolderSink::new(results_root)),
         in_process_sim: sim.is_some(),
         config_sources: l.run.config_sources.clone(),

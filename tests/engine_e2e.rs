@@ -56,6 +56,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
         workload: s.workload,
         request_count: s.requests,
         warmup: 0,
+        telemetry_interval: std::time::Duration::from_secs(1),
         timeout: s.timeout,
         sink: Box::new(sink.clone()),
         in_process_sim: true,

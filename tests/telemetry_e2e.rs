@@ -37,6 +37,7 @@ async fn scraper_reads_the_simulators_vllm_metrics_under_load() {
     let task = tokio::spawn(rightsize::telemetry::scrape::scrape(
         reqwest::Client::new(),
         sim.base_url.clone(),
+        rightsize::telemetry::scrape::SCRAPE_EVERY,
         tx,
         stop.clone(),
     ));

@@ -66,4 +66,32 @@ fn a_sweep_records_the_server_s_state_per_level() {
     assert_eq!(config["block_size"], "16", "{config}");
     assert_eq!(config["enable_prefix_caching"], "True", "{config}");
     assert_eq!(config["num_gpu_blocks"], "25000", "{config}");
+    assert_eq!(
+        read_json(&run.join("run.json"))["telemetry_interval_s"],
+        1.0
+    );
+}
+
+#[test]
+fn telemetry_can_be_turned_off() {
+    let sim = SimProcess::llama_like("20");
+    let out = tmpdir("telemetry-off");
+    let o = bin()
+        .args(["sweep", "-e", &sim.url, "--input-tokens", "64"])
+        .args(["--output-tokens", "64", "-c", "2", "-n", "32", "--no-tui"])
+        .args(["--telemetry-interval", "0"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = common::only_run_dir(&out);
+    assert!(!run.join("telemetry.jsonl").exists());
+    assert_eq!(
+        read_json(&run.join("level-001-c0002.json"))["server"],
+        Value::Null
+    );
+    let echo = read_json(&run.join("run.json"));
+    assert_eq!(echo["telemetry_interval_s"], Value::Null, "{echo}");
+    assert_eq!(echo["serving_config"], Value::Null, "{echo}");
 }

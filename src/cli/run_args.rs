@@ -264,6 +264,15 @@ pub fn duration_arg(s: &str) -> Result<Duration, String> {
     parse_timeout(s)
 }
 
+/// `--telemetry-interval`: a duration, or `0` / `off` for none.
+fn interval_arg(s: &str) -> Result<Duration, String> {
+    match s.trim() {
+        "0" | "off" => Ok(Duration::ZERO),
+        other => crate::values::parse_duration(other)
+            .map_err(|e| format!("{e} (0 or off turns sampling off)")),
+    }
+}
+
 impl EndpointArgs {
     pub fn overrides(&self) -> EndpointOverrides {
         EndpointOverrides {
@@ -343,6 +352,13 @@ mod tests {
         assert_eq!(parse_share(" 0 % ").unwrap(), 0.0);
         assert!(parse_share("-5%").is_err());
         assert!(parse_share("lots").is_err());
+        assert_eq!(interval_arg("off"), Ok(Duration::ZERO));
+        assert_eq!(interval_arg("0"), Ok(Duration::ZERO));
+        assert_eq!(interval_arg("0s"), Ok(Duration::ZERO));
+        assert_eq!(interval_arg("500ms"), Ok(Duration::from_millis(500)));
+        assert!(interval_arg("often")
+            .unwrap_err()
+            .contains("0 or off turns sampling off"));
     }
 }
 
@@ -358,6 +374,10 @@ pub struct RunArgs {
     /// Per-request timeout, e.g. 90s or 10m (a timed-out request counts as an error)
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub timeout: Option<Duration>,
+    /// How often the server's /metrics is sampled and recorded (telemetry.jsonl, each level
+    /// file's `server`), e.g. 500ms or 5s; 0 turns it off [default: 1s]
+    #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
+    pub telemetry_interval: Option<Duration>,
     /// Folder to keep runs in (default: the platform data dir's rightsize/runs)
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
@@ -392,6 +412,7 @@ impl RunArgs {
             requests: self.requests,
             warmup: self.warmup,
             timeout: self.timeout,
+            telemetry_interval: self.telemetry_interval,
             out: self.out.clone(),
             max_error_rate: self.max_error_rate,
             open: Default::default(),

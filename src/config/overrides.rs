@@ -82,6 +82,8 @@ pub struct RunOverrides {
     pub out: Option<PathBuf>,
     /// `--max-error-rate`: the error-rate limit when no error-rate SLA is given.
     pub max_error_rate: Option<f64>,
+    /// `--telemetry-interval`: how often the server's `/metrics` is sampled (0: never).
+    pub telemetry_interval: Option<Duration>,
     /// `--arrival`, `--burstiness`, `--max-in-flight`, `--window`: how open-loop levels send.
     pub open: crate::workload::arrivals::OpenSettings,
 }

@@ -23,6 +23,8 @@ pub struct RunSettings {
     pub request_count: u32,
     pub warmup: u32,
     pub timeout: Duration,
+    /// Between two samples of the server's `/metrics`; zero: not sampled.
+    pub telemetry_interval: Duration,
     /// The error-rate limit every analysis applies without an error-rate SLA.
     pub max_error_rate: f64,
     /// Root folder for results (`--out`, the file's `results_dir`, or the platform default).
@@ -52,6 +54,9 @@ pub(crate) fn run_settings(
             .timeout
             .or(cfg.defaults.timeout.map(|d| d.0))
             .unwrap_or(DEFAULT_TIMEOUT),
+        telemetry_interval: r
+            .telemetry_interval
+            .unwrap_or(crate::telemetry::scrape::SCRAPE_EVERY),
         max_error_rate: r
             .max_error_rate
             .or(plan_max_error_rate)

@@ -35,6 +35,8 @@ pub struct RunRequest {
     pub request_count: u32,
     pub warmup: u32,
     pub timeout: Duration,
+    /// Between two samples of the server's `/metrics`; zero: not sampled.
+    pub telemetry_interval: Duration,
     /// Where the results go (the results folder: `report::folder::FolderSink`).
     pub sink: Box<dyn RunSink>,
     /// The simulator runs in this process (its sockets count against the fd limit too).
@@ -137,6 +139,8 @@ pub async fn run(
         request_count: req.request_count,
         warmup: req.warmup,
         timeout_s: req.timeout.as_secs_f64(),
+        telemetry_interval_s: (!req.telemetry_interval.is_zero() && !endpoint.is_sagemaker())
+            .then_some(req.telemetry_interval.as_secs_f64()),
         config_sources: req.config_sources.clone(),
         open_file_limit: limits.map(|l| l.0),
         started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
@@ -162,11 +166,12 @@ pub async fn run(
     // the server's samples, recorded per level (`telemetry.jsonl`, the level files' `server`)
     let recorder = Arc::new(Mutex::new(Recorder::default()));
     // a SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
-    let scraper = (!endpoint.is_sagemaker()).then(|| {
+    let scraper = (!endpoint.is_sagemaker() && !req.telemetry_interval.is_zero()).then(|| {
         let (tx, rx) = mpsc::channel(4);
         let scrape = tokio::spawn(crate::telemetry::scrape::scrape(
             endpoint.plain_client(),
             endpoint.spec().base_url.clone(),
+            req.telemetry_interval,
             tx,
             scrape_stop.clone(),
         ));

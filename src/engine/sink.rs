@@ -58,6 +58,9 @@ pub struct RunEcho {
     pub request_count: u32,
     pub warmup: u32,
     pub timeout_s: f64,
+    /// Seconds between two samples of the server's `/metrics` (absent: not sampled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub telemetry_interval_s: Option<f64>,
     pub config_sources: Vec<String>,
     pub open_file_limit: Option<u64>,
     pub started_at: String,

@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// Time between scrapes.
+/// Time between scrapes unless the run says otherwise (`--telemetry-interval`).
 pub const SCRAPE_EVERY: Duration = Duration::from_secs(1);
 /// The longest one scrape may take.
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -157,11 +157,12 @@ pub fn metrics_url(base_url: &str) -> String {
 pub async fn scrape(
     client: reqwest::Client,
     base_url: String,
+    every: Duration,
     out: mpsc::Sender<Scraped>,
     stop: CancellationToken,
 ) {
     let url = metrics_url(&base_url);
-    let mut tick = tokio::time::interval(SCRAPE_EVERY);
+    let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut notes = ScrapeNotes::default();
     loop {

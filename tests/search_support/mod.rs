@@ -60,6 +60,7 @@ pub async fn run_plan_with(
         workload: w.clone(),
         request_count: requests,
         warmup: 0,
+        telemetry_interval: std::time::Duration::from_secs(1),
         timeout,
         sink: Box::new(rightsize::report::folder::FolderSink::new(tmpdir("search"))),
         in_process_sim: true,
