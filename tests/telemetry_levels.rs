@@ -2,7 +2,8 @@
 //! slots writes every scrape of its `/metrics` to `telemetry.jsonl` and a `server` summary
 //! into each level file, `run.json` keeps the serving configuration the server states, and
 //! the summary says what the server did: at concurrency 2 it ran
-//! two requests and queued none; at 8 its four slots were full and the rest waited.
+//! two requests and queued nothing but a request being admitted; at 8 its four slots were
+//! full and the rest waited.
 
 mod common;
 use common::{bin, read_json, stderr, tmpdir, SimProcess};
@@ -51,9 +52,11 @@ fn a_sweep_records_the_server_s_state_per_level() {
         assert!(s["kv_cache_usage"]["max"].as_f64().unwrap() > 0.0, "{s}");
         assert_eq!(s["preemptions"], 0.0, "{s}");
     }
-    // two streams fit the four slots: running at most 2, nothing waits
+    // two streams fit the four slots: running at most 2, and nothing queues but a request
+    // between its arrival and the next step (1.6 ms here, about 3 % of the time: a sample
+    // may catch one)
     assert!(two["running"]["max"].as_f64().unwrap() <= 2.0, "{two}");
-    assert_eq!(two["waiting"]["max"], 0.0, "{two}");
+    assert!(two["waiting"]["max"].as_f64().unwrap() <= 1.0, "{two}");
     // eight streams: the four slots are full, the other requests wait
     assert_eq!(eight["running"]["max"], 4.0, "{eight}");
     assert!(eight["waiting"]["max"].as_f64().unwrap() >= 1.0, "{eight}");
