@@ -44,8 +44,12 @@ async fn scraper_reads_the_simulators_vllm_metrics_under_load() {
     let loaded = tokio::time::timeout(Duration::from_secs(20), async {
         loop {
             match rx.recv().await.expect("the scraper runs") {
-                Scraped::Sample(s) if s.running == Some(2.0) && s.waiting == Some(2.0) => break s,
-                Scraped::Sample(s) => assert_eq!(s.server, Some("vllm"), "{s:?}"),
+                Scraped::Sample { sample: s, .. }
+                    if s.running == Some(2.0) && s.waiting == Some(2.0) =>
+                {
+                    break s
+                }
+                Scraped::Sample { sample: s, .. } => assert_eq!(s.server, Some("vllm"), "{s:?}"),
                 Scraped::Missing(note) => panic!("the simulator's metrics were not read: {note}"),
             }
         }

@@ -9,20 +9,27 @@ mod common;
 use common::{bin, read_json, stderr, tmpdir, SimProcess};
 use serde_json::Value;
 
-#[test]
-fn a_sweep_records_the_server_s_state_per_level() {
-    // 4 slots, 20x real time: a level of 64 requests lasts about 3 s, three scrapes or so
+/// A sweep of `levels`, `n` requests each, with `extra` flags, against a llama.cpp-like
+/// simulator (4 slots, 20x real time: a level of 64 requests lasts about 3 s, three scrapes
+/// or so); its run folder.
+fn sweep(levels: &str, n: &str, extra: &[&str]) -> std::path::PathBuf {
     let sim = SimProcess::llama_like("20");
     let out = tmpdir("telemetry");
     let o = bin()
         .args(["sweep", "-e", &sim.url, "--input-tokens", "64"])
-        .args(["--output-tokens", "64", "-c", "2,8", "-n", "64", "--no-tui"])
+        .args(["--output-tokens", "64", "-c", levels, "-n", n, "--no-tui"])
+        .args(extra)
         .arg("--out")
         .arg(&out)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let run = common::only_run_dir(&out);
+    common::only_run_dir(&out)
+}
+
+#[test]
+fn a_sweep_records_the_server_s_state_per_level() {
+    let run = sweep("2,8", "64", &[]);
 
     let text = std::fs::read_to_string(run.join("telemetry.jsonl")).expect("telemetry.jsonl");
     let lines: Vec<Value> = text
@@ -77,18 +84,7 @@ fn a_sweep_records_the_server_s_state_per_level() {
 
 #[test]
 fn telemetry_can_be_turned_off() {
-    let sim = SimProcess::llama_like("20");
-    let out = tmpdir("telemetry-off");
-    let o = bin()
-        .args(["sweep", "-e", &sim.url, "--input-tokens", "64"])
-        .args(["--output-tokens", "64", "-c", "2", "-n", "32", "--no-tui"])
-        .args(["--telemetry-interval", "0"])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let run = common::only_run_dir(&out);
+    let run = sweep("2", "32", &["--telemetry-interval", "0"]);
     assert!(!run.join("telemetry.jsonl").exists());
     assert_eq!(
         read_json(&run.join("level-001-c0002.json"))["server"],

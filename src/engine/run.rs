@@ -126,6 +126,10 @@ pub async fn run(
 
     let wanted = crate::wallclock::new_run_id(&req.kind, std::time::SystemTime::now());
     let (run_id, dir) = sink.open(&wanted)?;
+    // how often the server's /metrics is sampled, if at all: a SageMaker endpoint has no
+    // /metrics route (its figures are in CloudWatch)
+    let sample_every = (!endpoint.is_sagemaker() && !req.telemetry_interval.is_zero())
+        .then_some(req.telemetry_interval);
     let mut echo = RunEcho {
         tool: "rightsize",
         version: env!("CARGO_PKG_VERSION"),
@@ -139,8 +143,7 @@ pub async fn run(
         request_count: req.request_count,
         warmup: req.warmup,
         timeout_s: req.timeout.as_secs_f64(),
-        telemetry_interval_s: (!req.telemetry_interval.is_zero() && !endpoint.is_sagemaker())
-            .then_some(req.telemetry_interval.as_secs_f64()),
+        telemetry_interval_s: sample_every.map(|d| d.as_secs_f64()),
         config_sources: req.config_sources.clone(),
         open_file_limit: limits.map(|l| l.0),
         started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
@@ -165,13 +168,12 @@ pub async fn run(
     let _scrape_guard = scrape_stop.clone().drop_guard();
     // the server's samples, recorded per level (`telemetry.jsonl`, the level files' `server`)
     let recorder = Arc::new(Mutex::new(Recorder::default()));
-    // a SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
-    let scraper = (!endpoint.is_sagemaker() && !req.telemetry_interval.is_zero()).then(|| {
+    let scraper = sample_every.map(|every| {
         let (tx, rx) = mpsc::channel(4);
         let scrape = tokio::spawn(crate::telemetry::scrape::scrape(
             endpoint.plain_client(),
             endpoint.spec().base_url.clone(),
-            req.telemetry_interval,
+            every,
             tx,
             scrape_stop.clone(),
         ));
@@ -370,8 +372,8 @@ fn recording(recorder: &Mutex<Recorder>) -> std::sync::MutexGuard<'_, Recorder> 
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The scraper's findings: each sample recorded (stamped on the run's monotonic clock from
-/// `origin`) and sent as a snapshot event (dropped when the consumer is behind), the one note
+/// The scraper's findings: each sample recorded (its stamp counted on the run's monotonic
+/// clock from `origin`) and sent as a snapshot event (dropped when the consumer is behind), the one note
 /// of a server without known metrics as a warning.
 async fn forward_telemetry(
     mut rx: mpsc::Receiver<Scraped>,
@@ -381,8 +383,8 @@ async fn forward_telemetry(
 ) {
     while let Some(s) = rx.recv().await {
         match s {
-            Scraped::Sample(sample) => {
-                recording(&recorder).record(now_ns().saturating_sub(origin), sample.clone());
+            Scraped::Sample { sample, at_ns } => {
+                recording(&recorder).record(at_ns.saturating_sub(origin), sample.clone());
                 let _ = events.try_send(EngineEvent::Telemetry(sample));
             }
             Scraped::Missing(note) => {

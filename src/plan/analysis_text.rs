@@ -201,11 +201,17 @@ fn gain_text(gain: f64, lo: Option<f64>, hi: Option<f64>) -> String {
     format!("{:.1} % [{}, {}]", gain * 100.0, side(lo), side(hi))
 }
 
-/// The bound line: what bounds the server, where, on what evidence, and what would move it.
-pub fn bound_text(b: &super::bound::Bound) -> String {
+/// What bounds the server, where, on what evidence, and what would move it: the bound line's
+/// sentence, which the HTML report shows too.
+pub fn bound_sentence(b: &super::bound::Bound) -> String {
     let at = b.at.map_or(String::new(), |c| format!(" at {c}"));
     let hint = b.hint.as_ref().map_or(String::new(), |h| format!("; {h}"));
-    format!("bound: {}{at} ({}){hint}\n", b.kind.label(), b.evidence)
+    format!("{}{at} ({}){hint}", b.kind.label(), b.evidence)
+}
+
+/// The bound line of the printed analysis.
+fn bound_text(b: &super::bound::Bound) -> String {
+    format!("bound: {}\n", bound_sentence(b))
 }
 
 /// The knee line: named with its gain and interval, not decided with the gains that leave it

@@ -28,8 +28,9 @@ pub const FAILURES_TO_SAY_AFTER_ANSWER: u32 = 10;
 /// What the scraper tells whoever runs it.
 #[derive(Debug, Clone)]
 pub enum Scraped {
-    /// The server's figures now (a snapshot: dropped when the receiver is behind).
-    Sample(ServerSample),
+    /// The server's figures (a snapshot: dropped when the receiver is behind), read at `at_ns`
+    /// on the monotonic clock, in this task, as its body arrived.
+    Sample { sample: ServerSample, at_ns: u64 },
     /// Said once: the server exposes nothing rightsize knows, or cannot be reached; the text
     /// says which for people.
     Missing(String),
@@ -174,12 +175,16 @@ pub async fn scrape(
             _ = stop.cancelled() => return,
             r = scrape_once(&client, &url) => r,
         };
+        let at_ns = crate::clock::now_ns();
         if let Some(note) = notes.note(&url, &result) {
             let _ = out.send(Scraped::Missing(note)).await;
         }
         if let ScrapeResult::Known(sample) = result {
             // a snapshot: dropped when the consumer is behind, the next one replaces it
-            let _ = out.try_send(Scraped::Sample(*sample));
+            let _ = out.try_send(Scraped::Sample {
+                sample: *sample,
+                at_ns,
+            });
         }
     }
 }

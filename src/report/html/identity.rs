@@ -103,9 +103,9 @@ pub fn identity_table(runs: &[&RunData], reports: &[RunAnalysis]) -> String {
 /// Server telemetry: per run, the serving configuration the server stated (`run.json`'s
 /// `serving_config`) and a table of what its `/metrics` said at each level (the level files'
 /// `server`); a run without them says so.
-pub fn telemetry(runs: &[&RunData]) -> String {
+pub fn telemetry(runs: &[&RunData], reports: &[RunAnalysis]) -> String {
     let mut h = String::new();
-    for r in runs {
+    for (r, a) in runs.iter().zip(reports) {
         let models = r.echo["server"]["models"]
             .as_array()
             .map(|m| m.iter().map(text).collect::<Vec<_>>().join(", "))
@@ -146,13 +146,9 @@ pub fn telemetry(runs: &[&RunData]) -> String {
                 )
             })
             .collect();
-        if let Some(b) = &r.report().bound {
-            let line = crate::plan::analysis_text::bound_text(b);
-            let _ = write!(
-                h,
-                "<p>What bounds the server: {}</p>",
-                esc(line.trim_start_matches("bound: ").trim_end())
-            );
+        if let Some(b) = &a.bound {
+            let sentence = crate::plan::analysis_text::bound_sentence(b);
+            let _ = write!(h, "<p>What bounds the server: {}</p>", esc(&sentence));
         }
         if rows.is_empty() {
             h += "<p>No server metrics were recorded for this run (the server exposes no \

@@ -143,7 +143,7 @@ pub fn report_html(runs: &[&RunData], written_at: &str) -> Result<String, ChartE
         h += &levels::errors_table(&r.levels, a.axis);
     }
     h += "</section><section id=\"telemetry\"><h2>Server telemetry</h2>";
-    h += &identity::telemetry(runs);
+    h += &identity::telemetry(runs, &reports);
     h += "</section><section id=\"warnings\"><h2>Warnings</h2>";
     for (i, (r, a)) in runs.iter().zip(&reports).enumerate() {
         if n > 1 {
