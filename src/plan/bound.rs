@@ -200,6 +200,7 @@ mod tests {
             kv_cache_usage: mm(kv * 0.8, kv),
             prefix_cache_hit_rate: None,
             preemptions: Some(pre),
+            gpu: None,
         });
         if let Some(s) = l.inter_token_latency.as_mut() {
             s.p50 = itl;

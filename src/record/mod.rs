@@ -16,4 +16,4 @@ pub use interval::Interval;
 pub use request::{
     ErrorKind, ExchangeOutcome, RequestDetail, RequestError, RequestRecord, TokenSource,
 };
-pub use server::{MeanMax, ServerSummary};
+pub use server::{kwh_per_million, GpuSummary, MeanMax, ServerSummary};

@@ -1,6 +1,7 @@
-//! What the server's own `/metrics` said during a level: the `server` object of a level file.
-//! The telemetry layer computes it from its scrapes; it lives here because a level summary
-//! (metrics) carries it and metrics and telemetry know nothing of each other.
+//! What the server's own `/metrics` (and its GPUs' exporter) said during a level: the `server`
+//! object of a level file. The telemetry layer computes it from its scrapes; it lives here
+//! because a level summary (metrics) carries it and metrics and telemetry know nothing of each
+//! other.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,9 +14,11 @@ pub struct MeanMax {
 
 /// A level's server-side figures, from the samples taken while it ran. A figure the server
 /// does not expose is absent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerSummary {
-    /// The naming scheme the metrics matched (`vllm`, `sglang`, `llamacpp`, `tgi`).
+    /// The naming scheme the metrics matched (`vllm`, `sglang`, `llamacpp`, `tgi`); empty
+    /// when only the GPUs' exporter was read.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub scheme: String,
     /// Samples taken while the level ran.
     pub samples: u32,
@@ -35,4 +38,39 @@ pub struct ServerSummary {
     /// Sequences the server preempted during the level (its counter's increase).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemptions: Option<f64>,
+    /// The GPUs' figures from `--gpu-metrics`, when it was given and answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuSummary>,
+}
+
+/// A level's GPU figures from a DCGM (or AMD device-metrics) exporter: utilisation averaged
+/// over the GPUs, memory and power summed over them, each as mean and max over the samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSummary {
+    /// GPUs the exporter reported.
+    pub gpus: u32,
+    /// Utilisation, percent (0-100), the mean over the GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_pct: Option<MeanMax>,
+    /// Frame-buffer memory used, MiB, summed over the GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_used_mib: Option<MeanMax>,
+    /// Power draw, watts, summed over the GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w: Option<MeanMax>,
+    /// Energy the GPUs used over the level, joules (see `docs/telemetry.md` for the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    /// Energy per output token, joules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joules_per_output_token: Option<f64>,
+    /// The same as kilowatt-hours per million output tokens (joules per token / 3.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kwh_per_million_output_tokens: Option<f64>,
+}
+
+/// Kilowatt-hours per million output tokens from joules per output token: 10^6 tokens times
+/// J, over 3.6 * 10^6 J in a kWh.
+pub fn kwh_per_million(joules_per_token: f64) -> f64 {
+    joules_per_token / 3.6
 }

@@ -105,6 +105,7 @@ impl LevelTelemetry {
             kv_cache_usage: self.kv.mean_max(),
             prefix_cache_hit_rate: last.prefix_hit_rate(start),
             preemptions,
+            gpu: None,
         })
     }
 }
@@ -215,6 +216,7 @@ mod tests {
                 // (300 - 100) / (900 - 400)
                 prefix_cache_hit_rate: Some(0.4),
                 preemptions: Some(5.0),
+                gpu: None,
             }
         );
         r.record(5_000, vllm(0.0, 0.0, 0.0, 300.0, 900.0, 7.0));
