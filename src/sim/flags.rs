@@ -1,6 +1,6 @@
 //! `rightsize sim` flags (clap), turned into a validated [`SimConfig`].
 
-use super::sim_config::{FaultConfig, FaultSpec, SimConfig, SimModel};
+use super::sim_config::{FaultConfig, FaultSpec, MetricNames, SimConfig, SimModel};
 use super::tls::TlsFiles;
 
 /// Serve a simulated OpenAI-compatible LLM endpoint with a continuous-batching model.
@@ -84,6 +84,11 @@ pub struct SimArgs {
     /// Tokens a chat template adds to every chat request (reported in usage.prompt_tokens).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub template_overhead: u32,
+    /// Whose metric names /metrics speaks: vllm (with vllm:cache_config_info) or llamacpp
+    /// (llama-server's llamacpp:* names, and its /props with the slot count). The modelled
+    /// GPU's DCGM exporter is at /dcgm/metrics either way
+    #[arg(long, value_enum, value_name = "NAMES", default_value = "vllm")]
+    pub metric_names: MetricNames,
     /// Write every completion request the model takes on (its body as received) and the
     /// answer generated for it to FILE, one JSON line each
     #[arg(long, value_name = "FILE")]
@@ -175,6 +180,7 @@ impl SimArgs {
             },
             tokenizer: self.tokenizer,
             template_overhead: self.template_overhead,
+            metric_names: self.metric_names,
             request_log: self.request_log,
             tls: match (self.tls_cert, self.tls_key) {
                 (None, None) => None,

@@ -1,6 +1,7 @@
 //! The HTTP side: accept loop, routing, and the completion handler that turns a request into
 //! a sequence for the scheduler thread and a response body fed by it.
 
+use super::sim_config::MetricNames;
 use std::convert::Infallible;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Sender;
@@ -141,7 +142,8 @@ pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBod
         return sagemaker(state, req).await;
     }
     let allowed = match path.as_str() {
-        "/health" | "/v1/models" | "/metrics" => Method::GET,
+        "/health" | "/v1/models" | "/metrics" | "/dcgm/metrics" => Method::GET,
+        "/props" if state.cfg.metric_names == MetricNames::Llamacpp => Method::GET,
         "/v1/chat/completions" | "/v1/completions" => Method::POST,
         _ => {
             return simple_error(
@@ -166,18 +168,50 @@ pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBod
         "/health" => response(200, "text/plain", SimBody::full("")),
         "/metrics" => response(
             200,
-            "text/plain; version=0.0.4; charset=utf-8",
-            SimBody::full(
-                state
-                    .metrics
-                    .render_prometheus(&state.cfg.model, state.cfg.kv_cache_tokens)
-                    + &cache_config_info(&state.cfg),
-            ),
+            PROMETHEUS_TEXT,
+            SimBody::full(match state.cfg.metric_names {
+                MetricNames::Vllm => {
+                    state
+                        .metrics
+                        .render_prometheus(&state.cfg.model, state.cfg.kv_cache_tokens)
+                        + &cache_config_info(&state.cfg)
+                }
+                MetricNames::Llamacpp => state.metrics.render_llamacpp(state.cfg.kv_cache_tokens),
+            }),
         ),
+        "/dcgm/metrics" => response(
+            200,
+            PROMETHEUS_TEXT,
+            SimBody::full(super::gpu::render_dcgm(
+                &state
+                    .metrics
+                    .gpu
+                    .reading(crate::clock::now_ns(), state.cfg.time_scale),
+            )),
+        ),
+        "/props" => json(200, props_body(&state.cfg)),
         "/v1/models" => json(200, models_body(state)),
         "/v1/chat/completions" => complete(state, Route::Chat, req).await,
         _ => complete(state, Route::Completion, req).await,
     }
+}
+
+/// The content type of Prometheus' text exposition format.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// llama.cpp's `/props`: the settings it serves with, of which rightsize reads the slot count
+/// and each slot's context.
+fn props_body(cfg: &super::SimConfig) -> String {
+    serde_json::json!({
+        "default_generation_settings": {
+            "n_ctx": cfg.max_model_len,
+            "model": cfg.model,
+        },
+        "total_slots": cfg.max_num_seqs,
+        "model_path": cfg.model,
+        "build_info": "rightsize-sim",
+    })
+    .to_string()
 }
 
 /// The serving configuration as vLLM states it: `vllm:cache_config_info`, a gauge of 1 whose

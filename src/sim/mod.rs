@@ -11,6 +11,7 @@ mod answer_body;
 mod api;
 mod faults;
 mod flags;
+mod gpu;
 mod http;
 mod output_words;
 mod prefix_cache;
@@ -36,7 +37,7 @@ use tokio::sync::oneshot;
 
 pub use flags::SimArgs;
 pub use http::TIMING_HEADER;
-pub use sim_config::{FaultConfig, FaultSpec, SimConfig, SimConfigError, SimModel};
+pub use sim_config::{FaultConfig, FaultSpec, MetricNames, SimConfig, SimConfigError, SimModel};
 pub use stats::SimStats;
 pub use tls::TlsFiles;
 

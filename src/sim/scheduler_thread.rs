@@ -106,7 +106,10 @@ pub fn spawn(
     let time_scale = cfg.time_scale;
     let handle = std::thread::Builder::new()
         .name("sim-scheduler".to_string())
-        .spawn(move || run(rx, Scheduler::new(limits, metrics), cost, noise, time_scale))?;
+        .spawn(move || {
+            let sched = Scheduler::new(limits, Arc::clone(&metrics));
+            run(rx, sched, &metrics, cost, noise, time_scale)
+        })?;
     Ok((tx, handle))
 }
 
@@ -119,6 +122,7 @@ fn real_step_ns(step_ms: f64, factor: f64, time_scale: f64) -> u64 {
 fn run(
     rx: Receiver<SchedulerMessage>,
     mut sched: Scheduler,
+    metrics: &SharedMetrics,
     cost: StepCost,
     mut noise: Noise,
     time_scale: f64,
@@ -132,6 +136,7 @@ fn run(
                 Ok(SchedulerMessage::Shutdown) | Err(_) => return,
             }
             deadline = now_ns();
+            metrics.gpu.wake(deadline, time_scale);
         }
         loop {
             match rx.try_recv() {
@@ -142,7 +147,8 @@ fn run(
         }
         let plan = sched.schedule();
         let model_now_ms = (deadline.saturating_sub(start)) as f64 / 1e6 * time_scale;
-        deadline += real_step_ns(cost.step_ms(plan), noise.factor(model_now_ms), time_scale);
+        let (step_ms, factor) = (cost.step_ms(plan), noise.factor(model_now_ms));
+        deadline += real_step_ns(step_ms, factor, time_scale);
         // wait out the step; arrivals meanwhile join the waiting queue for the next one
         loop {
             let now = now_ns();
@@ -158,7 +164,15 @@ fn run(
                 Err(RecvTimeoutError::Timeout) => {}
             }
         }
-        sched.finish_step(now_ns());
+        let ended = now_ns();
+        sched.finish_step(ended);
+        metrics
+            .busy_slot_steps
+            .fetch_add(plan.batch as u64, std::sync::atomic::Ordering::Relaxed);
+        let watts = crate::sim::gpu::step_power_w(step_ms, step_ms - cost.base_ms);
+        metrics
+            .gpu
+            .step(step_ms * factor, watts, ended, sched.is_idle());
     }
 }
 

@@ -87,6 +87,16 @@ pub struct FaultConfig {
     pub in_stream_error: FaultSpec,
 }
 
+/// Whose metric names the simulator's `/metrics` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum MetricNames {
+    /// vLLM's (`vllm:num_requests_running`, ..., and `vllm:cache_config_info`).
+    #[default]
+    Vllm,
+    /// llama.cpp server's (`llamacpp:requests_processing`, ...), with its `/props`.
+    Llamacpp,
+}
+
 /// Everything the simulator needs: server, model and fault parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -131,6 +141,8 @@ pub struct SimConfig {
     /// Tokens a chat template adds to every chat request's prompt (counted in `usage` and
     /// in the prefix cache, before the messages).
     pub template_overhead: u32,
+    /// Whose names `/metrics` uses.
+    pub metric_names: MetricNames,
     /// Write each completion request taken on, and its answer, to this file (JSON lines).
     pub request_log: Option<std::path::PathBuf>,
     /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`); `None` = plain
@@ -163,6 +175,7 @@ impl Default for SimConfig {
             faults: FaultConfig::default(),
             tokenizer: "approx".to_string(),
             template_overhead: 0,
+            metric_names: MetricNames::Vllm,
             request_log: None,
             tls: None,
             #[cfg(feature = "sagemaker")]

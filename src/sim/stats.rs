@@ -24,6 +24,10 @@ pub struct SharedMetrics {
     pub(crate) finished: AtomicU64,
     pub(crate) aborted: AtomicU64,
     pub(crate) steps: AtomicU64,
+    /// Running sequences summed over the steps (llama.cpp's busy slots per decode).
+    pub(crate) busy_slot_steps: AtomicU64,
+    /// The modelled GPU's power, energy and utilisation.
+    pub(crate) gpu: super::gpu::GpuMeter,
     /// Requests accepted by the HTTP layer (numbered 1, 2, 3...).
     pub(crate) requests: AtomicU64,
     /// Requests handed to the scheduler and not yet running for the first time.
@@ -181,6 +185,77 @@ impl SharedMetrics {
     }
 }
 
+impl SharedMetrics {
+    /// The Prometheus text llama.cpp's server (`llama-server --metrics`) writes: its names,
+    /// no labels, counters with `_total`. The KV-cache pair is what builds before the unified
+    /// cache exposed; llama.cpp keeps no prefix-cache counters.
+    pub fn render_llamacpp(&self, kv_cache_tokens: u64) -> String {
+        let s = self.snapshot(kv_cache_tokens);
+        let steps = s.steps_total;
+        let busy = self.busy_slot_steps.load(Relaxed);
+        let per_decode = if steps == 0 {
+            0.0
+        } else {
+            busy as f64 / steps as f64
+        };
+        let mut out = String::with_capacity(2048);
+        let mut metric = |name: &str, kind: &str, help: &str, value: String| {
+            let _ = writeln!(out, "# HELP llamacpp:{name} {help}");
+            let _ = writeln!(out, "# TYPE llamacpp:{name} {kind}");
+            let _ = writeln!(out, "llamacpp:{name} {value}");
+        };
+        metric(
+            "prompt_tokens_total",
+            "counter",
+            "Number of prompt tokens processed.",
+            s.prompt_tokens_total.to_string(),
+        );
+        metric(
+            "tokens_predicted_total",
+            "counter",
+            "Number of generation tokens processed.",
+            s.generation_tokens_total.to_string(),
+        );
+        metric(
+            "n_decode_total",
+            "counter",
+            "Total number of llama_decode() calls",
+            steps.to_string(),
+        );
+        metric(
+            "n_busy_slots_per_decode",
+            "gauge",
+            "Average number of busy slots per llama_decode() call",
+            format!("{per_decode}"),
+        );
+        metric(
+            "kv_cache_usage_ratio",
+            "gauge",
+            "KV-cache usage. 1 means 100 percent usage.",
+            format!("{}", s.kv_cache_usage),
+        );
+        metric(
+            "kv_cache_tokens",
+            "gauge",
+            "KV-cache tokens.",
+            s.kv_used_tokens.to_string(),
+        );
+        metric(
+            "requests_processing",
+            "gauge",
+            "Number of requests processing.",
+            s.running.to_string(),
+        );
+        metric(
+            "requests_deferred",
+            "gauge",
+            "Number of requests deferred.",
+            s.waiting.to_string(),
+        );
+        out
+    }
+}
+
 /// A snapshot of the simulator's state and totals.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SimStats {
@@ -228,5 +303,29 @@ mod tests {
         assert!(text.contains("le=\"+Inf\"} 3\n"));
         assert!(text
             .contains("vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"m\"} 3"));
+    }
+
+    #[test]
+    fn llamacpp_names_and_busy_slots_per_decode() {
+        let m = SharedMetrics::default();
+        m.running.store(3, Relaxed);
+        m.waiting.store(5, Relaxed);
+        m.kv_used_tokens.store(25, Relaxed);
+        m.generation_tokens.store(40, Relaxed);
+        m.steps.store(4, Relaxed);
+        m.busy_slot_steps.store(10, Relaxed);
+        let text = m.render_llamacpp(100);
+        for line in [
+            "llamacpp:requests_processing 3\n",
+            "llamacpp:requests_deferred 5\n",
+            "llamacpp:kv_cache_usage_ratio 0.25\n",
+            "llamacpp:kv_cache_tokens 25\n",
+            "llamacpp:tokens_predicted_total 40\n",
+            "llamacpp:n_decode_total 4\n",
+            "llamacpp:n_busy_slots_per_decode 2.5\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(!text.contains("vllm:"));
     }
 }
