@@ -267,7 +267,10 @@ pub async fn run(
             }
         };
         // a level measured again: the server as its last measurement saw it
-        summary.server = recording(&recorder).end();
+        summary.server = recording(&recorder).end(
+            summary.benchmark_duration.avg,
+            summary.output_tps() * summary.benchmark_duration.avg,
+        );
         let lines = recording(&recorder).take_lines();
         sink.append_telemetry(&lines)?;
         for w in check_lengths(&mut summary, &workload, endpoint.spec().exact_output_length) {

@@ -7,7 +7,7 @@
 //! levels on it and takes the lines it has to write.
 
 use super::ServerSample;
-use crate::record::{MeanMax, ServerSummary};
+use crate::record::{kwh_per_million, GpuSummary, MeanMax, ServerSummary};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -50,63 +50,151 @@ impl Gauge {
     }
 }
 
+/// A sample's energy counter (J) and the server's generated-token counter, at `t_ns`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct EnergyMark {
+    t_ns: u64,
+    energy_j: f64,
+    tokens: Option<f64>,
+}
+
+impl EnergyMark {
+    fn of(t_ns: u64, s: &ServerSample) -> Option<EnergyMark> {
+        Some(EnergyMark {
+            t_ns,
+            energy_j: s.gpu.as_ref()?.energy_j()?,
+            tokens: s.generation_tokens,
+        })
+    }
+}
+
+/// The GPUs' gauges of one level, folded.
+#[derive(Debug, Clone, Default)]
+struct GpuFold {
+    gpus: u32,
+    util: Gauge,
+    memory: Gauge,
+    power: Gauge,
+}
+
 /// The samples of one level, folded.
 #[derive(Debug, Clone, Default)]
 pub struct LevelTelemetry {
     /// The last sample before the level began: the counters' starting point.
     before: Option<ServerSample>,
+    /// The energy counter before the level began.
+    before_energy: Option<EnergyMark>,
     first: Option<ServerSample>,
     last: Option<ServerSample>,
+    scheme: Option<&'static str>,
     samples: u32,
     running: Gauge,
     waiting: Gauge,
     kv: Gauge,
+    gpu: Option<GpuFold>,
+    first_energy: Option<EnergyMark>,
+    last_energy: Option<EnergyMark>,
 }
 
 impl LevelTelemetry {
-    /// A level whose counters start from `before` (the last sample taken before it began).
-    pub fn after(before: Option<ServerSample>) -> Self {
+    /// A level whose counters start from `before` (the last sample taken before it began, at
+    /// `t_ns`).
+    pub fn after(before: Option<(u64, ServerSample)>) -> Self {
         Self {
-            before,
+            before_energy: before.as_ref().and_then(|(t, s)| EnergyMark::of(*t, s)),
+            before: before.map(|(_, s)| s),
             ..Self::default()
         }
     }
 
-    /// Folds one sample of a known server (others are not counted).
-    pub fn add(&mut self, s: &ServerSample) {
-        if s.server.is_none() {
+    /// Folds one sample, taken at `t_ns`, of a known server or GPU exporter (others are not
+    /// counted).
+    pub fn add(&mut self, t_ns: u64, s: &ServerSample) {
+        if s.server.is_none() && s.gpu.is_none() {
             return;
         }
         self.samples += 1;
-        self.running.add(s.running);
-        self.waiting.add(s.waiting);
-        self.kv.add(s.kv_cache_usage);
-        if self.first.is_none() {
-            self.first = Some(s.clone());
+        if s.server.is_some() {
+            self.scheme = s.server;
+            self.running.add(s.running);
+            self.waiting.add(s.waiting);
+            self.kv.add(s.kv_cache_usage);
+            if self.first.is_none() {
+                self.first = Some(s.clone());
+            }
+            self.last = Some(s.clone());
         }
-        self.last = Some(s.clone());
+        if let Some(g) = &s.gpu {
+            let fold = self.gpu.get_or_insert_with(GpuFold::default);
+            fold.gpus = fold.gpus.max(g.gpus.len() as u32);
+            fold.util.add(g.util_pct());
+            fold.memory.add(g.memory_used_mib());
+            fold.power.add(g.power_w());
+            if let Some(mark) = EnergyMark::of(t_ns, s) {
+                self.first_energy.get_or_insert(mark);
+                self.last_energy = Some(mark);
+            }
+        }
     }
 
-    /// The level's summary; `None` when no sample of a known server fell in it.
-    pub fn summary(&self) -> Option<ServerSummary> {
-        let last = self.last.as_ref()?;
+    /// The level's summary, given its length and the output tokens it measured; `None` when
+    /// no sample of a known server or GPU exporter fell in it.
+    pub fn summary(&self, duration_s: f64, output_tokens: f64) -> Option<ServerSummary> {
+        if self.samples == 0 {
+            return None;
+        }
         // counters from the sample before the level, else from its own first one
         let start = self.before.as_ref().or(self.first.as_ref());
-        let preemptions = match (last.preemptions, start.and_then(|s| s.preemptions)) {
-            (Some(end), Some(begin)) => Some((end - begin).max(0.0)),
-            (Some(_), None) => Some(0.0),
-            _ => None,
-        };
+        let preemptions = self.last.as_ref().and_then(|last| {
+            match (last.preemptions, start.and_then(|s| s.preemptions)) {
+                (Some(end), Some(begin)) => Some((end - begin).max(0.0)),
+                (Some(_), None) => Some(0.0),
+                _ => None,
+            }
+        });
         Some(ServerSummary {
-            scheme: last.server.unwrap_or_default().to_string(),
+            scheme: self.scheme.unwrap_or_default().to_string(),
             samples: self.samples,
             running: self.running.mean_max(),
             waiting: self.waiting.mean_max(),
             kv_cache_usage: self.kv.mean_max(),
-            prefix_cache_hit_rate: last.prefix_hit_rate(start),
+            prefix_cache_hit_rate: self.last.as_ref().and_then(|l| l.prefix_hit_rate(start)),
             preemptions,
-            gpu: None,
+            gpu: self
+                .gpu
+                .as_ref()
+                .map(|g| self.gpu_summary(g, duration_s, output_tokens)),
         })
+    }
+
+    /// The GPUs' summary. Energy per output token, in order of preference: the energy
+    /// counter's increase over the server's generated-token counter's increase between the
+    /// same two samples (the last before the level, else its first, and its last); else the
+    /// counter's rate times the level's length over its output tokens; else the mean power
+    /// times the length over the tokens.
+    fn gpu_summary(&self, g: &GpuFold, duration_s: f64, output_tokens: f64) -> GpuSummary {
+        let from = self.before_energy.or(self.first_energy);
+        let pair = from.zip(self.last_energy).filter(|(a, b)| b.t_ns > a.t_ns);
+        let by_tokens = pair.and_then(|(a, b)| {
+            let tokens = b.tokens? - a.tokens?;
+            (tokens > 0.0).then(|| (b.energy_j - a.energy_j).max(0.0) / tokens)
+        });
+        let watts = pair
+            .map(|(a, b)| (b.energy_j - a.energy_j).max(0.0) / ((b.t_ns - a.t_ns) as f64 / 1e9))
+            .or(g.power.mean_max().map(|p| p.mean));
+        let by_time = watts
+            .filter(|_| output_tokens > 0.0 && duration_s > 0.0)
+            .map(|w| w * duration_s / output_tokens);
+        let per_token = by_tokens.or(by_time);
+        GpuSummary {
+            gpus: g.gpus,
+            utilization_pct: g.util.mean_max(),
+            memory_used_mib: g.memory.mean_max(),
+            power_w: g.power.mean_max(),
+            energy_j: per_token.map(|j| j * output_tokens),
+            joules_per_output_token: per_token,
+            kwh_per_million_output_tokens: per_token.map(kwh_per_million),
+        }
     }
 }
 
@@ -115,7 +203,8 @@ impl LevelTelemetry {
 #[derive(Debug, Default)]
 pub struct Recorder {
     level: Option<(u32, LevelTelemetry)>,
-    last: Option<ServerSample>,
+    /// The last sample of a known server or GPU exporter, and when it was taken.
+    last: Option<(u64, ServerSample)>,
     pending: Vec<TelemetryLine>,
     config: Option<BTreeMap<String, String>>,
 }
@@ -127,15 +216,15 @@ impl Recorder {
             self.config.clone_from(&sample.config);
         }
         if let Some((_, fold)) = &mut self.level {
-            fold.add(&sample);
+            fold.add(t_ns, &sample);
         }
         self.pending.push(TelemetryLine {
             t_ns,
             level: self.level.as_ref().map(|(i, _)| *i),
             sample: sample.clone(),
         });
-        if sample.server.is_some() {
-            self.last = Some(sample);
+        if sample.server.is_some() || sample.gpu.is_some() {
+            self.last = Some((t_ns, sample));
         }
     }
 
@@ -144,9 +233,12 @@ impl Recorder {
         self.level = Some((index, LevelTelemetry::after(self.last.clone())));
     }
 
-    /// The level ends: its summary, if any sample of a known server fell in it.
-    pub fn end(&mut self) -> Option<ServerSummary> {
-        self.level.take().and_then(|(_, fold)| fold.summary())
+    /// The level ends, having lasted `duration_s` and measured `output_tokens`: its summary,
+    /// if any sample of a known server or GPU exporter fell in it.
+    pub fn end(&mut self, duration_s: f64, output_tokens: f64) -> Option<ServerSummary> {
+        self.level
+            .take()
+            .and_then(|(_, fold)| fold.summary(duration_s, output_tokens))
     }
 
     /// The serving configuration the server stated in its first sample that had one.
@@ -195,7 +287,7 @@ mod tests {
         // a scrape of a server with no known names is a line, not a sample of the level
         r.record(3_500, ServerSample::default());
         r.record(4_000, vllm(12.0, 1.0, 0.25, 300.0, 900.0, 7.0));
-        let s = r.end().unwrap();
+        let s = r.end(1.0, 100.0).unwrap();
         assert_eq!(
             s,
             ServerSummary {
@@ -246,9 +338,9 @@ mod tests {
         let mut r = Recorder::default();
         r.begin(0);
         r.record(10, ServerSample::default());
-        assert_eq!(r.end(), None);
+        assert_eq!(r.end(1.0, 100.0), None);
         // no level open: nothing to end
-        assert_eq!(r.end(), None);
+        assert_eq!(r.end(1.0, 100.0), None);
         // the first level: counters from its own first sample; a gauge the server lacks is
         // absent, not 0
         let mut r = Recorder::default();
@@ -257,9 +349,76 @@ mod tests {
         s.kv_cache_usage = None;
         r.record(10, s);
         r.record(20, vllm(4.0, 0.0, 0.3, 10.0, 40.0, 1.0));
-        let sum = r.end().unwrap();
+        let sum = r.end(1.0, 100.0).unwrap();
         assert_eq!(sum.preemptions, Some(0.0));
         assert_eq!(sum.prefix_cache_hit_rate, Some(0.25));
         assert_eq!(sum.kv_cache_usage.unwrap().mean, 0.3);
+    }
+
+    fn gpu(power: f64, energy_j: Option<f64>, tokens: Option<f64>) -> ServerSample {
+        let mut reading = crate::telemetry::gpu::GpuReading {
+            gpu: "0".into(),
+            util_pct: Some(50.0),
+            memory_used_mib: Some(1000.0),
+            power_w: Some(power),
+            energy_j,
+            ..Default::default()
+        };
+        let second = reading.clone();
+        reading.gpu = "1".into();
+        ServerSample {
+            server: tokens.map(|_| "vllm"),
+            generation_tokens: tokens,
+            gpu: Some(crate::telemetry::gpu::GpuSample {
+                exporter: "dcgm",
+                gpus: vec![second, reading],
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn joules_per_token_from_the_counters_else_the_rate_else_the_power() {
+        // energy over the server's tokens between the sample before and the last: two GPUs,
+        // each 100 J -> 400 J, tokens 1,000 -> 1,600: 600 J / 600 tokens
+        let mut r = Recorder::default();
+        r.record(0, gpu(200.0, Some(100.0), Some(1000.0)));
+        r.begin(0);
+        r.record(1_000_000_000, gpu(400.0, Some(250.0), Some(1300.0)));
+        r.record(2_000_000_000, gpu(600.0, Some(400.0), Some(1600.0)));
+        let g = r.end(2.0, 500.0).unwrap().gpu.unwrap();
+        assert_eq!(g.gpus, 2);
+        assert_eq!(
+            g.power_w,
+            Some(MeanMax {
+                mean: 1000.0,
+                max: 1200.0
+            })
+        );
+        assert_eq!(g.utilization_pct.unwrap().mean, 50.0);
+        assert_eq!(g.memory_used_mib.unwrap().max, 2000.0);
+        assert_eq!(g.joules_per_output_token, Some(1.0));
+        assert_eq!(g.energy_j, Some(500.0));
+        assert_eq!(g.kwh_per_million_output_tokens, Some(1.0 / 3.6));
+        // no token counter: the energy rate (600 J over 2 s = 300 W) times the level's 4 s
+        // over its 600 tokens
+        let mut r = Recorder::default();
+        r.record(0, gpu(200.0, Some(100.0), None));
+        r.begin(1);
+        r.record(2_000_000_000, gpu(400.0, Some(400.0), None));
+        let s = r.end(4.0, 600.0).unwrap();
+        assert_eq!(s.scheme, "");
+        assert_eq!(s.gpu.unwrap().joules_per_output_token, Some(2.0));
+        // no energy counter: the mean power (2 x 300 W) times 4 s over 600 tokens
+        let mut r = Recorder::default();
+        r.begin(0);
+        r.record(1, gpu(300.0, None, None));
+        let g = r.end(4.0, 600.0).unwrap().gpu.unwrap();
+        assert_eq!(g.joules_per_output_token, Some(4.0));
+        // no tokens measured: nothing per token
+        let mut r = Recorder::default();
+        r.begin(0);
+        r.record(1, gpu(300.0, None, None));
+        assert_eq!(r.end(4.0, 0.0).unwrap().gpu.unwrap().joules_per_output_token, None);
     }
 }

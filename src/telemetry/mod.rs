@@ -1,5 +1,7 @@
-//! Server telemetry: the endpoint's own Prometheus `/metrics`, scraped during a run.
+//! Server telemetry: the endpoint's own Prometheus `/metrics` and, with `--gpu-metrics`, its
+//! GPUs' exporter, scraped during a run.
 
+pub mod gpu;
 pub mod level;
 pub mod prometheus;
 pub mod scrape;

@@ -24,6 +24,9 @@ pub struct ServerSample {
     pub prefix_hit_rate_gauge: Option<f64>,
     pub preemptions: Option<f64>,
     pub generation_tokens: Option<f64>,
+    /// The GPUs' figures from `--gpu-metrics`, scraped at the same tick.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<super::gpu::GpuSample>,
     /// The serving configuration the server states (vLLM's `vllm:cache_config_info`
     /// labels), recorded once in `run.json`, not with every sample.
     #[serde(skip)]
@@ -69,9 +72,10 @@ const SCHEMES: [Names; 4] = [
         server: "llamacpp",
         running: "llamacpp:requests_processing",
         waiting: "llamacpp:requests_deferred",
-        kv: None,
-        hits: Some("llamacpp:prompt_tokens_cached"),
-        queries: Some("llamacpp:prompt_tokens"),
+        // only builds before the unified KV cache expose it; no prefix-cache counters at all
+        kv: Some("llamacpp:kv_cache_usage_ratio"),
+        hits: None,
+        queries: None,
         hit_rate: None,
         preemptions: None,
         generated: Some("llamacpp:tokens_predicted"),
@@ -126,6 +130,7 @@ pub fn reduce(samples: &[Sample]) -> ServerSample {
             prefix_hit_rate_gauge: get(n.hit_rate),
             preemptions: get(n.preemptions),
             generation_tokens: get(n.generated),
+            gpu: None,
             config: config(samples),
         };
     }
@@ -215,12 +220,34 @@ mod tests {
             ),
             (Some("sglang"), Some(8.0), Some(0.9), Some(0.6))
         );
+        // as llama-server writes them (no labels; the KV pair only in older builds)
         let ll = reduce(&parse(
-            "llamacpp:requests_processing 2\nllamacpp:requests_deferred 0\n\
-             llamacpp:prompt_tokens_cached_total 50\nllamacpp:prompt_tokens_total 200\n",
+            "llamacpp:prompt_tokens_total 200\nllamacpp:tokens_predicted_total 80\n\
+             llamacpp:n_decode_total 40\nllamacpp:n_busy_slots_per_decode 2\n\
+             llamacpp:kv_cache_usage_ratio 0.5\nllamacpp:kv_cache_tokens 2048\n\
+             llamacpp:requests_processing 2\nllamacpp:requests_deferred 3\n",
         ));
-        assert_eq!((ll.server, ll.kv_cache_usage), (Some("llamacpp"), None));
-        assert_eq!(ll.prefix_hit_rate(None), Some(0.25));
+        assert_eq!(
+            (
+                ll.server,
+                ll.running,
+                ll.waiting,
+                ll.kv_cache_usage,
+                ll.generation_tokens
+            ),
+            (
+                Some("llamacpp"),
+                Some(2.0),
+                Some(3.0),
+                Some(0.5),
+                Some(80.0)
+            )
+        );
+        assert_eq!(ll.prefix_hit_rate(None), None);
+        let current = reduce(&parse(
+            "llamacpp:requests_processing 1\nllamacpp:requests_deferred 0\n",
+        ));
+        assert_eq!(current.kv_cache_usage, None);
         let tgi = reduce(&parse("tgi_batch_current_size 4\ntgi_queue_size 9\n"));
         assert_eq!((tgi.server, tgi.waiting), (Some("tgi"), Some(9.0)));
         assert_eq!(reduce(&parse("other_metric 1\n")), ServerSample::default());
