@@ -152,6 +152,7 @@ async fn one_level(
         request_count: requests,
         warmup: 0,
         telemetry_interval: rightsize::telemetry::scrape::SCRAPE_EVERY,
+        gpu_metrics: None,
         timeout: Duration::from_secs(120),
         sink: Box::new(rightsize::report::folder::FolderSink::new(root)),
         in_process_sim: false,

@@ -75,6 +75,7 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
         request_count: requests,
         warmup: 0,
         telemetry_interval: rightsize::telemetry::scrape::SCRAPE_EVERY,
+        gpu_metrics: None,
         timeout: Duration::from_secs(30),
         sink: Box::new(rightsize::report::folder::FolderSink::new(root.clone())),
         in_process_sim: false,

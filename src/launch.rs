@@ -346,6 +346,11 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         warmup: l.run.warmup,
         timeout: l.run.timeout,
         telemetry_interval: l.run.telemetry_interval,
+        // the simulator's modelled GPU answers as dcgm-exporter does
+        gpu_metrics: l.run.gpu_metrics.clone().or_else(|| {
+            sim.as_ref()
+                .map(|s| crate::telemetry::scrape::sibling_url(&s.base_url, "dcgm/metrics"))
+        }),
         sink: Box::new(FolderSink::new(results_root)),
         in_process_sim: sim.is_some(),
         config_sources: l.run.config_sources.clone(),

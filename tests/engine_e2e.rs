@@ -57,6 +57,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
         request_count: s.requests,
         warmup: 0,
         telemetry_interval: std::time::Duration::from_secs(1),
+        gpu_metrics: None,
         timeout: s.timeout,
         sink: Box::new(sink.clone()),
         in_process_sim: true,

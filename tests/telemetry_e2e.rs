@@ -34,9 +34,12 @@ async fn scraper_reads_the_simulators_vllm_metrics_under_load() {
     // the simulator (two running, two waiting), with no sleep to guess when they arrive
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let stop = CancellationToken::new();
+    let targets = rightsize::telemetry::scrape::Targets {
+        server: Some((reqwest::Client::new(), sim.base_url.clone())),
+        gpu: None,
+    };
     let task = tokio::spawn(rightsize::telemetry::scrape::scrape(
-        reqwest::Client::new(),
-        sim.base_url.clone(),
+        targets,
         rightsize::telemetry::scrape::SCRAPE_EVERY,
         tx,
         stop.clone(),

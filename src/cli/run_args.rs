@@ -378,6 +378,12 @@ pub struct RunArgs {
     /// file's `server`), e.g. 500ms or 5s; 0 turns it off [default: 1s]
     #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
     pub telemetry_interval: Option<Duration>,
+    /// A Prometheus endpoint of the GPUs' exporter (NVIDIA dcgm-exporter, usually
+    /// http://HOST:9400/metrics, or AMD's device-metrics-exporter, :5000/metrics), sampled
+    /// with the server: utilisation, memory, power and energy per output token in each level
+    /// file. The built-in simulator's modelled GPU is read without it
+    #[arg(long, value_name = "URL", value_parser = gpu_metrics_arg)]
+    pub gpu_metrics: Option<String>,
     /// Folder to keep runs in (default: the platform data dir's rightsize/runs)
     #[arg(long, value_name = "DIR")]
     pub out: Option<std::path::PathBuf>,
@@ -392,6 +398,17 @@ pub struct RunArgs {
     /// load
     #[arg(long, value_name = "SHARE", value_parser = parse_fraction_or_pct)]
     pub max_error_rate: Option<f64>,
+}
+
+/// `--gpu-metrics`: an http(s) URL.
+fn gpu_metrics_arg(s: &str) -> Result<String, String> {
+    match reqwest::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(s.to_string()),
+        _ => Err(format!(
+            "`{s}` is not an http(s) URL; give the exporter's metrics URL, e.g. \
+             http://gpu-node:9400/metrics"
+        )),
+    }
 }
 
 /// `1%` or `0.01`: a fraction between 0 and 1.
@@ -413,6 +430,7 @@ impl RunArgs {
             warmup: self.warmup,
             timeout: self.timeout,
             telemetry_interval: self.telemetry_interval,
+            gpu_metrics: self.gpu_metrics.clone(),
             out: self.out.clone(),
             max_error_rate: self.max_error_rate,
             open: Default::default(),

@@ -84,6 +84,8 @@ pub struct RunOverrides {
     pub max_error_rate: Option<f64>,
     /// `--telemetry-interval`: how often the server's `/metrics` is sampled (0: never).
     pub telemetry_interval: Option<Duration>,
+    /// `--gpu-metrics`: the GPUs' exporter to sample with the server.
+    pub gpu_metrics: Option<String>,
     /// `--arrival`, `--burstiness`, `--max-in-flight`, `--window`: how open-loop levels send.
     pub open: crate::workload::arrivals::OpenSettings,
 }

@@ -25,6 +25,8 @@ pub struct RunSettings {
     pub timeout: Duration,
     /// Between two samples of the server's `/metrics`; zero: not sampled.
     pub telemetry_interval: Duration,
+    /// The GPUs' exporter to sample with the server (`--gpu-metrics`).
+    pub gpu_metrics: Option<String>,
     /// The error-rate limit every analysis applies without an error-rate SLA.
     pub max_error_rate: f64,
     /// Root folder for results (`--out`, the file's `results_dir`, or the platform default).
@@ -57,6 +59,7 @@ pub(crate) fn run_settings(
         telemetry_interval: r
             .telemetry_interval
             .unwrap_or(crate::telemetry::scrape::SCRAPE_EVERY),
+        gpu_metrics: r.gpu_metrics.clone(),
         max_error_rate: r
             .max_error_rate
             .or(plan_max_error_rate)

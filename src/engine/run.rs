@@ -37,6 +37,8 @@ pub struct RunRequest {
     pub timeout: Duration,
     /// Between two samples of the server's `/metrics`; zero: not sampled.
     pub telemetry_interval: Duration,
+    /// The GPUs' Prometheus exporter (dcgm-exporter or AMD's), sampled with the server.
+    pub gpu_metrics: Option<String>,
     /// Where the results go (the results folder: `report::folder::FolderSink`).
     pub sink: Box<dyn RunSink>,
     /// The simulator runs in this process (its sockets count against the fd limit too).
@@ -126,10 +128,12 @@ pub async fn run(
 
     let wanted = crate::wallclock::new_run_id(&req.kind, std::time::SystemTime::now());
     let (run_id, dir) = sink.open(&wanted)?;
-    // how often the server's /metrics is sampled, if at all: a SageMaker endpoint has no
-    // /metrics route (its figures are in CloudWatch)
-    let sample_every = (!endpoint.is_sagemaker() && !req.telemetry_interval.is_zero())
-        .then_some(req.telemetry_interval);
+    // how often the server's /metrics (and the GPUs' exporter) is sampled, if at all: a
+    // SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
+    let scrape_server = !endpoint.is_sagemaker();
+    let sample_every = ((scrape_server || req.gpu_metrics.is_some())
+        && !req.telemetry_interval.is_zero())
+    .then_some(req.telemetry_interval);
     let mut echo = RunEcho {
         tool: "rightsize",
         version: env!("CARGO_PKG_VERSION"),
@@ -144,6 +148,9 @@ pub async fn run(
         warmup: req.warmup,
         timeout_s: req.timeout.as_secs_f64(),
         telemetry_interval_s: sample_every.map(|d| d.as_secs_f64()),
+        gpu_metrics: sample_every
+            .and(req.gpu_metrics.as_deref())
+            .map(crate::secrets::redact_url),
         config_sources: req.config_sources.clone(),
         open_file_limit: limits.map(|l| l.0),
         started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
@@ -170,9 +177,13 @@ pub async fn run(
     let recorder = Arc::new(Mutex::new(Recorder::default()));
     let scraper = sample_every.map(|every| {
         let (tx, rx) = mpsc::channel(4);
+        let targets = crate::telemetry::scrape::Targets {
+            server: scrape_server
+                .then(|| (endpoint.plain_client(), endpoint.spec().base_url.clone())),
+            gpu: req.gpu_metrics.clone(),
+        };
         let scrape = tokio::spawn(crate::telemetry::scrape::scrape(
-            endpoint.plain_client(),
-            endpoint.spec().base_url.clone(),
+            targets,
             every,
             tx,
             scrape_stop.clone(),

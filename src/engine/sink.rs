@@ -61,6 +61,9 @@ pub struct RunEcho {
     /// Seconds between two samples of the server's `/metrics` (absent: not sampled).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub telemetry_interval_s: Option<f64>,
+    /// The GPUs' exporter sampled with the server (`--gpu-metrics`, credentials masked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_metrics: Option<String>,
     pub config_sources: Vec<String>,
     pub open_file_limit: Option<u64>,
     pub started_at: String,

@@ -1,5 +1,7 @@
-//! The scraper: fetches `/metrics` beside the API base once a second while a run goes on and
-//! sends what it finds to whoever runs it (the engine turns it into its events).
+//! The scraper: fetches `/metrics` beside the API base, and the GPUs' exporter when
+//! `--gpu-metrics` names one, once a second (both at the same tick) while a run goes on, and
+//! sends what it finds to whoever runs it (the engine turns it into its events). A llama.cpp
+//! server's `/props` is read once, for the slots and context it serves with.
 //!
 //! What it says, once each, with the URL masked as the results mask it: a server that
 //! answers without any metrics rightsize knows ("has no vLLM ... metrics"), one that answers
@@ -49,10 +51,39 @@ pub enum ScrapeResult {
     Unreachable(String),
 }
 
+/// Whose figures a [`ScrapeNotes`] speaks of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Subject {
+    /// The serving engine's `/metrics`.
+    #[default]
+    Server,
+    /// The GPUs' exporter (`--gpu-metrics`).
+    Gpu,
+}
+
+impl Subject {
+    /// (what the note begins with, what a scrape lacks, whose figures are missing)
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Subject::Server => (
+                "server telemetry",
+                "has no vLLM, SGLang, llama.cpp or TGI metrics",
+                "server-side figures",
+            ),
+            Subject::Gpu => (
+                "GPU telemetry",
+                "has no NVIDIA DCGM or AMD device metrics",
+                "GPU figures",
+            ),
+        }
+    }
+}
+
 /// What the scraper says after each scrape, and how many failed: kept apart from the
 /// network so the rules are a table test.
 #[derive(Debug, Default)]
 pub struct ScrapeNotes {
+    subject: Subject,
     answered: bool,
     said_absent: bool,
     said_unreachable: bool,
@@ -62,9 +93,18 @@ pub struct ScrapeNotes {
 }
 
 impl ScrapeNotes {
+    /// Notes about `subject`'s scrapes.
+    pub fn of(subject: Subject) -> Self {
+        ScrapeNotes {
+            subject,
+            ..Self::default()
+        }
+    }
+
     /// The note `result` calls for (at most one of each kind per run), for `url` (masked).
     pub fn note(&mut self, url: &str, result: &ScrapeResult) -> Option<String> {
         let url = crate::secrets::redact_url(url);
+        let (head, lacks, figures) = self.subject.words();
         let answered = self.answered;
         if !matches!(result, ScrapeResult::Unreachable(_)) {
             self.answered = true;
@@ -81,17 +121,13 @@ impl ScrapeNotes {
             ScrapeResult::Unknown => {
                 self.in_a_row = 0;
                 self.said_absent = true;
-                Some(format!(
-                    "server telemetry: {url} has no vLLM, SGLang, llama.cpp or TGI metrics; \
-                     server-side figures are not shown"
-                ))
+                Some(format!("{head}: {url} {lacks}; {figures} are not shown"))
             }
             ScrapeResult::Status(code) => {
                 self.in_a_row = 0;
                 self.said_absent = true;
                 Some(format!(
-                    "server telemetry: {url} answered HTTP {code}; server-side figures are not \
-                     shown"
+                    "{head}: {url} answered HTTP {code}; {figures} are not shown"
                 ))
             }
             ScrapeResult::Unreachable(why) => {
@@ -108,14 +144,14 @@ impl ScrapeNotes {
                 self.said_unreachable = true;
                 Some(if answered {
                     format!(
-                        "server telemetry: {url} stopped answering ({why}) {} times in a row; \
-                         server-side figures are missing while it does",
+                        "{head}: {url} stopped answering ({why}) {} times in a row; {figures} \
+                         are missing while it does",
                         self.in_a_row
                     )
                 } else {
                     format!(
-                        "server telemetry: could not reach {url} ({why}) {} times in a row; \
-                         server-side figures are missing while it fails",
+                        "{head}: could not reach {url} ({why}) {} times in a row; {figures} \
+                         are missing while it fails",
                         self.in_a_row
                     )
                 })
@@ -152,44 +188,112 @@ pub fn metrics_url(base_url: &str) -> String {
     format!("{root}/metrics")
 }
 
-/// Scrapes until `stop` is cancelled with `client` (the endpoint's, carrying its headers and
-/// credentials); sends [`Scraped::Sample`]s (and one [`Scraped::Missing`] when the server
-/// exposes nothing rightsize knows) on `out`.
+/// What to scrape: the server's `/metrics` beside its API base (with the endpoint's client,
+/// carrying its headers and credentials), the GPUs' exporter URL (with a client of its own:
+/// the endpoint's credentials are not sent to another host), or both.
+#[derive(Debug, Clone, Default)]
+pub struct Targets {
+    pub server: Option<(reqwest::Client, String)>,
+    pub gpu: Option<String>,
+}
+
+/// Scrapes `targets` until `stop` is cancelled; sends a [`Scraped::Sample`] each tick where
+/// either answered with figures rightsize knows (the server's and the GPUs' in one sample),
+/// and each [`Scraped::Missing`] note once.
 pub async fn scrape(
-    client: reqwest::Client,
-    base_url: String,
+    targets: Targets,
     every: Duration,
     out: mpsc::Sender<Scraped>,
     stop: CancellationToken,
 ) {
-    let url = metrics_url(&base_url);
+    let server = targets
+        .server
+        .map(|(client, base)| (client, metrics_url(&base), props_url(&base)));
+    let gpu = targets.gpu.map(|url| {
+        let client = reqwest::Client::builder()
+            .timeout(SCRAPE_TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        (client, url)
+    });
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut notes = ScrapeNotes::default();
+    let mut server_notes = ScrapeNotes::of(Subject::Server);
+    let mut gpu_notes = ScrapeNotes::of(Subject::Gpu);
+    // llama.cpp states its settings at /props, not in its metrics: asked once
+    let mut props_asked = false;
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let result = tokio::select! {
+        let both = async {
+            let s = async {
+                match &server {
+                    Some((client, url, _)) => Some(scrape_once(client, url, reduce_server).await),
+                    None => None,
+                }
+            };
+            let g = async {
+                match &gpu {
+                    Some((client, url)) => Some(scrape_once(client, url, reduce_gpus).await),
+                    None => None,
+                }
+            };
+            tokio::join!(s, g)
+        };
+        let (s, g) = tokio::select! {
             _ = stop.cancelled() => return,
-            r = scrape_once(&client, &url) => r,
+            r = both => r,
         };
         let at_ns = crate::clock::now_ns();
-        if let Some(note) = notes.note(&url, &result) {
-            let _ = out.send(Scraped::Missing(note)).await;
+        let mut sample: Option<ServerSample> = None;
+        if let (Some(result), Some((client, url, props))) = (s, &server) {
+            if let Some(note) = server_notes.note(url, &result) {
+                let _ = out.send(Scraped::Missing(note)).await;
+            }
+            if let ScrapeResult::Known(mut found) = result {
+                if found.server == Some("llamacpp") && !props_asked {
+                    props_asked = true;
+                    found.config = llamacpp_props(client, props).await;
+                }
+                sample = Some(*found);
+            }
         }
-        if let ScrapeResult::Known(sample) = result {
+        if let (Some(result), Some((_, url))) = (g, &gpu) {
+            if let Some(note) = gpu_notes.note(url, &result) {
+                let _ = out.send(Scraped::Missing(note)).await;
+            }
+            if let ScrapeResult::Known(found) = result {
+                sample.get_or_insert_with(ServerSample::default).gpu = found.gpu;
+            }
+        }
+        if let Some(sample) = sample {
             // a snapshot: dropped when the consumer is behind, the next one replaces it
-            let _ = out.try_send(Scraped::Sample {
-                sample: *sample,
-                at_ns,
-            });
+            let _ = out.try_send(Scraped::Sample { sample, at_ns });
         }
     }
 }
 
-async fn scrape_once(client: &reqwest::Client, url: &str) -> ScrapeResult {
+/// A server's figures, if its names are known.
+fn reduce_server(samples: &[super::prometheus::Sample]) -> Option<ServerSample> {
+    let s = reduce(samples);
+    s.server.is_some().then_some(s)
+}
+
+/// The GPUs' figures, if the exporter's names are known.
+fn reduce_gpus(samples: &[super::prometheus::Sample]) -> Option<ServerSample> {
+    Some(ServerSample {
+        gpu: Some(super::gpu::reduce_gpu(samples)?),
+        ..ServerSample::default()
+    })
+}
+
+async fn scrape_once(
+    client: &reqwest::Client,
+    url: &str,
+    known: fn(&[super::prometheus::Sample]) -> Option<ServerSample>,
+) -> ScrapeResult {
     let answer = match client.get(url).timeout(SCRAPE_TIMEOUT).send().await {
         Ok(r) => r,
         Err(e) => return ScrapeResult::Unreachable(unreachable_why(&e)),
@@ -198,16 +302,52 @@ async fn scrape_once(client: &reqwest::Client, url: &str) -> ScrapeResult {
         return ScrapeResult::Status(answer.status().as_u16());
     }
     match answer.text().await {
-        Ok(text) => {
-            let sample = reduce(&parse(&text));
-            if sample.server.is_some() {
-                ScrapeResult::Known(Box::new(sample))
-            } else {
-                ScrapeResult::Unknown
-            }
-        }
+        Ok(text) => match known(&parse(&text)) {
+            Some(sample) => ScrapeResult::Known(Box::new(sample)),
+            None => ScrapeResult::Unknown,
+        },
         Err(e) => ScrapeResult::Unreachable(unreachable_why(&e)),
     }
+}
+
+/// `path` at the server's root, beside `/metrics`: `http://h:1/props` for `http://h:1/v1`.
+pub fn sibling_url(base_url: &str, path: &str) -> String {
+    let metrics = metrics_url(base_url);
+    format!("{}/{path}", metrics.trim_end_matches("/metrics"))
+}
+
+/// llama.cpp's `/props` URL for an API base.
+fn props_url(base_url: &str) -> String {
+    sibling_url(base_url, "props")
+}
+
+/// What llama.cpp's `/props` says it serves with: `total_slots` (its parallel slots) and
+/// `n_ctx` (each slot's context), as strings like vLLM's configuration labels; `None` when
+/// it does not answer or says neither.
+async fn llamacpp_props(
+    client: &reqwest::Client,
+    url: &str,
+) -> Option<std::collections::BTreeMap<String, String>> {
+    let answer = client.get(url).timeout(SCRAPE_TIMEOUT).send().await.ok()?;
+    if !answer.status().is_success() {
+        return None;
+    }
+    props_config(&serde_json::from_str(&answer.text().await.ok()?).ok()?)
+}
+
+/// The settings rightsize keeps from a `/props` body.
+fn props_config(v: &serde_json::Value) -> Option<std::collections::BTreeMap<String, String>> {
+    let mut config = std::collections::BTreeMap::new();
+    if let Some(n) = v.get("total_slots").and_then(|n| n.as_u64()) {
+        config.insert("total_slots".to_string(), n.to_string());
+    }
+    if let Some(n) = v
+        .pointer("/default_generation_settings/n_ctx")
+        .and_then(|n| n.as_u64())
+    {
+        config.insert("n_ctx".to_string(), n.to_string());
+    }
+    (!config.is_empty()).then_some(config)
 }
 
 #[cfg(test)]
@@ -268,6 +408,38 @@ mod tests {
                  or TGI metrics; server-side figures are not shown"
             )
         );
+    }
+
+    #[test]
+    fn gpu_notes_name_the_exporter() {
+        let mut n = ScrapeNotes::of(Subject::Gpu);
+        assert_eq!(
+            n.note("http://h:9400/metrics", &ScrapeResult::Unknown)
+                .as_deref(),
+            Some(
+                "GPU telemetry: http://h:9400/metrics has no NVIDIA DCGM or AMD device metrics; \
+                 GPU figures are not shown"
+            )
+        );
+    }
+
+    #[test]
+    fn llamacpp_props_give_slots_and_context() {
+        let v = serde_json::json!({
+            "default_generation_settings": {"n_ctx": 4096, "temperature": 0.8},
+            "total_slots": 4,
+            "model_path": "m.gguf"
+        });
+        let c = props_config(&v).unwrap();
+        assert_eq!(
+            c.into_iter().collect::<Vec<_>>(),
+            [
+                ("n_ctx".to_string(), "4096".to_string()),
+                ("total_slots".into(), "4".into())
+            ]
+        );
+        assert_eq!(props_config(&serde_json::json!({"other": 1})), None);
+        assert_eq!(props_url("http://h:8080/v1"), "http://h:8080/props");
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub async fn run_plan_with(
         request_count: requests,
         warmup: 0,
         telemetry_interval: std::time::Duration::from_secs(1),
+        gpu_metrics: None,
         timeout,
         sink: Box::new(rightsize::report::folder::FolderSink::new(tmpdir("search"))),
         in_process_sim: true,
