@@ -13,7 +13,10 @@ use serde_json::Value;
 /// simulator (4 slots, 20x real time: a level of 64 requests lasts about 3 s, three scrapes
 /// or so); its run folder.
 fn sweep(levels: &str, n: &str, extra: &[&str]) -> std::path::PathBuf {
-    let sim = SimProcess::llama_like("20");
+    sweep_on(SimProcess::llama_like("20"), levels, n, extra)
+}
+
+fn sweep_on(sim: SimProcess, levels: &str, n: &str, extra: &[&str]) -> std::path::PathBuf {
     let out = tmpdir("telemetry");
     let o = bin()
         .args(["sweep", "-e", &sim.url, "--input-tokens", "64"])
@@ -93,4 +96,60 @@ fn telemetry_can_be_turned_off() {
     let echo = read_json(&run.join("run.json"));
     assert_eq!(echo["telemetry_interval_s"], Value::Null, "{echo}");
     assert_eq!(echo["serving_config"], Value::Null, "{echo}");
+}
+
+/// The same simulator speaking llama-server's names (`llamacpp:requests_processing`, ...,
+/// and its `/props`): the figures are read under those names, the slots and context come from
+/// `/props`, and the bound names llama.cpp's own setting.
+#[test]
+fn llama_cpp_names_are_recorded() {
+    let sim = SimProcess::start(&[
+        "--metric-names",
+        "llamacpp",
+        "--max-num-seqs",
+        "4",
+        "--max-model-len",
+        "4096",
+        "--decode-base-ms",
+        "8",
+        "--decode-per-seq-ms",
+        "12",
+        "--time-scale",
+        "20",
+    ]);
+    let metrics = common::http_get(&sim.url, "/metrics");
+    assert!(
+        metrics.contains("llamacpp:requests_processing "),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("vllm:"), "{metrics}");
+    let run = sweep_on(sim, "2,8", "64", &["--telemetry-interval", "250ms"]);
+    let eight = read_json(&run.join("level-002-c0008.json"))["server"].clone();
+    assert_eq!(eight["scheme"], "llamacpp", "{eight}");
+    assert_eq!(eight["running"]["max"], 4.0, "{eight}");
+    assert!(eight["waiting"]["max"].as_f64().unwrap() >= 1.0, "{eight}");
+    assert!(
+        eight["kv_cache_usage"]["max"].as_f64().unwrap() > 0.0,
+        "{eight}"
+    );
+    // llama.cpp keeps no prefix-cache or preemption counters: not claimed
+    assert_eq!(eight["prefix_cache_hit_rate"], Value::Null, "{eight}");
+    assert_eq!(eight["preemptions"], Value::Null, "{eight}");
+    let text = std::fs::read_to_string(run.join("telemetry.jsonl")).unwrap();
+    assert!(
+        text.lines().all(|l| l.contains("\"server\":\"llamacpp\"")),
+        "{text}"
+    );
+    let config = &read_json(&run.join("run.json"))["serving_config"];
+    assert_eq!(config["total_slots"], "4", "{config}");
+    assert_eq!(config["n_ctx"], "4096", "{config}");
+    let bound = &read_json(&run.join("summary.json"))["bound"];
+    assert_eq!(bound["kind"], "batch_slots", "{bound}");
+    assert!(
+        bound["hint"]
+            .as_str()
+            .unwrap()
+            .contains("llama.cpp's --parallel"),
+        "{bound}"
+    );
 }

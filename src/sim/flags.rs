@@ -89,6 +89,10 @@ pub struct SimArgs {
     /// GPU's DCGM exporter is at /dcgm/metrics either way
     #[arg(long, value_enum, value_name = "NAMES", default_value = "vllm")]
     pub metric_names: MetricNames,
+    /// The modelled GPU's power at rest, in watts (its exporter's energy counter grows at it
+    /// between requests); a step draws from 259 W (a lone sequence) to 700 W
+    #[arg(long, value_name = "W", default_value_t = 70.0)]
+    pub gpu_idle_watts: f64,
     /// Write every completion request the model takes on (its body as received) and the
     /// answer generated for it to FILE, one JSON line each
     #[arg(long, value_name = "FILE")]
@@ -181,6 +185,17 @@ impl SimArgs {
             tokenizer: self.tokenizer,
             template_overhead: self.template_overhead,
             metric_names: self.metric_names,
+            gpu_idle_w: if self.gpu_idle_watts.is_finite()
+                && (0.0..=super::gpu::MAX_W).contains(&self.gpu_idle_watts)
+            {
+                self.gpu_idle_watts
+            } else {
+                return Err(format!(
+                    "--gpu-idle-watts: must be between 0 and {} W, got {}",
+                    super::gpu::MAX_W,
+                    self.gpu_idle_watts
+                ));
+            },
             request_log: self.request_log,
             tls: match (self.tls_cert, self.tls_key) {
                 (None, None) => None,

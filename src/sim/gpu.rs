@@ -28,7 +28,8 @@ const UTIL_WINDOW_S: f64 = 1.0;
 pub const MODEL_NAME: &str = "NVIDIA H100 80GB HBM3 (simulated)";
 
 /// The power a step draws, watts: idle plus a share of the span to the limit that grows with
-/// the part of the step spent on per-sequence and prefill work (`work_ms` of `step_ms`).
+/// the part of the step spent on per-sequence and prefill work (`work_ms` of `step_ms`). A
+/// step's power does not change with `--gpu-idle-watts`, which sets only the power at rest.
 pub fn step_power_w(step_ms: f64, work_ms: f64) -> f64 {
     let busy = if step_ms > 0.0 {
         (work_ms / step_ms).clamp(0.0, 1.0)
@@ -49,8 +50,11 @@ pub struct GpuMeter {
     util: AtomicU64,
     /// Real time (ns, the process clock) the figures above are as of.
     at_ns: AtomicU64,
-    /// No step is running: power is idle and energy grows at [`IDLE_W`] since `at_ns`.
+    /// No step is running: power is idle and energy grows at `idle_w` since `at_ns`.
     idle: AtomicBool,
+    /// Power with nothing to run, watts (`f64` bits; [`IDLE_W`] unless the simulator is told
+    /// otherwise).
+    idle_w: AtomicU64,
 }
 
 impl Default for GpuMeter {
@@ -85,7 +89,14 @@ impl GpuMeter {
             util: AtomicU64::new(0f64.to_bits()),
             at_ns: AtomicU64::new(now_ns),
             idle: AtomicBool::new(true),
+            idle_w: AtomicU64::new(IDLE_W.to_bits()),
         }
+    }
+
+    /// Sets the power drawn with nothing to run (before the first request).
+    pub fn set_idle_w(&self, watts: f64) {
+        store(&self.idle_w, watts);
+        store(&self.power_w, watts);
     }
 
     /// The reading at real time `now_ns`, the idle time since the last step counted in.
@@ -99,9 +110,10 @@ impl GpuMeter {
             };
         }
         let idle_s = now_ns.saturating_sub(self.at_ns.load(Relaxed)) as f64 / 1e9 * time_scale;
+        let idle_w = load(&self.idle_w);
         GpuReading {
-            energy_mj: energy + IDLE_W * idle_s * 1e3,
-            power_w: IDLE_W,
+            energy_mj: energy + idle_w * idle_s * 1e3,
+            power_w: idle_w,
             util: util * (-idle_s / UTIL_WINDOW_S).exp(),
         }
     }
@@ -118,7 +130,14 @@ impl GpuMeter {
     /// A step of `model_ms` at `watts` ended at `now_ns`; `idle_after`: nothing is left to run.
     pub fn step(&self, model_ms: f64, watts: f64, now_ns: u64, idle_after: bool) {
         store(&self.energy_mj, load(&self.energy_mj) + watts * model_ms);
-        store(&self.power_w, if idle_after { IDLE_W } else { watts });
+        store(
+            &self.power_w,
+            if idle_after {
+                load(&self.idle_w)
+            } else {
+                watts
+            },
+        );
         let keep = (-model_ms / 1e3 / UTIL_WINDOW_S).exp();
         store(&self.util, load(&self.util) * keep + (1.0 - keep));
         self.at_ns.store(now_ns, Relaxed);

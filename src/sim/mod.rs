@@ -96,6 +96,7 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
     let listener = socket.listen(LISTEN_BACKLOG)?;
     let addr = listener.local_addr()?;
     let metrics = Arc::new(SharedMetrics::default());
+    metrics.gpu.set_idle_w(cfg.gpu_idle_w);
     let (sched_tx, sched_thread) = scheduler_thread::spawn(&cfg, Arc::clone(&metrics))?;
     let (stop_tx, stop_rx) = oneshot::channel();
     let model = cfg.model.clone();

@@ -143,6 +143,8 @@ pub struct SimConfig {
     pub template_overhead: u32,
     /// Whose names `/metrics` uses.
     pub metric_names: MetricNames,
+    /// The modelled GPU's power with nothing to run, watts.
+    pub gpu_idle_w: f64,
     /// Write each completion request taken on, and its answer, to this file (JSON lines).
     pub request_log: Option<std::path::PathBuf>,
     /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`); `None` = plain
@@ -176,6 +178,7 @@ impl Default for SimConfig {
             tokenizer: "approx".to_string(),
             template_overhead: 0,
             metric_names: MetricNames::Vllm,
+            gpu_idle_w: super::gpu::IDLE_W,
             request_log: None,
             tls: None,
             #[cfg(feature = "sagemaker")]

@@ -419,6 +419,13 @@ mod tests {
         let mut r = Recorder::default();
         r.begin(0);
         r.record(1, gpu(300.0, None, None));
-        assert_eq!(r.end(4.0, 0.0).unwrap().gpu.unwrap().joules_per_output_token, None);
+        assert_eq!(
+            r.end(4.0, 0.0)
+                .unwrap()
+                .gpu
+                .unwrap()
+                .joules_per_output_token,
+            None
+        );
     }
 }
