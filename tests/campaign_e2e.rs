@@ -223,6 +223,36 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
             "{label}"
         );
         assert_eq!(row["binding_sla"], "p90 e2e <= 255 ms", "{label}");
+        // the simulated GPU's energy per million output tokens at the answer, as the level
+        // files measured at that concurrency record it, and the fleet's GPU power: instances
+        // times one instance's mean power at the ideal point
+        let at_answer: Vec<f64> = children(&run)
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("level-")
+            })
+            .map(|p| read_json(&p))
+            .filter(|l| l["concurrency"].as_f64() == Some(answer) && l["partial"] != true)
+            .filter_map(|l| l["server"]["gpu"]["kwh_per_million_output_tokens"].as_f64())
+            .collect();
+        assert!(!at_answer.is_empty(), "{label}: no GPU figures at {answer}");
+        let kwh = at_answer.iter().sum::<f64>() / at_answer.len() as f64;
+        assert!(
+            same(row["kwh_per_million"].as_f64().unwrap(), kwh),
+            "{label}: {row}"
+        );
+        let watts = summary["planning"]["ideal"]["energy"]["power_w"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            same(
+                row["fleet_power_kw"].as_f64().unwrap(),
+                instances * watts / 1e3
+            ),
+            "{label}: {row}"
+        );
     }
     // the printed ranking, and `show` of the folder
     let text = stdout(&resumed);

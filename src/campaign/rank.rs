@@ -96,8 +96,32 @@ pub struct CandidateNumbers {
     /// `not known`), from its recorded telemetry; absent in campaigns from before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
+    /// The GPUs' energy per million output tokens at the answer (kWh), when the candidate's
+    /// GPU metrics were read; absent in campaigns from before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kwh_per_million: Option<f64>,
+    /// The fleet's GPU power for the peak (kW, so kWh an hour), beside its cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet_power_kw: Option<f64>,
     /// Why there is no answer.
     pub failure: Option<String>,
+}
+
+/// The GPUs' kWh per million output tokens at concurrency `c`: the mean over the complete
+/// levels measured there that have it.
+pub fn kwh_per_million_at(levels: &[crate::metrics::LevelSummary], c: u32) -> Option<f64> {
+    let v: Vec<f64> = levels
+        .iter()
+        .filter(|l| !l.partial && l.load() == c)
+        .filter_map(|l| {
+            l.server
+                .as_ref()?
+                .gpu
+                .as_ref()?
+                .kwh_per_million_output_tokens
+        })
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// One row of the ranking.
@@ -134,6 +158,12 @@ pub fn numbers(
         sla_metric: None,
         knee: a.knee.as_ref().map(|k| k.concurrency),
         bound: a.bound.as_ref().map(|b| b.kind.label().to_string()),
+        kwh_per_million: None,
+        fleet_power_kw: a
+            .planning
+            .right_size
+            .as_ref()
+            .and_then(|r| r.fleet_power_kw),
         failure: None,
     };
     let Some(ans) = a.answer else {
@@ -347,6 +377,8 @@ mod tests {
             sla_metric: None,
             knee: None,
             bound: None,
+            kwh_per_million: None,
+            fleet_power_kw: None,
             failure: cost.is_none().then(|| "no level met the SLA".to_string()),
         }
     }

@@ -54,6 +54,8 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
                 sla,
                 n.knee.map_or("-".into(), |k| k.to_string()),
                 n.bound.clone().unwrap_or_else(|| "-".into()),
+                n.kwh_per_million.map_or("-".into(), |k| format!("{k:.3}")),
+                n.fleet_power_kw.map_or("-".into(), |k| format!("{k:.2}")),
             ]
         })
         .collect();
@@ -71,6 +73,8 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
             "at answer",
             "knee",
             "bound",
+            "kWh/M out tok",
+            "fleet kW",
         ],
         &cells,
         2,

@@ -152,7 +152,11 @@ impl CampaignRun {
                         anyhow::anyhow!("candidate {}: cannot read {}: {e}", c.label, dir.display())
                     })?;
                     let a = crate::plan::analyse(&self.analysis(c.price_per_hour)?, &run.levels);
-                    all.push(numbers(&c.label, c.price_per_hour, c.gpus, &a));
+                    let mut n = numbers(&c.label, c.price_per_hour, c.gpus, &a);
+                    n.kwh_per_million = a.answer.and_then(|ans| {
+                        super::rank::kwh_per_million_at(&run.levels, ans.concurrency)
+                    });
+                    all.push(n);
                 }
                 (CandidateState::Failed, _) => {
                     let mut n = numbers(

@@ -320,7 +320,24 @@ fn ideal_at(named: &[&LevelSummary], c: u32) -> Option<IdealPoint> {
         )
         .unwrap_or(0.0),
         range: None,
+        energy: energy_at(&at),
     })
+}
+
+/// The GPUs' figures at an operating point: means over its measurements that have them.
+fn energy_at(at: &[&&LevelSummary]) -> Option<super::capacity::PointEnergy> {
+    let gpus: Vec<&crate::record::GpuSummary> = at
+        .iter()
+        .filter_map(|l| l.server.as_ref()?.gpu.as_ref())
+        .collect();
+    let e = super::capacity::PointEnergy {
+        power_w: mean(gpus.iter().filter_map(|g| g.power_w.map(|p| p.mean))),
+        joules_per_output_token: mean(gpus.iter().filter_map(|g| g.joules_per_output_token)),
+        kwh_per_million_output_tokens: mean(
+            gpus.iter().filter_map(|g| g.kwh_per_million_output_tokens),
+        ),
+    };
+    (e.power_w.is_some() || e.joules_per_output_token.is_some()).then_some(e)
 }
 
 /// What a run's levels vary: requests in flight, or request rate.

@@ -59,13 +59,14 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     let p = &a.planning;
     if let Some(i) = &p.ideal {
         t += &format!(
-            "ideal balance: {} ({:.1} output tok/s, {:.2} req/s; by {}{})\n",
+            "ideal balance: {} ({:.1} output tok/s, {:.2} req/s{}; by {}{})\n",
             match ax {
                 Axis::Concurrency => format!("{} concurrent", i.concurrency),
                 Axis::Rate => format!("{} offered", ax.load(i.concurrency)),
             },
             i.output_tps,
             i.rps,
+            i.energy.map_or(String::new(), energy_words),
             p.ideal_basis.replace('_', " "),
             i.range
                 .filter(|[lo, _]| lo.is_finite())
@@ -98,6 +99,9 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
         }
         if let Some(c) = r.cost_per_million_output_tokens {
             t += &format!(", {c:.3} per million output tokens");
+        }
+        if let Some(kw) = r.fleet_power_kw {
+            t += &format!(", GPUs {kw:.2} kW (kWh an hour)");
         }
         t += "\n";
     }
@@ -289,4 +293,17 @@ fn knee_text(a: &RunAnalysis, ax: Axis) -> String {
             ax.load(top)
         )
     }
+}
+
+/// An operating point's GPU figures for its line: `, GPUs 412 W, 0.171 J (0.048 kWh per
+/// million) per output token`.
+pub fn energy_words(e: crate::plan::capacity::PointEnergy) -> String {
+    let mut t = String::new();
+    if let Some(w) = e.power_w {
+        t += &format!(", GPUs {w:.0} W");
+    }
+    if let (Some(j), Some(k)) = (e.joules_per_output_token, e.kwh_per_million_output_tokens) {
+        t += &format!(", {j:.3} J ({k:.3} kWh per million) per output token");
+    }
+    t
 }

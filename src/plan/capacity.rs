@@ -50,6 +50,23 @@ pub struct IdealPoint {
     /// point is the highest passing level, the knee's bracket when it is the knee.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub range: Option<[f64; 2]>,
+    /// What the GPUs drew at that point, when `--gpu-metrics` (or the simulator) said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<PointEnergy>,
+}
+
+/// One instance's GPUs at the operating point: from its level's `server.gpu`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PointEnergy {
+    /// Mean power of the instance's GPUs, watts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_w: Option<f64>,
+    /// Energy per output token, joules.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joules_per_output_token: Option<f64>,
+    /// Kilowatt-hours per million output tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kwh_per_million_output_tokens: Option<f64>,
 }
 
 /// Instances for the peak, and what they cost.
@@ -68,6 +85,11 @@ pub struct RightSize {
     /// At the ideal point: price per hour / output tokens per hour, times a million.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_per_million_output_tokens: Option<f64>,
+    /// The fleet's GPUs at the peak, kilowatts (so kWh an hour): instances times one
+    /// instance's mean GPU power at the ideal point (each loaded as at that point: an upper
+    /// figure when the headroom leaves them lighter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet_power_kw: Option<f64>,
 }
 
 /// One instance's capacity in the unit of `peak`.
@@ -126,6 +148,10 @@ pub fn right_size(
         instances_range,
         cost_per_hour: inputs.price_per_hour.map(|p| p * instances as f64),
         cost_per_million_output_tokens: inputs.price_per_hour.and_then(per_million),
+        fleet_power_kw: ideal
+            .energy
+            .and_then(|e| e.power_w)
+            .map(|w| w * instances as f64 / 1e3),
     })
 }
 
@@ -197,6 +223,7 @@ mod tests {
             rps: 11.0,
             e2e_avg_ms: 23_000.0,
             range: None,
+            energy: None,
         }
     }
 
@@ -279,6 +306,30 @@ mod tests {
         .unwrap();
         assert_eq!(r.cost_per_million_output_tokens, Some(1.0));
         assert_eq!(r.instances, 1);
+        assert_eq!(r.fleet_power_kw, None, "no GPU figures, no fleet power");
+        // 400 W an instance, 25 concurrent with 20 % headroom at 10 each: 3 instances, 1.2 kW
+        let with_gpu = IdealPoint {
+            energy: Some(PointEnergy {
+                power_w: Some(400.0),
+                joules_per_output_token: Some(0.4),
+                kwh_per_million_output_tokens: Some(0.4 / 3.6),
+            }),
+            ..i
+        };
+        let r = right_size(
+            &CapacityInputs {
+                peak: Some(Peak::Concurrency(25.0)),
+                headroom: 0.2,
+                price_per_hour: None,
+            },
+            &IdealPoint {
+                concurrency: 10,
+                ..with_gpu
+            },
+            &[],
+        )
+        .unwrap();
+        assert_eq!((r.instances, r.fleet_power_kw), (3, Some(1.2)));
         assert_eq!(
             right_size(&CapacityInputs::default(), &i, &[]),
             None,
