@@ -335,6 +335,11 @@ fn three_candidates_rank_by_cost_resume_after_an_interrupt_and_gate() {
             overlay.contains(&format!("{label} ")),
             "{label} in the overlay legend"
         );
+        // the candidates' servers were sampled: the server chart overlays them too
+        assert!(
+            overlay.contains(&format!("{label} running (batch)")),
+            "{label}'s batch in the overlay's server chart"
+        );
     }
     for name in ["pareto.png", "overlay.png"] {
         let png = png::Decoder::new(std::io::BufReader::new(

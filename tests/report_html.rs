@@ -68,9 +68,19 @@ fn check_page(path: &Path, runs_in_it: &[&Path]) -> String {
         assert!(!text_of(&head).is_empty());
         assert!(b.descendants().any(|n| text_of(&n) == "knee"));
     }
-    // four charts, one SVG each
+    // four charts, one SVG each, and the server chart in the telemetry section when the
+    // run recorded the server's metrics (the simulator serves them)
     let figures = with_attr(&doc, "figure", "class", "chart");
-    assert_eq!(figures.len(), 4);
+    let server: Vec<_> = figures
+        .iter()
+        .filter(|f| f.attribute("id") == Some("chart-server"))
+        .collect();
+    assert_eq!(figures.len() - server.len(), 4);
+    assert!(server.len() <= 1);
+    for f in &server {
+        let section = f.ancestors().find(|n| n.tag_name().name() == "section");
+        assert_eq!(section.and_then(|s| s.attribute("id")), Some("telemetry"));
+    }
     for f in &figures {
         let svgs = f
             .children()

@@ -1,5 +1,6 @@
 //! Text for the history commands: the `runs` list, one run's `show` (header, level table,
-//! planning numbers) and `compare` (two runs side by side, level by level).
+//! the server's own metrics per level when recorded, planning numbers) and `compare` (two
+//! runs side by side, level by level).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -116,7 +117,8 @@ fn planning(run: &RunData) -> String {
     out
 }
 
-/// `rightsize show`: the run's header, its level table and its planning numbers.
+/// `rightsize show`: the run's header, its level table (with the lengths, turns and server
+/// tables when the run has them) and its planning numbers.
 pub fn render_show(run: &RunData) -> String {
     let mut out = header(run, "");
     out.push('\n');
@@ -134,6 +136,11 @@ pub fn render_show(run: &RunData) -> String {
         if !turns.is_empty() {
             out.push('\n');
             out += &turns;
+        }
+        let server = super::server_text::server_table(&run.levels);
+        if !server.is_empty() {
+            out.push('\n');
+            out += &server;
         }
     }
     out.push('\n');

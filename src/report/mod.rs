@@ -11,6 +11,7 @@ pub mod history_text;
 pub mod html;
 pub mod import_aiperf;
 pub mod open_text;
+pub mod server_text;
 pub mod table;
 pub mod turns_text;
 pub mod workload_text;

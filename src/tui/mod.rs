@@ -8,6 +8,7 @@ pub mod event_loop;
 pub mod history;
 pub mod render;
 pub mod series;
+pub mod server_series;
 pub mod setup;
 mod setup_sagemaker;
 pub mod timeline;
@@ -73,3 +74,5 @@ fn init_file_log(results_root: Option<&std::path::Path>) -> Option<()> {
 mod snapshot_tests;
 #[cfg(test)]
 mod snapshot_tests_open_loop;
+#[cfg(test)]
+mod snapshot_tests_server;

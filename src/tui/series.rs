@@ -6,7 +6,8 @@
 use crate::metrics::summary::load_to_rps;
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{on_axis, Axis};
-use crate::report::chart::ChartPoint as Point;
+use crate::report::chart::{ChartPoint as Point, ServerPoint};
+use crate::tui::server_series::ServerView;
 use crate::values::fmt_rps;
 
 /// Everything the run screen draws, in chart coordinates.
@@ -44,6 +45,8 @@ pub struct RunView {
     pub sla_label: Option<String>,
     /// A second run drawn over this one, for comparison.
     pub overlay: Option<Overlay>,
+    /// The server chart's series, when a level recorded what the server's metrics said.
+    pub server: Option<ServerView>,
 }
 
 /// Another run's curves, drawn on the same axes.
@@ -72,6 +75,7 @@ fn points_of(levels: &[LevelSummary], axis: Axis) -> Option<Vec<Point>> {
             e2e_p99_ms: l.e2e_p99_ms(),
             ttft_p50_ms: l.ttft_p(50.0),
             ttft_p95_ms: l.ttft_p95_ms(),
+            server: l.server.as_ref().and_then(ServerPoint::of),
             ..Point::default()
         };
         match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
@@ -172,6 +176,7 @@ impl RunView {
             ttft_max_ms: nice(
                 max_of(&ttft_p95).max(overlay.as_ref().map_or(0.0, |o| max_of(&o.ttft_p50))),
             ),
+            server: ServerView::of(&points, x_of),
             axis,
             points,
             throughput,

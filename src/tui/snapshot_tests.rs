@@ -58,7 +58,7 @@ fn progress(index: u32, concurrency: u32, done: u64, errors: &[(ErrorKind, u64)]
 }
 
 /// The four sweep levels of the default simulator, roughly as measured.
-fn sweep_levels() -> Vec<LevelSummary> {
+pub(super) fn sweep_levels() -> Vec<LevelSummary> {
     vec![
         // enough requests that a p99 and the 1 % error limit can be decided (368 and 381)
         level(0, 16, 512, 220, 3400, 256, None),

@@ -1,4 +1,5 @@
-//! The drawing code shared by the SVG and PNG backends: a title band and four panels.
+//! The drawing code shared by the SVG and PNG backends: a title band and four panels, or five
+//! (three over two) when a run recorded server metrics.
 //! Sizes scale with the image so the text stays readable from 800x450 to 1600x900 and up.
 
 use plotters::coord::Shift;
@@ -8,6 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::legend::Legend;
 use super::marks::*;
 use super::parts::*;
+use super::server_panel;
 use super::{ChartPanel, ChartPoint, ChartRun, ChartSpec, SlaMetric, FONT};
 
 /// Draws the whole image on `root`.
@@ -33,12 +35,23 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec)
         (cx, (4.0 + sz.title * 1.25) as i32),
         centre(sz.small, &SUBTITLE_COLOR),
     ))?;
-    let panels = body.split_evenly((2, 2));
-    throughput(&panels[0], spec, &sz)?;
-    latency(&panels[1], spec, &sz)?;
-    ttft(&panels[2], spec, &sz)?;
-    throughput_vs_p99(&panels[3], spec, &sz)?;
-    Ok(())
+    if !spec.has_server() {
+        let panels = body.split_evenly((2, 2));
+        throughput(&panels[0], spec, &sz)?;
+        latency(&panels[1], spec, &sz)?;
+        ttft(&panels[2], spec, &sz)?;
+        return throughput_vs_p99(&panels[3], spec, &sz);
+    }
+    // five panels: the three against the load on top, the fourth and the server's below
+    let (_, body_h) = body.dim_in_pixel();
+    let (upper, lower) = body.split_vertically(body_h / 2);
+    let top = upper.split_evenly((1, 3));
+    let bottom = lower.split_evenly((1, 2));
+    throughput(&top[0], spec, &sz)?;
+    latency(&top[1], spec, &sz)?;
+    ttft(&top[2], spec, &sz)?;
+    throughput_vs_p99(&bottom[0], spec, &sz)?;
+    server_panel::server(&bottom[1], spec, &sz)
 }
 
 /// Draws one panel alone on `root` (the HTML report's charts), with the text sizes of a
@@ -56,6 +69,7 @@ pub fn draw_panel<DB: DrawingBackend>(
         ChartPanel::Latency => latency(root, spec, &sz),
         ChartPanel::Ttft => ttft(root, spec, &sz),
         ChartPanel::ThroughputVsLatency => throughput_vs_p99(root, spec, &sz),
+        ChartPanel::Server => server_panel::server(root, spec, &sz),
     }
 }
 

@@ -20,7 +20,20 @@ pub(super) fn markers<DB: DrawingBackend>(
     legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
-    let listed = spec.lists_markers();
+    markers_listed(chart, spec, y_max, spec.lists_markers(), legend, sz)
+}
+
+/// The vertical markers as [`markers`] draws them, listed in the legend only when `listed`
+/// (else named at the top of their lines): a panel whose legend is full of its own series
+/// names them there.
+pub(super) fn markers_listed<DB: DrawingBackend>(
+    chart: &mut ConcChart<DB>,
+    spec: &ChartSpec,
+    y_max: f64,
+    listed: bool,
+    legend: &mut Legend,
+    sz: &Sizes,
+) -> Fallible<DB> {
     for run in &spec.runs {
         if let [Some(lo), Some(hi)] = run.bracket {
             let (x0, x1) = (x_of(spec.axis, lo), x_of(spec.axis, hi));

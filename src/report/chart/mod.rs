@@ -3,8 +3,11 @@
 //!
 //! One image holds four panels: output throughput against concurrency; p50 and p99
 //! end-to-end latency with the p50-p99 band, the SLA line and the knee marker; TTFT p50 and
-//! p95; and throughput against p99 latency with each point labelled by its concurrency.
-//! Several runs overlay on the same panels (`export --compare`).
+//! p95; and throughput against p99 latency with each point labelled by its concurrency. When
+//! a run recorded what the server's own metrics said (the levels' `server`), a fifth panel,
+//! the server chart ([`server_panel`]), shows its batch and queue against the load with its
+//! KV-cache use and, when recorded, its GPUs' power on a right-hand axis; the image then lays
+//! out three panels over two. Several runs overlay on the same panels (`export --compare`).
 //!
 //! Text needs a font even for SVG (plotters measures labels to lay out the axes). The font is
 //! Hack Regular, embedded by the `epaint_default_fonts` crate (MIT and Bitstream Vera
@@ -18,8 +21,11 @@ mod legend;
 mod marks;
 pub mod pareto;
 mod parts;
+mod server_panel;
+pub mod server_point;
 
 pub use parts::{si, si_ms};
+pub use server_point::ServerPoint;
 
 use std::sync::OnceLock;
 
@@ -57,6 +63,8 @@ pub struct ChartPoint {
     pub hollow: bool,
     /// Each latency SLA's statistic as observed at this level, with its 95 % interval.
     pub sla_marks: Vec<SlaMark>,
+    /// What the server's own metrics said during the level, when they were recorded.
+    pub server: Option<ServerPoint>,
 }
 
 /// A latency SLA's statistic observed at one level (ms), with its 95 % interval when the
@@ -124,6 +132,7 @@ impl ChartRun {
                         })
                     })
                     .collect(),
+                server: l.server.as_ref().and_then(ServerPoint::of),
             };
             match points.iter_mut().find(|q| q.concurrency == p.concurrency) {
                 Some(q) => *q = p,
@@ -210,6 +219,14 @@ impl ChartSpec {
     pub fn lists_markers(&self) -> bool {
         self.runs.len() == 1
     }
+
+    /// Whether any run recorded server figures the server chart draws: the image then has
+    /// its fifth panel.
+    pub fn has_server(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.points.iter().any(|p| p.server.is_some()))
+    }
 }
 
 /// A chart could not be drawn or encoded.
@@ -291,7 +308,7 @@ pub fn render_svg(spec: &ChartSpec, size: (u32, u32)) -> Result<String, ChartErr
     svg_of(size, |root| draw::draw(root, spec))
 }
 
-/// One of the four panels.
+/// One of the panels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartPanel {
     /// Output throughput against the load.
@@ -302,10 +319,14 @@ pub enum ChartPanel {
     Ttft,
     /// Output throughput against p99 end-to-end latency.
     ThroughputVsLatency,
+    /// What the server's metrics said against the load: running and waiting requests,
+    /// KV-cache use and GPU power.
+    Server,
 }
 
 impl ChartPanel {
-    pub const ALL: [ChartPanel; 4] = [
+    /// The four panels drawn from the client's measurements (every run has them).
+    pub const CLIENT: [ChartPanel; 4] = [
         ChartPanel::Throughput,
         ChartPanel::Latency,
         ChartPanel::Ttft,
@@ -463,6 +484,53 @@ pub(super) mod tests {
         assert!(
             x >= 0.0 && right <= w as f64,
             "label spans x {x}..{right} of {w}"
+        );
+    }
+
+    #[test]
+    fn from_analysis_carries_each_levels_server_means() {
+        use crate::metrics::fixtures::level;
+        use crate::record::{GpuSummary, MeanMax, ServerSummary};
+        let mm = |mean, max| Some(MeanMax { mean, max });
+        let mut busy = level(1, 64, 128, 50, 400, 64, None);
+        busy.server = Some(ServerSummary {
+            scheme: "vllm".into(),
+            samples: 4,
+            running: mm(32.0, 32.0),
+            waiting: mm(30.5, 33.0),
+            kv_cache_usage: mm(0.61, 0.64),
+            preemptions: Some(0.0),
+            gpu: Some(GpuSummary {
+                gpus: 1,
+                power_w: mm(410.0, 455.0),
+                ..GpuSummary::default()
+            }),
+            ..ServerSummary::default()
+        });
+        // a level without telemetry (a server without /metrics) has none
+        let levels = vec![level(0, 16, 64, 20, 200, 64, None), busy];
+        let a = crate::plan::Analysis::default();
+        let run =
+            ChartRun::from_analysis("", &levels, &crate::plan::analyse(&a, &levels), &a.limits());
+        let servers: Vec<_> = run
+            .points
+            .iter()
+            .map(|p| (p.concurrency, p.server))
+            .collect();
+        assert_eq!(
+            servers,
+            vec![
+                (16, None),
+                (
+                    64,
+                    Some(ServerPoint {
+                        running: Some(32.0),
+                        waiting: Some(30.5),
+                        kv_cache_usage: Some(0.61),
+                        gpu_power_w: Some(410.0),
+                    })
+                ),
+            ]
         );
     }
 

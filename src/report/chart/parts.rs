@@ -216,11 +216,40 @@ pub(super) fn conc_chart<'a, DB: DrawingBackend>(
     y_fmt: &dyn Fn(&f64) -> String,
     sz: &Sizes,
 ) -> Result<ConcChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut chart = conc_frame(area, spec, caption, y_max, 0, sz)?;
+    conc_mesh(&mut chart, spec, y_desc, y_fmt, sz)?;
+    Ok(chart)
+}
+
+/// A chart against the load from 0 to `y_max`, its grid and axes not drawn yet, with `right`
+/// pixels kept on the right for a secondary axis's labels (none when 0).
+pub(super) fn conc_frame<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    spec: &ChartSpec,
+    caption: &str,
+    y_max: f64,
+    right: u32,
+    sz: &Sizes,
+) -> Result<ConcChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     let (lo, hi) = conc_range(spec);
-    let mut chart = builder(area, caption, sz).build_cartesian_2d(
+    let mut b = builder(area, caption, sz);
+    if right > 0 {
+        b.right_y_label_area_size(right);
+    }
+    b.build_cartesian_2d(
         (lo..hi).log_scale().with_key_points(conc_ticks(spec)),
         0f64..y_max,
-    )?;
+    )
+}
+
+/// The grid and axes of a chart against the load: the load below, `y_desc` on the left.
+pub(super) fn conc_mesh<DB: DrawingBackend>(
+    chart: &mut ConcChart<DB>,
+    spec: &ChartSpec,
+    y_desc: &str,
+    y_fmt: &dyn Fn(&f64) -> String,
+    sz: &Sizes,
+) -> Fallible<DB> {
     let axis = spec.axis;
     house_mesh(&mut chart.configure_mesh(), sz)
         .x_desc(match axis {
@@ -230,8 +259,7 @@ pub(super) fn conc_chart<'a, DB: DrawingBackend>(
         .y_desc(y_desc)
         .x_label_formatter(&|v| x_tick(axis, *v))
         .y_label_formatter(y_fmt)
-        .draw()?;
-    Ok(chart)
+        .draw()
 }
 
 /// Every chart's frame: caption, margin and label areas.
@@ -294,6 +322,16 @@ pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
         .legend(move |(x, y)| {
             PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(stroke))
         });
+    dots(chart, pts, color, sz)
+}
+
+/// The dots of a line's points, hollow where marked `true`.
+pub(super) fn dots<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<DB, CT>,
+    pts: &[(f64, f64, bool)],
+    color: RGBColor,
+    sz: &Sizes,
+) -> Fallible<DB> {
     let dot = sz.dot;
     chart.draw_series(pts.iter().map(|&(x, y, hollow)| {
         let style = if hollow {

@@ -3,7 +3,8 @@
 //! SVG exports (one panel per figure), the stylesheet is inline, and there is no script.
 //!
 //! Sections, in order: the run's identity, the answer box, the four charts, the levels table,
-//! errors by kind, server telemetry, warnings, and the command that reproduces the run. With
+//! errors by kind, server telemetry (with the server chart when a run recorded server
+//! metrics), warnings, and the command that reproduces the run. With
 //! several runs (`--compare`) the curves overlay, the answer boxes and identities stand side
 //! by side, and a side-by-side table precedes each run's own levels table.
 //!
@@ -20,7 +21,7 @@ mod style;
 
 use std::fmt::Write as _;
 
-use super::chart::{render_panel_svg, ChartError, ChartPanel};
+use super::chart::{render_panel_svg, ChartError, ChartPanel, ChartSpec};
 use super::export_run::chart_spec;
 use super::history::RunData;
 pub use command::command_line;
@@ -54,6 +55,10 @@ fn caption(p: ChartPanel) -> &'static str {
         }
         ChartPanel::Ttft => "Time to first token: p50 and p95",
         ChartPanel::ThroughputVsLatency => "Output throughput against p99 latency, by load",
+        ChartPanel::Server => {
+            "What the server's own metrics said at each level: the requests it ran (its batch) \
+             and kept waiting (its queue), its KV-cache use and, when recorded, its GPUs' power"
+        }
     }
 }
 
@@ -63,7 +68,19 @@ fn panel_id(p: ChartPanel) -> &'static str {
         ChartPanel::Latency => "latency",
         ChartPanel::Ttft => "ttft",
         ChartPanel::ThroughputVsLatency => "throughput-latency",
+        ChartPanel::Server => "server",
     }
+}
+
+/// One panel as a figure: its SVG and caption.
+fn figure(spec: &ChartSpec, p: ChartPanel) -> Result<String, ChartError> {
+    let svg = render_panel_svg(spec, p, PANEL_SIZE)?;
+    Ok(format!(
+        "<figure class=\"chart\" id=\"chart-{}\">{}<figcaption>{}</figcaption></figure>",
+        panel_id(p),
+        svg,
+        esc(caption(p))
+    ))
 }
 
 /// The run's label when comparing: `A`, `B`, ... (empty for one run).
@@ -107,15 +124,8 @@ pub fn report_html(runs: &[&RunData], written_at: &str) -> Result<String, ChartE
         h += &answer::answer_box(&head, a);
     }
     h += "</div></section><section id=\"charts\"><h2>Charts</h2><div class=\"charts\">";
-    for p in ChartPanel::ALL {
-        let svg = render_panel_svg(&spec, p, PANEL_SIZE)?;
-        let _ = write!(
-            h,
-            "<figure class=\"chart\" id=\"chart-{}\">{}<figcaption>{}</figcaption></figure>",
-            panel_id(p),
-            svg,
-            esc(caption(p))
-        );
+    for p in ChartPanel::CLIENT {
+        h += &figure(&spec, p)?;
     }
     h += "</div><p>Hollow dots: levels not held, cut short, or whose verdict is uncertain.</p>";
     h += "</section><section id=\"levels\"><h2>Levels</h2>";
@@ -143,6 +153,12 @@ pub fn report_html(runs: &[&RunData], written_at: &str) -> Result<String, ChartE
         h += &levels::errors_table(&r.levels, a.axis);
     }
     h += "</section><section id=\"telemetry\"><h2>Server telemetry</h2>";
+    if spec.has_server() {
+        // one figure, as wide as one of the charts above
+        h += "<div class=\"charts single\">";
+        h += &figure(&spec, ChartPanel::Server)?;
+        h += "</div>";
+    }
     h += &identity::telemetry(runs, &reports);
     h += "</section><section id=\"warnings\"><h2>Warnings</h2>";
     for (i, (r, a)) in runs.iter().zip(&reports).enumerate() {

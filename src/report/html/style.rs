@@ -13,6 +13,7 @@ h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.4em 0 .5em;border-b
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0}
 dt{font-weight:600;color:#444}dd{margin:0}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:12px}
+.charts.single{grid-template-columns:repeat(auto-fill,minmax(520px,1fr))}
 figure{margin:0;border:1px solid #e3e3e3;border-radius:6px;padding:4px}
 figure svg{width:100%;height:auto;display:block}
 figcaption{font-size:.85em;color:#555;padding:2px 6px}

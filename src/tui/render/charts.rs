@@ -64,7 +64,7 @@ pub fn compact(v: f64) -> String {
     }
 }
 
-fn knee_line(view: &RunView, top: f64) -> Vec<(f64, f64)> {
+pub(super) fn knee_line(view: &RunView, top: f64) -> Vec<(f64, f64)> {
     vertical(view.knee_x(), top)
 }
 
@@ -77,7 +77,7 @@ fn vertical(x: Option<f64>, top: f64) -> Vec<(f64, f64)> {
 
 /// One curve or marker of a chart: the legend's name (none keeps it out of the legend), the
 /// points, how they are drawn.
-struct Set<'a> {
+pub(super) struct Set<'a> {
     name: Option<String>,
     data: &'a [(f64, f64)],
     marker: Marker,
@@ -87,7 +87,7 @@ struct Set<'a> {
 
 impl<'a> Set<'a> {
     /// A curve joining the points.
-    fn line(name: impl Into<String>, data: &'a [(f64, f64)], style: Style) -> Set<'a> {
+    pub(super) fn line(name: impl Into<String>, data: &'a [(f64, f64)], style: Style) -> Set<'a> {
         Set {
             name: Some(name.into()),
             data,
@@ -98,7 +98,7 @@ impl<'a> Set<'a> {
     }
 
     /// Points alone (a band, a vertical or horizontal marker drawn as dense points).
-    fn points(
+    pub(super) fn points(
         name: Option<String>,
         data: &'a [(f64, f64)],
         marker: Marker,
@@ -139,7 +139,7 @@ fn overlay_set<'a>(label: &str, data: &'a [(f64, f64)], theme: &Theme) -> Set<'a
 
 /// The chart of `sets` against the run's load and `[0, y_max]`, its legend in the corner where
 /// it hides the least of them.
-fn render_chart(
+pub(super) fn render_chart(
     frame: &mut Frame,
     area: Rect,
     view: &RunView,
@@ -188,7 +188,7 @@ fn render_chart(
     frame.render_widget(chart, area);
 }
 
-fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
+pub(super) fn block<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
         .border_style(theme.focused(focused))

@@ -6,6 +6,7 @@ mod legend;
 mod panels;
 mod results;
 mod runs;
+mod server_chart;
 mod setup;
 mod timeline;
 

@@ -1,7 +1,9 @@
-//! The run screen: charts on top (the curves, or an open-loop level's time view), the running
+//! The run screen: charts on top (the curves, with the server panel beside them when the
+//! levels recorded the server's metrics, or an open-loop level's time view), the running
 //! level and the level table below, warnings and the simulator note beside them.
 
 use super::charts::{compact, render_latency, render_throughput, render_ttft};
+use super::server_chart::render_server;
 use super::Theme;
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{is_rate_level, Axis};
@@ -13,6 +15,9 @@ use ratatui::style::Color;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Row, Sparkline, Table, Wrap};
 use ratatui::Frame;
+
+/// The narrowest screen (columns) with room for the server panel beside the two top charts.
+const SERVER_PANEL_WIDTH: u16 = 100;
 
 /// Draws the run screen.
 pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -35,11 +40,29 @@ pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Min(4),
     ])
     .areas(area);
-    let [tl, tr] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(top);
     let charts = app.focus == Panel::Charts;
-    render_throughput(frame, tl, &app.view, charts, theme);
-    render_latency(frame, tr, &app.view, charts, theme);
+    // the server panel joins the top row when a level recorded the server's metrics and the
+    // screen is wide enough for three charts
+    match app
+        .view
+        .server
+        .as_ref()
+        .filter(|_| area.width >= SERVER_PANEL_WIDTH)
+    {
+        Some(server) => {
+            let [tl, tm, tr] = Layout::horizontal([Constraint::Ratio(1, 3); 3]).areas(top);
+            render_throughput(frame, tl, &app.view, charts, theme);
+            render_latency(frame, tm, &app.view, charts, theme);
+            render_server(frame, tr, &app.view, server, charts, theme);
+        }
+        None => {
+            let [tl, tr] =
+                Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .areas(top);
+            render_throughput(frame, tl, &app.view, charts, theme);
+            render_latency(frame, tr, &app.view, charts, theme);
+        }
+    }
     let [ml, mr] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(middle);
     render_ttft(frame, ml, &app.view, charts, theme);
