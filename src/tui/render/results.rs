@@ -78,9 +78,17 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let ideal =
         match &p.ideal {
             Some(i) => format!(
-                "ideal balance {} ({} tok/s, by {}{})",
+                "ideal balance {} ({} tok/s{}, by {}{})",
                 ax.load(i.concurrency),
                 compact(i.output_tps),
+                // the GPUs there, when their exporter was read
+                i.energy.map_or(String::new(), |e| {
+                    let watts = e.power_w.map_or(String::new(), |w| format!(", {w:.0} W"));
+                    let kwh = e
+                        .kwh_per_million_output_tokens
+                        .map_or(String::new(), |k| format!(", {k:.3} kWh/M tok"));
+                    watts + &kwh
+                }),
                 p.ideal_basis,
                 // by SLA its range is the boundary's, on the answer's line
                 i.range.filter(|_| p.ideal_basis == "knee").map_or(
@@ -101,7 +109,7 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             |v: Option<f64>, unit: &str| v.map_or(String::new(), |v| format!("  {v:.2}{unit}"));
         lines.push(Line::from(Span::styled(
             format!(
-                "right-size {} instances{} (+{:.0}%){}{}",
+                "right-size {} instances{} (+{:.0}%){}{}{}",
                 rs.instances,
                 rs.instances_range
                     .filter(|[lo, hi]| lo != hi)
@@ -109,6 +117,8 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 rs.headroom * 100.0,
                 money(rs.cost_per_hour, "/h"),
                 money(rs.cost_per_million_output_tokens, "/M tok"),
+                rs.fleet_power_kw
+                    .map_or(String::new(), |kw| format!("  GPUs {kw:.1} kW")),
             ),
             theme.bold(),
         )));
