@@ -104,7 +104,9 @@ fn aws_bin(sim: &Sim, with_credentials: bool) -> Command {
     ] {
         c.env_remove(var);
     }
+    // CloudWatch (the endpoint's per-minute metrics, read after a run) is the simulator too
     c.env("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", sim.root())
+        .env("AWS_ENDPOINT_URL_CLOUDWATCH", sim.root())
         .env("AWS_CONFIG_FILE", none.join("config"))
         .env("AWS_SHARED_CREDENTIALS_FILE", none.join("credentials"))
         .env("AWS_EC2_METADATA_DISABLED", "true");
@@ -826,4 +828,40 @@ price_per_hour = 1.0
     assert_eq!(bad, 0);
     // the campaign's pre-flight, the search's pre-flight and the recorded requests at least
     assert!(signed as usize >= 2 + records(&sm_run).len(), "{signed}");
+}
+
+/// A SageMaker endpoint has no `/metrics`: after the run its per-minute CloudWatch metrics
+/// (`GetMetricData`, through the SDK's CloudWatch client, here the simulator's) are recorded
+/// in each level's `server.cloudwatch`, marked per-minute, with what CloudWatch lacks left out;
+/// they say nothing of batch or queue, so no bound is claimed from them.
+#[test]
+fn cloudwatch_metrics_are_recorded_per_level() {
+    let _turn = together();
+    let sim = Sim::start(SECRET, &["--time-scale", "20"]);
+    let out = tmpdir("sm-cloudwatch");
+    let o = sweep(&sim, &out, "openai-chat", 16, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = only_run_dir(&out);
+    let level = read_json(&run.join("level-001-c0001.json"));
+    let cw = &level["server"]["cloudwatch"];
+    assert_eq!(cw["period_s"], 60, "{level}");
+    let minutes = cw["minutes"].as_u64().unwrap();
+    assert!((1..=2).contains(&minutes), "{cw}");
+    assert!(cw["from"].as_str().unwrap().ends_with(":00.000Z"), "{cw}");
+    // every request the simulator completed in the level's minutes: the level's six, the
+    // pre-flight request and any cooldown request
+    let invocations = cw["invocations"].as_f64().unwrap();
+    assert!((6.0..=9.0).contains(&invocations), "{cw}");
+    assert!(
+        cw["model_latency_ms"]["mean"].as_f64().unwrap() > 0.0,
+        "{cw}"
+    );
+    assert_eq!(cw["gpu_memory_utilization_pct"]["mean"], 90.0, "{cw}");
+    let gpu = cw["gpu_utilization_pct"]["max"].as_f64().unwrap();
+    assert!(gpu > 0.0 && gpu <= 100.0, "{cw}");
+    assert_eq!(cw["cpu_utilization_pct"], Value::Null, "{cw}");
+    assert_eq!(level["server"]["running"], Value::Null, "{level}");
+    let bound = &read_json(&run.join("summary.json"))["bound"];
+    assert_eq!(bound["kind"], "not_known", "{bound}");
+    assert_no_secret(&run);
 }

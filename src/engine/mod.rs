@@ -3,6 +3,8 @@
 //! nothing of terminals.
 
 pub mod closed_loop;
+#[cfg(feature = "sagemaker")]
+mod cloudwatch;
 pub mod events;
 pub mod intended;
 pub mod lag;

@@ -192,6 +192,9 @@ pub async fn run(
         (scrape, tokio::spawn(forward))
     });
     let mut levels: Vec<LevelSummary> = Vec::new();
+    // each level's wall-clock span, for a SageMaker endpoint's per-minute CloudWatch metrics
+    #[cfg(feature = "sagemaker")]
+    let mut windows: HashMap<u32, crate::telemetry::cloudwatch::Window> = HashMap::new();
     // a pooling plan's closed-loop levels by index, as their last measurement left them
     let mut pooled: HashMap<u32, LevelAccumulator> = HashMap::new();
     let mut measurements = 0u32;
@@ -219,6 +222,8 @@ pub async fn run(
         let order = measurements;
         measurements += 1;
         recording(&recorder).begin(index);
+        #[cfg(feature = "sagemaker")]
+        let began = std::time::SystemTime::now();
         let ctx = LevelCtx {
             endpoint: &endpoint,
             workload: &workload,
@@ -277,6 +282,17 @@ pub async fn run(
                 run_open_level(ctx, plan).await
             }
         };
+        #[cfg(feature = "sagemaker")]
+        {
+            // a level measured again spans all its measurements
+            let now = std::time::SystemTime::now();
+            windows.entry(index).and_modify(|w| w.end = now).or_insert(
+                crate::telemetry::cloudwatch::Window {
+                    start: began,
+                    end: now,
+                },
+            );
+        }
         // a level measured again: the server as its last measurement saw it
         summary.server = recording(&recorder).end(
             summary.benchmark_duration.avg,
@@ -325,6 +341,22 @@ pub async fn run(
     sink.append_telemetry(&lines)?;
     echo.serving_config = recording(&recorder).serving_config().cloned();
     let interrupted = cancel.is_cancelled();
+    // a SageMaker endpoint's own figures are CloudWatch's (not after an interrupt: whoever
+    // stopped the run wants it to end now)
+    #[cfg(feature = "sagemaker")]
+    if let Some(target) = endpoint.spec().sagemaker.as_ref() {
+        if !interrupted && !req.telemetry_interval.is_zero() {
+            super::cloudwatch::record(
+                target,
+                req.timeout,
+                &windows,
+                &mut levels,
+                &mut sink,
+                &events,
+            )
+            .await?;
+        }
+    }
     echo.ended_at = Some(crate::wallclock::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
     sink.write_run(&echo)?;

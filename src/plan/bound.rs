@@ -86,18 +86,27 @@ pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
         .iter()
         .filter(|l| !l.partial && l.open_loop.rate.is_none())
         .filter_map(|l| Some((l, l.server.as_ref()?)))
+        // the serving engine's own figures (a level may have only its GPUs' or CloudWatch's)
+        .filter(|(_, s)| s.running.is_some() || s.waiting.is_some())
         .collect();
     with.sort_by_key(|(l, _)| l.concurrency);
     let pick = knee
         .and_then(|k| with.iter().position(|(l, _)| l.concurrency > k))
         .or_else(|| with.len().checked_sub(1));
     let Some(i) = pick else {
+        // GPU or CloudWatch figures alone: the batch and the queue are what tell
+        let some = levels.iter().any(|l| l.server.is_some());
         return Bound {
             kind: BoundKind::NotKnown,
             at: None,
-            evidence: "no server telemetry was recorded: the server exposes no /metrics \
-                       rightsize knows, or the run was imported from elsewhere"
-                .into(),
+            evidence: if some {
+                "the server's batch and queue were not recorded (GPU or CloudWatch figures \
+                 alone do not say what bounds it; a SageMaker endpoint has no /metrics)"
+            } else {
+                "no server telemetry was recorded: the server exposes no /metrics \
+                 rightsize knows, or the run was imported from elsewhere"
+            }
+            .into(),
             hint: None,
         };
     };
@@ -206,6 +215,7 @@ mod tests {
             prefix_cache_hit_rate: None,
             preemptions: Some(pre),
             gpu: None,
+            cloudwatch: None,
         });
         if let Some(s) = l.inter_token_latency.as_mut() {
             s.p50 = itl;

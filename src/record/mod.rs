@@ -16,4 +16,4 @@ pub use interval::Interval;
 pub use request::{
     ErrorKind, ExchangeOutcome, RequestDetail, RequestError, RequestRecord, TokenSource,
 };
-pub use server::{kwh_per_million, GpuSummary, MeanMax, ServerSummary};
+pub use server::{kwh_per_million, CloudWatchSummary, GpuSummary, MeanMax, ServerSummary};

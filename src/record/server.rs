@@ -41,6 +41,39 @@ pub struct ServerSummary {
     /// The GPUs' figures from `--gpu-metrics`, when it was given and answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuSummary>,
+    /// A SageMaker endpoint's per-minute CloudWatch metrics over the minutes the level
+    /// touched, read after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloudwatch: Option<CloudWatchSummary>,
+}
+
+/// A SageMaker endpoint's CloudWatch metrics over the whole minutes a level touched: each
+/// figure the mean and max of its per-minute values (a minute shared with the level before or
+/// after counts whole: these are per-minute figures, not the level's own).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CloudWatchSummary {
+    /// Seconds a value covers (60: CloudWatch's standard resolution).
+    pub period_s: u32,
+    /// The window asked for, whole minutes (RFC 3339, UTC).
+    pub from: String,
+    pub to: String,
+    /// Minutes that had a value (CloudWatch publishes a minute or more late).
+    pub minutes: u32,
+    /// `GPUUtilization` (%, summed over the instance's GPUs: up to 100 per GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_utilization_pct: Option<MeanMax>,
+    /// `GPUMemoryUtilization` (%, summed over the GPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_utilization_pct: Option<MeanMax>,
+    /// `CPUUtilization` (%, summed over the cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_utilization_pct: Option<MeanMax>,
+    /// `ModelLatency`, the container's time per invocation (ms; CloudWatch says µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_latency_ms: Option<MeanMax>,
+    /// `Invocations` summed over the minutes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocations: Option<f64>,
 }
 
 /// A level's GPU figures from a DCGM (or AMD device-metrics) exporter: utilisation averaged

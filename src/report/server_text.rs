@@ -27,11 +27,82 @@ fn joules(s: &ServerSummary) -> Option<f64> {
 }
 
 /// One row per level that recorded a `server`, under a header; the GPU columns only when a
-/// level has them. Empty when no level recorded one.
+/// level has them; then a SageMaker endpoint's CloudWatch table when levels have one. Empty
+/// when no level recorded one.
 pub fn server_table(levels: &[LevelSummary]) -> String {
+    let engine = engine_table(levels);
+    let cloudwatch = cloudwatch_table(levels);
+    match (engine.is_empty(), cloudwatch.is_empty()) {
+        (false, false) => format!("{engine}\n{cloudwatch}"),
+        _ => engine + &cloudwatch,
+    }
+}
+
+/// `mean / max` of a percentage.
+fn pct(m: Option<MeanMax>) -> String {
+    m.map_or("-".into(), |m| format!("{:.0} / {:.0}", m.mean, m.max))
+}
+
+/// A SageMaker endpoint's per-minute CloudWatch figures, one row per level that has them.
+fn cloudwatch_table(levels: &[LevelSummary]) -> String {
+    let open = levels.iter().any(|l| l.open_loop.rate.is_some());
+    let rows: Vec<Vec<String>> = levels
+        .iter()
+        .filter_map(|l| Some((l, l.server.as_ref()?.cloudwatch.as_ref()?)))
+        .map(|(l, c)| {
+            vec![
+                if open {
+                    crate::metrics::summary::load_label(l)
+                } else {
+                    l.concurrency.to_string()
+                },
+                format!("{} ({} to {})", c.minutes, hhmm(&c.from), hhmm(&c.to)),
+                c.invocations.map_or("-".into(), |v| format!("{v:.0}")),
+                c.model_latency_ms
+                    .map_or("-".into(), |m| format!("{:.1} / {:.1}", m.mean, m.max)),
+                pct(c.gpu_utilization_pct),
+                pct(c.gpu_memory_utilization_pct),
+                pct(c.cpu_utilization_pct),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "CloudWatch, per minute (the whole minutes each level touched; a minute shared by two \
+         levels counts in both)\n{}",
+        super::table::grid(
+            &[
+                if open { "load" } else { "concurrency" },
+                "minutes (UTC)",
+                "invocations",
+                "model latency ms mean / max",
+                "GPU % mean / max",
+                "GPU memory %",
+                "CPU % mean / max",
+            ],
+            &rows,
+            0
+        )
+    )
+}
+
+/// `16:05` of an RFC 3339 time.
+fn hhmm(t: &str) -> &str {
+    t.get(11..16).unwrap_or(t)
+}
+
+fn engine_table(levels: &[LevelSummary]) -> String {
     let with: Vec<(&LevelSummary, &ServerSummary)> = levels
         .iter()
         .filter_map(|l| Some((l, l.server.as_ref()?)))
+        .filter(|(_, s)| {
+            s.running.is_some()
+                || s.waiting.is_some()
+                || s.kv_cache_usage.is_some()
+                || s.gpu.is_some()
+        })
         .collect();
     if with.is_empty() {
         return String::new();
@@ -106,6 +177,39 @@ mod tests {
     }
 
     #[test]
+    fn cloudwatch_per_minute_table_exact_text() {
+        let cw = crate::record::CloudWatchSummary {
+            period_s: 60,
+            from: "2026-12-04T16:05:00.000Z".into(),
+            to: "2026-12-04T16:07:00.000Z".into(),
+            minutes: 2,
+            gpu_utilization_pct: mm(40.0, 55.0),
+            gpu_memory_utilization_pct: mm(90.0, 90.0),
+            cpu_utilization_pct: None,
+            model_latency_ms: mm(812.5, 900.25),
+            invocations: Some(311.0),
+        };
+        let levels = vec![with_server(
+            4,
+            ServerSummary {
+                cloudwatch: Some(cw),
+                ..Default::default()
+            },
+        )];
+        assert_eq!(
+            server_table(&levels),
+            "CloudWatch, per minute (the whole minutes each level touched; a minute shared by \
+             two levels counts in both)\n\
+             concurrency       minutes (UTC)  invocations  model latency ms mean / max  \
+             GPU % mean / max  GPU memory %  CPU % mean / max\n\
+             -----------  ------------------  -----------  ---------------------------  \
+             ----------------  ------------  ----------------\n          \
+             4  2 (16:05 to 16:07)          311                812.5 / 900.2           \
+             40 / 55       90 / 90                 -\n"
+        );
+    }
+
+    #[test]
     fn one_row_per_level_with_a_server_exact_text() {
         let levels = vec![
             // no sample taken during it: no row
@@ -121,6 +225,7 @@ mod tests {
                     prefix_cache_hit_rate: Some(0.057),
                     preemptions: Some(0.0),
                     gpu: None,
+                    cloudwatch: None,
                 },
             ),
             with_server(
@@ -134,6 +239,7 @@ mod tests {
                     prefix_cache_hit_rate: None,
                     preemptions: Some(2.0),
                     gpu: None,
+                    cloudwatch: None,
                 },
             ),
         ];

@@ -141,6 +141,21 @@ pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBod
     if path.starts_with("/endpoints/") {
         return sagemaker(state, req).await;
     }
+    // CloudWatch's Query protocol: a form POSTed to the root
+    #[cfg(feature = "sagemaker")]
+    if path == "/" && method == Method::POST {
+        let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
+            .collect()
+            .await
+        {
+            Ok(b) => b.to_bytes(),
+            Err(e) => {
+                return simple_error(400, "BadRequest", format!("Could not read the body: {e}"))
+            }
+        };
+        let (status, xml) = super::cloudwatch::answer(&body, &state.metrics.minutes);
+        return response(status, "text/xml", SimBody::full(xml));
+    }
     let allowed = match path.as_str() {
         "/health" | "/v1/models" | "/metrics" | "/dcgm/metrics" => Method::GET,
         "/props" if state.cfg.metric_names == MetricNames::Llamacpp => Method::GET,

@@ -9,10 +9,13 @@
 
 mod answer_body;
 mod api;
+#[cfg(feature = "sagemaker")]
+mod cloudwatch;
 mod faults;
 mod flags;
 mod gpu;
 mod http;
+mod minutes;
 mod output_words;
 mod prefix_cache;
 mod request_log;

@@ -320,6 +320,11 @@ impl Scheduler {
         );
         if finished {
             self.metrics.finished.fetch_add(1, Relaxed);
+            let now = crate::clock::now_ns();
+            self.metrics.minutes.finished(
+                std::time::SystemTime::now(),
+                now.saturating_sub(seq.new.arrival_ns),
+            );
         } else {
             self.metrics.aborted.fetch_add(1, Relaxed);
             if !seq.admitted_once {

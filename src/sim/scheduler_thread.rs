@@ -166,6 +166,10 @@ fn run(
         }
         let ended = now_ns();
         sched.finish_step(ended);
+        metrics.minutes.stepped(
+            std::time::SystemTime::now(),
+            real_step_ns(step_ms, factor, time_scale),
+        );
         metrics
             .busy_slot_steps
             .fetch_add(plan.batch as u64, std::sync::atomic::Ordering::Relaxed);

@@ -28,6 +28,8 @@ pub struct SharedMetrics {
     pub(crate) busy_slot_steps: AtomicU64,
     /// The modelled GPU's power, energy and utilisation.
     pub(crate) gpu: super::gpu::GpuMeter,
+    /// Each wall-clock minute's requests, latency and GPU time (SageMaker's CloudWatch view).
+    pub(crate) minutes: super::minutes::MinuteHistory,
     /// Requests accepted by the HTTP layer (numbered 1, 2, 3...).
     pub(crate) requests: AtomicU64,
     /// Requests handed to the scheduler and not yet running for the first time.

@@ -164,6 +164,7 @@ impl LevelTelemetry {
                 .gpu
                 .as_ref()
                 .map(|g| self.gpu_summary(g, duration_s, output_tokens)),
+            cloudwatch: None,
         })
     }
 
@@ -309,6 +310,7 @@ mod tests {
                 prefix_cache_hit_rate: Some(0.4),
                 preemptions: Some(5.0),
                 gpu: None,
+                cloudwatch: None,
             }
         );
         r.record(5_000, vllm(0.0, 0.0, 0.0, 300.0, 900.0, 7.0));

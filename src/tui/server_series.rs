@@ -82,6 +82,7 @@ mod tests {
                     waiting: Some(0.0),
                     kv_cache_usage: Some(0.25),
                     gpu_power_w: Some(300.0),
+                    ..ServerPoint::default()
                 }),
             ),
             at(
@@ -91,6 +92,7 @@ mod tests {
                     waiting: Some(40.0),
                     kv_cache_usage: Some(0.5),
                     gpu_power_w: Some(450.0),
+                    ..ServerPoint::default()
                 }),
             ),
         ];

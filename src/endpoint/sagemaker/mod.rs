@@ -38,6 +38,39 @@ use crate::workload::messages::{flatten_for_completions, RequestInput};
 /// The header asking the simulator for ground-truth send times (as on the HTTP path).
 const SIM_TIMING_HEADER: &str = "x-rightsize-sim-timing";
 
+/// The AWS configuration for `target`'s clients (the runtime's, and CloudWatch's for its
+/// metrics): the credential chain, `target`'s region and profile, rustls with ring (the crypto
+/// provider the rest of the tree already builds), no retries (a load tester counts every
+/// attempt), no stalled-stream protection (a stall is for `--timeout`), `timeout` to connect
+/// and for each operation.
+pub(crate) async fn sdk_config(
+    target: &SageMakerTarget,
+    timeout: Duration,
+) -> aws_config::SdkConfig {
+    let http = aws_smithy_http_client::Builder::new()
+        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
+            aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
+        ))
+        .build_https();
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .http_client(http)
+        .retry_config(RetryConfig::disabled())
+        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
+        .timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(timeout)
+                .operation_timeout(timeout)
+                .build(),
+        );
+    if let Some(region) = &target.region {
+        loader = loader.region(aws_config::Region::new(region.clone()));
+    }
+    if let Some(profile) = &target.profile {
+        loader = loader.profile_name(profile);
+    }
+    loader.load().await
+}
+
 /// One SageMaker endpoint's SDK client, built on the first request (loading the AWS config is
 /// async, and building an [`super::Endpoint`] is not).
 pub(crate) struct SageMakerClient {
@@ -69,29 +102,7 @@ impl SageMakerClient {
     async fn client(&self) -> &sm::Client {
         self.client
             .get_or_init(|| async {
-                // rustls with ring: the crypto provider the rest of the tree already builds
-                let http = aws_smithy_http_client::Builder::new()
-                    .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
-                        aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
-                    ))
-                    .build_https();
-                let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-                    .http_client(http)
-                    .retry_config(RetryConfig::disabled())
-                    .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-                    .timeout_config(
-                        TimeoutConfig::builder()
-                            .connect_timeout(self.timeout)
-                            .operation_timeout(self.timeout)
-                            .build(),
-                    );
-                if let Some(region) = &self.target.region {
-                    loader = loader.region(aws_config::Region::new(region.clone()));
-                }
-                if let Some(profile) = &self.target.profile {
-                    loader = loader.profile_name(profile);
-                }
-                sm::Client::new(&loader.load().await)
+                sm::Client::new(&sdk_config(&self.target, self.timeout).await)
             })
             .await
     }

@@ -528,6 +528,7 @@ pub(super) mod tests {
                         waiting: Some(30.5),
                         kv_cache_usage: Some(0.61),
                         gpu_power_w: Some(410.0),
+                        ..ServerPoint::default()
                     })
                 ),
             ]

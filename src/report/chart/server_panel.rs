@@ -17,25 +17,31 @@ use super::parts::*;
 use super::server_point::{fmt_watts, power_top, ServerPoint};
 use super::{ChartRun, ChartSpec, HACK_ADVANCE_EM};
 
-/// The right axis: whether it shows KV-cache use, and the top of its power scale (watts)
-/// when it shows GPU power.
+/// The right axis: whether it shows KV-cache use, GPU use (both in percent), and the top of
+/// its power scale (watts) when it shows GPU power.
 #[derive(Clone, Copy)]
 struct Right {
     kv: bool,
+    gpu_use: bool,
     power_top: Option<f64>,
 }
 
 impl Right {
     fn of(spec: &ChartSpec) -> Option<Right> {
         let kv = max_of(spec, |p| p.server?.kv_cache_usage).is_some();
+        let gpu_use = max_of(spec, |p| p.server?.gpu_use).is_some();
         let power_top = max_of(spec, |p| p.server?.gpu_power_w).map(power_top);
-        (kv || power_top.is_some()).then_some(Right { kv, power_top })
+        (kv || gpu_use || power_top.is_some()).then_some(Right {
+            kv,
+            gpu_use,
+            power_top,
+        })
     }
 
     /// A tick at `pct` percent of the axis: `50 %`, `250 W`, or both.
     fn tick(&self, pct: f64) -> String {
         let mut parts = Vec::new();
-        if self.kv {
+        if self.kv || self.gpu_use {
             parts.push(format!("{pct:.0} %"));
         }
         if let Some(top) = self.power_top {
@@ -48,6 +54,9 @@ impl Right {
         let mut parts = Vec::new();
         if self.kv {
             parts.push("KV-cache use");
+        }
+        if self.gpu_use {
+            parts.push("GPU use");
         }
         if self.power_top.is_some() {
             parts.push("GPU power");
@@ -66,14 +75,29 @@ impl Right {
     }
 }
 
-/// The panel's caption: what it draws.
-fn caption(right: Option<Right>) -> String {
-    let mut c = String::from("server: batch, queue");
+/// The panel's caption: what it draws (`requests`: the batch and queue are recorded).
+fn caption(right: Option<Right>, requests: bool) -> String {
+    let mut c = String::from(if requests {
+        "server: batch, queue"
+    } else {
+        "server"
+    });
     if right.is_some_and(|r| r.kv) {
-        c += ", KV cache";
+        c += if requests { ", KV cache" } else { ": KV cache" };
+    }
+    if right.is_some_and(|r| r.gpu_use) {
+        c += if c.contains(':') {
+            ", GPU use"
+        } else {
+            ": GPU use"
+        };
     }
     if right.is_some_and(|r| r.power_top.is_some()) {
-        c += ", GPU power";
+        c += if c.contains(':') {
+            ", GPU power"
+        } else {
+            ": GPU power"
+        };
     }
     c
 }
@@ -84,14 +108,14 @@ pub(super) fn server<DB: DrawingBackend>(
     sz: &Sizes,
 ) -> Fallible<DB> {
     let right = Right::of(spec);
-    let caption = caption(right);
-    if !spec.has_server() {
-        return nothing(area, &caption, "no server metrics were recorded", sz);
-    }
     let requests = max_of(spec, |p| {
         let s = p.server?;
         s.running.into_iter().chain(s.waiting).reduce(f64::max)
     });
+    let caption = caption(right, requests.is_some());
+    if !spec.has_server() {
+        return nothing(area, &caption, "no server metrics were recorded", sz);
+    }
     let y_max = headroom(requests.unwrap_or(0.0));
     let width = right.map_or(0, |r| r.width(sz));
     let mut chart = conc_frame(area, spec, &caption, y_max, width, sz)?;
@@ -102,7 +126,11 @@ pub(super) fn server<DB: DrawingBackend>(
     let (lo, hi) = conc_range(spec);
     // the secondary coordinates take the right label area: the left mesh is drawn after
     let mut dual = chart.set_secondary_coord((lo..hi).log_scale(), 0f64..100.0);
-    conc_mesh(&mut dual, spec, "requests", &si_fmt, sz)?;
+    // without batch or queue figures (a SageMaker endpoint's CloudWatch) the left axis is bare
+    match requests {
+        Some(_) => conc_mesh(&mut dual, spec, "requests", &si_fmt, sz)?,
+        None => conc_mesh(&mut dual, spec, "", &|_: &f64| String::new(), sz)?,
+    }
     let tick = move |v: &f64| r.tick(*v);
     dual.configure_secondary_axes()
         .label_style((super::FONT, sz.small))
@@ -168,6 +196,22 @@ fn curves<'a, DB: DrawingBackend + 'a>(
             let label = name(run, "KV-cache use (right)");
             line(chart, &kv, second, label, &mut legend, sz)?;
         }
+        let gpu_use = scaled(spec, run, |s| s.gpu_use, y_max);
+        if !gpu_use.is_empty() {
+            let per_minute = run
+                .points
+                .iter()
+                .any(|p| p.server.is_some_and(|s| s.per_minute));
+            let label = name(
+                run,
+                if per_minute {
+                    "GPU use, CloudWatch per minute (right)"
+                } else {
+                    "GPU use (right)"
+                },
+            );
+            dotted(chart, &gpu_use, second, label, &mut legend, sz)?;
+        }
         if let Some(top) = r.power_top {
             let power = scaled(spec, run, |s| s.gpu_power_w, y_max / top);
             if !power.is_empty() {
@@ -188,8 +232,33 @@ fn dashed<DB: DrawingBackend>(
     legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
+    broken(chart, pts, color, label, legend, sz, (4, 6, 4))
+}
+
+/// A dotted line (short dashes) with dots, with a dotted legend entry.
+fn dotted<DB: DrawingBackend>(
+    chart: &mut ConcChart<DB>,
+    pts: &[(f64, f64, bool)],
+    color: RGBColor,
+    label: String,
+    legend: &mut Legend,
+    sz: &Sizes,
+) -> Fallible<DB> {
+    broken(chart, pts, color, label, legend, sz, (1, 2, 3))
+}
+
+/// A line broken into dashes of `stroke * dash` pixels (legend: `legend_dash`, `legend_gap`).
+fn broken<DB: DrawingBackend>(
+    chart: &mut ConcChart<DB>,
+    pts: &[(f64, f64, bool)],
+    color: RGBColor,
+    label: String,
+    legend: &mut Legend,
+    sz: &Sizes,
+    (dash, legend_dash, legend_gap): (u32, u32, u32),
+) -> Fallible<DB> {
     let style = color.stroke_width(sz.stroke);
-    let dash = sz.stroke * 4;
+    let dash = sz.stroke * dash;
     legend.mark(chart, pts.iter().map(|p| (p.0, p.1)));
     chart
         .draw_series(DashedLineSeries::new(
@@ -199,7 +268,9 @@ fn dashed<DB: DrawingBackend>(
             style,
         ))?
         .label(legend.entry(label))
-        .legend(move |(x, y)| DashedPathElement::new(vec![(x, y), (x + 20, y)], 6, 4, style));
+        .legend(move |(x, y)| {
+            DashedPathElement::new(vec![(x, y), (x + 20, y)], legend_dash, legend_gap, style)
+        });
     dots(chart, pts, color, sz)
 }
 
@@ -231,6 +302,7 @@ mod tests {
             waiting: Some(14.0),
             kv_cache_usage: Some(0.5),
             gpu_power_w: gpu.then_some(450.0),
+            ..ServerPoint::default()
         });
         s
     }

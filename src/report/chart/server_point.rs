@@ -15,16 +15,26 @@ pub struct ServerPoint {
     pub kv_cache_usage: Option<f64>,
     /// GPU power, watts summed over the GPUs.
     pub gpu_power_w: Option<f64>,
+    /// GPU utilisation, 0-1: the exporter's mean over the GPUs, else a SageMaker endpoint's
+    /// CloudWatch `GPUUtilization` (per minute).
+    pub gpu_use: Option<f64>,
+    /// `gpu_use` is CloudWatch's per-minute figure.
+    pub per_minute: bool,
 }
 
 impl ServerPoint {
-    /// The means of a level's `server` summary; `None` when it holds none of the four.
+    /// The means of a level's `server` summary; `None` when it holds none of the five.
     pub fn of(s: &ServerSummary) -> Option<ServerPoint> {
+        let exporter = s.gpu.as_ref().and_then(|g| g.utilization_pct);
+        let cloudwatch = s.cloudwatch.as_ref().and_then(|c| c.gpu_utilization_pct);
         let p = ServerPoint {
             running: s.running.map(|m| m.mean),
             waiting: s.waiting.map(|m| m.mean),
             kv_cache_usage: s.kv_cache_usage.map(|m| m.mean),
             gpu_power_w: s.gpu.as_ref().and_then(|g| g.power_w).map(|m| m.mean),
+            // CloudWatch sums over the GPUs (up to 100 % each): held to the axis' 100 %
+            gpu_use: exporter.or(cloudwatch).map(|m| (m.mean / 100.0).min(1.0)),
+            per_minute: exporter.is_none() && cloudwatch.is_some(),
         };
         (p != ServerPoint::default()).then_some(p)
     }
@@ -100,6 +110,27 @@ mod tests {
                 waiting: Some(3.25),
                 kv_cache_usage: Some(0.5),
                 gpu_power_w: Some(612.0),
+                gpu_use: None,
+                per_minute: false,
+            })
+        );
+        // a SageMaker endpoint: CloudWatch's per-minute GPU use alone
+        let cw = ServerSummary {
+            cloudwatch: Some(crate::record::CloudWatchSummary {
+                gpu_utilization_pct: Some(MeanMax {
+                    mean: 42.0,
+                    max: 60.0,
+                }),
+                ..Default::default()
+            }),
+            ..ServerSummary::default()
+        };
+        assert_eq!(
+            ServerPoint::of(&cw),
+            Some(ServerPoint {
+                gpu_use: Some(0.42),
+                per_minute: true,
+                ..ServerPoint::default()
             })
         );
         // only the prefix-cache rate: nothing the chart draws
