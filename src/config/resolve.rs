@@ -36,6 +36,22 @@ pub struct RunSettings {
     pub open: crate::workload::arrivals::OpenSettings,
 }
 
+/// The telemetry interval when none is given: a second, or against the built-in simulator a
+/// second of its model time (it runs `time_scale` times faster: its levels are that much
+/// shorter), but no less than [`MIN_SIM_INTERVAL`].
+fn default_interval(endpoint: &EndpointTarget) -> std::time::Duration {
+    let every = crate::telemetry::scrape::SCRAPE_EVERY;
+    match endpoint {
+        EndpointTarget::Simulator { time_scale, .. } if *time_scale > 1.0 => {
+            every.div_f64(*time_scale).max(MIN_SIM_INTERVAL)
+        }
+        _ => every,
+    }
+}
+
+/// The shortest default interval against the built-in simulator.
+const MIN_SIM_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A run's settings: flags over the plan entry (`plan_requests`, `plan_warmup`,
 /// `plan_max_error_rate`) over the file's defaults.
 pub(crate) fn run_settings(
@@ -47,6 +63,9 @@ pub(crate) fn run_settings(
     plan_warmup: Option<u32>,
     plan_max_error_rate: Option<f64>,
 ) -> RunSettings {
+    let telemetry_interval = r
+        .telemetry_interval
+        .unwrap_or_else(|| default_interval(&endpoint));
     RunSettings {
         endpoint,
         workload,
@@ -56,9 +75,7 @@ pub(crate) fn run_settings(
             .timeout
             .or(cfg.defaults.timeout.map(|d| d.0))
             .unwrap_or(DEFAULT_TIMEOUT),
-        telemetry_interval: r
-            .telemetry_interval
-            .unwrap_or(crate::telemetry::scrape::SCRAPE_EVERY),
+        telemetry_interval,
         gpu_metrics: r.gpu_metrics.clone(),
         max_error_rate: r
             .max_error_rate

@@ -69,6 +69,9 @@ fn kv_setting(scheme: &str) -> &'static str {
     }
 }
 
+/// Samples a level needs for a diagnosis.
+const MIN_SAMPLES: u32 = 3;
+
 /// The share of the load that must wait, on average, for a queue to mean the slots are full.
 const QUEUED_SHARE: f64 = 0.05;
 
@@ -112,6 +115,21 @@ pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
     };
     let (level, s) = with[i];
     let c = level.concurrency;
+    if s.samples < MIN_SAMPLES {
+        // one or two samples catch a moment (the level's first round arriving, its last
+        // requests draining), not the level
+        return Bound {
+            kind: BoundKind::NotKnown,
+            at: Some(c),
+            evidence: format!(
+                "only {} sample{} of the server at concurrency {c}: too few to tell; longer \
+                 levels or a shorter --telemetry-interval would",
+                s.samples,
+                if s.samples == 1 { "" } else { "s" }
+            ),
+            hint: None,
+        };
+    }
     let running = s.running.map_or(0.0, |r| r.max);
     let waiting = s.waiting.map_or(0.0, |w| w.mean);
     let kv = s.kv_cache_usage.map(|k| k.max);
@@ -256,7 +274,43 @@ mod tests {
         ];
         // every request runs (a queue only as they arrive at once): compute
         let all_run = vec![level(256, 256.0, 2.0, 0.3, 0.0, 30.0)];
-        let cases: [Case; 8] = [
+        // one request between its arrival and the next step, at 64 of 256 slots: under 5 % of
+        // the load waits, so not the slots
+        let arriving = vec![level(64, 63.0, 1.0, 0.02, 0.0, 12.0)];
+        // one sample: a moment of the level, not the level
+        let mut one_sample = vec![level(128, 32.0, 24.0, 0.02, 0.0, 12.0)];
+        if let Some(s) = one_sample[0].server.as_mut() {
+            s.samples = 1;
+        }
+        // the GPUs' figures alone: no batch, no queue
+        let mut gpu_only = vec![level(32, 0.0, 0.0, 0.0, 0.0, 10.0)];
+        gpu_only[0].server = Some(ServerSummary {
+            samples: 5,
+            gpu: Some(crate::record::GpuSummary::default()),
+            ..Default::default()
+        });
+        let cases: [Case; 11] = [
+            (
+                &arriving,
+                None,
+                BoundKind::Compute,
+                Some(64),
+                "63 running at concurrency 64, 1.0 waiting",
+            ),
+            (
+                &one_sample,
+                None,
+                BoundKind::NotKnown,
+                Some(128),
+                "only 1 sample of the server at concurrency 128: too few to tell",
+            ),
+            (
+                &gpu_only,
+                None,
+                BoundKind::NotKnown,
+                None,
+                "the server's batch and queue were not recorded",
+            ),
             (
                 &just_past,
                 Some(16),
