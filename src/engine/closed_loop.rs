@@ -16,7 +16,7 @@
 use super::events::EngineEvent;
 use super::lag::{lag_warning, LagProbe};
 use super::sink::RunSink;
-use super::workers::{self, PromptMaker, SessionSource, Work};
+use super::workers::{self, Handover, PromptMaker, SessionSource, Work};
 use crate::clock::now_ns;
 use crate::endpoint::Endpoint;
 use crate::metrics::{
@@ -28,6 +28,7 @@ use crate::record::sla::Verdict;
 use crate::record::RequestRecord;
 use crate::workload::{Prompt, WorkloadSpec};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -117,33 +118,6 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         sink,
         planner,
     } = ctx;
-    if plan.warmup > 0 && !cancel.is_cancelled() {
-        let work = Work::with_sessions(
-            prompts(
-                workload,
-                plan.order,
-                WARMUP_INDEX_BASE,
-                u64::from(plan.warmup),
-            ),
-            SessionSource::of(workload, plan.order, WARMUP_SESSION_BASE),
-            None,
-        );
-        // a fixed count, with cooldown requests until the last warmup request has finished
-        work.done.cancel();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        workers::spawn(endpoint, plan.concurrency, &work, now_ns(), cancel, tx);
-        let mut finished = 0u64;
-        while let Some(mut rec) = rx.recv().await {
-            rec.warmup = true;
-            finished += u64::from(!rec.cooldown);
-            if finished >= work.limit() {
-                work.settled.cancel();
-            }
-            // a failed write has stopped the run (the engine's sink says so, once)
-            let _ = sink.append_request(plan.index, &rec);
-        }
-    }
-
     let base = u64::from(plan.request_count);
     let may_grow = plan.request_cap > base;
     let work = Work::with_sessions(
@@ -189,7 +163,43 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     };
     let done_before = acc.completed();
     let level_start = now_ns().saturating_sub(from_ns);
-    workers::spawn(endpoint, plan.concurrency, &work, level_start, cancel, tx);
+    // The warmup flows into the level: its workers run the warmup requests and each leaves
+    // when none is left for it, giving its place to one of the level's workers, so the
+    // level's first requests meet a server already at the load, not one that all the
+    // level's streams reach at once (whose queue for its prefills would be measured).
+    let handover = if plan.warmup > 0 && !cancel.is_cancelled() {
+        let warmup = Work::warmup(
+            prompts(
+                workload,
+                plan.order,
+                WARMUP_INDEX_BASE,
+                u64::from(plan.warmup),
+            ),
+            SessionSource::of(workload, plan.order, WARMUP_SESSION_BASE),
+        );
+        let places = Arc::new(tokio::sync::Semaphore::new(0));
+        workers::spawn_handing_over(
+            endpoint,
+            plan.concurrency,
+            &warmup,
+            level_start,
+            cancel,
+            tx.clone(),
+            Handover::Gives(places.clone()),
+        );
+        Handover::Takes(places)
+    } else {
+        Handover::None
+    };
+    workers::spawn_handing_over(
+        endpoint,
+        plan.concurrency,
+        &work,
+        level_start,
+        cancel,
+        tx,
+        handover,
+    );
     let mut live = LiveLevel::new(
         plan.index,
         plan.concurrency,
@@ -240,6 +250,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             // records first: a decision reads what the collector has folded
             biased;
             rec = rx.recv() => match rec {
+                // the warmup's requests are logged, not measured
+                Some(rec) if rec.warmup => {
+                    let _ = sink.append_request(plan.index, &rec);
+                }
                 Some(mut rec) => {
                     let at = rec.index;
                     rec.index += index_offset;

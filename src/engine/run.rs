@@ -175,6 +175,10 @@ pub async fn run(
     let _scrape_guard = scrape_stop.clone().drop_guard();
     // the server's samples, recorded per level (`telemetry.jsonl`, the level files' `server`)
     let recorder = Arc::new(Mutex::new(Recorder::default()));
+    // a scrape at each level's start and end, and when the last sample arrived (run clock)
+    let scrape_now = Arc::new(tokio::sync::Notify::new());
+    let (sampled_tx, mut sampled) = tokio::sync::watch::channel(0u64);
+    let run_origin = now_ns();
     let scraper = sample_every.map(|every| {
         let (tx, rx) = mpsc::channel(4);
         let targets = crate::telemetry::scrape::Targets {
@@ -182,13 +186,20 @@ pub async fn run(
                 .then(|| (endpoint.plain_client(), endpoint.spec().base_url.clone())),
             gpu: req.gpu_metrics.clone(),
         };
-        let scrape = tokio::spawn(crate::telemetry::scrape::scrape(
+        let scrape = tokio::spawn(crate::telemetry::scrape::scrape_on_demand(
             targets,
             every,
             tx,
             scrape_stop.clone(),
+            scrape_now.clone(),
         ));
-        let forward = forward_telemetry(rx, events.clone(), recorder.clone(), now_ns());
+        let forward = forward_telemetry(
+            rx,
+            events.clone(),
+            recorder.clone(),
+            run_origin,
+            sampled_tx.clone(),
+        );
         (scrape, tokio::spawn(forward))
     });
     let mut levels: Vec<LevelSummary> = Vec::new();
@@ -221,6 +232,9 @@ pub async fn run(
         let index = again.map_or(levels.len() as u32, |p| levels[p].index);
         let order = measurements;
         measurements += 1;
+        if scraper.is_some() {
+            sample_now(&scrape_now, &mut sampled, run_origin).await;
+        }
         recording(&recorder).begin(index);
         #[cfg(feature = "sagemaker")]
         let began = std::time::SystemTime::now();
@@ -294,6 +308,9 @@ pub async fn run(
             );
         }
         // a level measured again: the server as its last measurement saw it
+        if scraper.is_some() {
+            sample_now(&scrape_now, &mut sampled, run_origin).await;
+        }
         summary.server = recording(&recorder).end(
             summary.benchmark_duration.avg,
             summary.output_tps() * summary.benchmark_duration.avg,
@@ -411,6 +428,22 @@ fn duration_text(s: f64) -> String {
     }
 }
 
+/// The longest a level waits at its start or end for the sample it asked for: a server whose
+/// `/metrics` is slow or gone costs the run no more than this.
+const SAMPLE_NOW_WAIT: Duration = Duration::from_millis(500);
+
+/// Asks the scraper for a sample now and waits (up to [`SAMPLE_NOW_WAIT`]) until one taken
+/// from now on has been recorded.
+async fn sample_now(
+    now: &tokio::sync::Notify,
+    sampled: &mut tokio::sync::watch::Receiver<u64>,
+    origin: u64,
+) {
+    let asked = now_ns().saturating_sub(origin);
+    now.notify_one();
+    let _ = tokio::time::timeout(SAMPLE_NOW_WAIT, sampled.wait_for(|t| *t >= asked)).await;
+}
+
 /// The recorder, whoever else held it: a panic elsewhere leaves its samples as they were.
 fn recording(recorder: &Mutex<Recorder>) -> std::sync::MutexGuard<'_, Recorder> {
     recorder
@@ -426,11 +459,14 @@ async fn forward_telemetry(
     events: mpsc::Sender<EngineEvent>,
     recorder: Arc<Mutex<Recorder>>,
     origin: u64,
+    sampled: tokio::sync::watch::Sender<u64>,
 ) {
     while let Some(s) = rx.recv().await {
         match s {
             Scraped::Sample { sample, at_ns } => {
-                recording(&recorder).record(at_ns.saturating_sub(origin), sample.clone());
+                let t = at_ns.saturating_sub(origin);
+                recording(&recorder).record(t, sample.clone());
+                sampled.send_replace(t);
                 let _ = events.try_send(EngineEvent::Telemetry(sample));
             }
             Scraped::Missing(note) => {

@@ -104,6 +104,9 @@ pub struct Work {
     sessions: Option<SessionSource>,
     /// Single-turn levels that may grow: prompts past the book are made by the worker.
     maker: Option<PromptMaker>,
+    /// A level's warmup: its records are marked warmup, and a worker past the limit leaves
+    /// (its place goes to one of the level's workers) instead of sending cooldown requests.
+    warmup: bool,
 }
 
 impl Work {
@@ -120,8 +123,16 @@ impl Work {
         sessions: Option<SessionSource>,
         maker: Option<PromptMaker>,
     ) -> Arc<Work> {
+        Arc::new(Work::build(first, sessions, maker))
+    }
+
+    fn build(
+        first: Vec<Prompt>,
+        sessions: Option<SessionSource>,
+        maker: Option<PromptMaker>,
+    ) -> Work {
         let batch = first.len() as u64;
-        Arc::new(Work {
+        Work {
             book: RwLock::new(vec![Arc::new(first)]),
             batch: batch.max(1),
             cursor: AtomicU64::new(0),
@@ -135,7 +146,17 @@ impl Work {
             live_chunks: Arc::new(AtomicU64::new(0)),
             maker: maker.filter(|_| sessions.is_none()),
             sessions,
-        })
+            warmup: false,
+        }
+    }
+
+    /// Warmup work for `first`'s prompts (a fixed count: done from the start): records marked
+    /// warmup, and each worker leaves once no warmup index is left for it.
+    pub fn warmup(first: Vec<Prompt>, sessions: Option<SessionSource>) -> Arc<Work> {
+        let mut w = Work::build(first, sessions, None);
+        w.warmup = true;
+        w.done.cancel();
+        Arc::new(w)
     }
 
     /// Requests the level runs for sure.
@@ -198,7 +219,11 @@ impl Work {
                 return Slot::Measured;
             }
             if self.done.is_cancelled() {
-                return Slot::Cooldown;
+                return if self.warmup {
+                    Slot::Leave
+                } else {
+                    Slot::Cooldown
+                };
             }
             if index < r.available {
                 // run ahead: measured if the level grows over it, cooldown if it stops
@@ -242,12 +267,70 @@ pub fn spawn(
     cancel: &CancellationToken,
     tx: mpsc::UnboundedSender<RequestRecord>,
 ) {
+    spawn_handing_over(
+        endpoint,
+        concurrency,
+        work,
+        level_start,
+        cancel,
+        tx,
+        Handover::None,
+    );
+}
+
+/// How a level's workers take over from its warmup's, one place at a time, so the server
+/// never sees the level's streams arrive at once.
+#[derive(Clone)]
+pub enum Handover {
+    /// Workers start at once.
+    None,
+    /// A warmup worker gives its place here when it leaves.
+    Gives(Arc<tokio::sync::Semaphore>),
+    /// A level worker waits here for a place before its first request.
+    Takes(Arc<tokio::sync::Semaphore>),
+}
+
+/// Gives a place back when a warmup worker's task ends, however it ends.
+struct GivesOnDrop(Option<Arc<tokio::sync::Semaphore>>);
+
+impl Drop for GivesOnDrop {
+    fn drop(&mut self) {
+        if let Some(s) = &self.0 {
+            s.add_permits(1);
+        }
+    }
+}
+
+/// [`spawn`], the workers giving or taking their places by `handover`.
+pub fn spawn_handing_over(
+    endpoint: &Endpoint,
+    concurrency: u32,
+    work: &Arc<Work>,
+    level_start: u64,
+    cancel: &CancellationToken,
+    tx: mpsc::UnboundedSender<RequestRecord>,
+    handover: Handover,
+) {
     for worker in 0..concurrency {
         let endpoint = endpoint.clone();
         let work = work.clone();
         let cancel = cancel.clone();
         let tx = tx.clone();
+        let handover = handover.clone();
         tokio::spawn(async move {
+            let _gives = GivesOnDrop(match &handover {
+                Handover::Gives(s) => Some(s.clone()),
+                _ => None,
+            });
+            if let Handover::Takes(places) = &handover {
+                tokio::select! {
+                    p = places.acquire() => match p {
+                        Ok(p) => p.forget(),
+                        Err(_) => return,
+                    },
+                    _ = cancel.cancelled() => return,
+                }
+            }
             let mut reach = work.reach.subscribe();
             // multi-turn: the session in progress and the think time before its next turn
             let mut session: Option<Session> = None;
@@ -294,6 +377,7 @@ pub fn spawn(
                         session = Some(s);
                     }
                     rec.cooldown = slot == Slot::Cooldown;
+                    rec.warmup = work.warmup;
                     if tx.send(rec).is_err() {
                         return;
                     }
@@ -324,6 +408,7 @@ pub fn spawn(
                     rec
                 };
                 rec.cooldown = slot == Slot::Cooldown;
+                rec.warmup = work.warmup;
                 if tx.send(rec).is_err() {
                     return;
                 }

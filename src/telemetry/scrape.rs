@@ -206,6 +206,18 @@ pub async fn scrape(
     out: mpsc::Sender<Scraped>,
     stop: CancellationToken,
 ) {
+    scrape_on_demand(targets, every, out, stop, Default::default()).await
+}
+
+/// [`scrape`], scraping also at once whenever `now` is notified (a level's start and end, so
+/// its counters cover the level and not a tick's worth less).
+pub async fn scrape_on_demand(
+    targets: Targets,
+    every: Duration,
+    out: mpsc::Sender<Scraped>,
+    stop: CancellationToken,
+    now: std::sync::Arc<tokio::sync::Notify>,
+) {
     let server = targets
         .server
         .map(|(client, base)| (client, metrics_url(&base), props_url(&base)));
@@ -226,6 +238,7 @@ pub async fn scrape(
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = tick.tick() => {}
+            _ = now.notified() => {}
         }
         let both = async {
             let s = async {
