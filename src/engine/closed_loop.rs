@@ -167,7 +167,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // when none is left for it, giving its place to one of the level's workers, so the
     // level's first requests meet a server already at the load, not one that all the
     // level's streams reach at once (whose queue for its prefills would be measured).
-    let handover = if plan.warmup > 0 && !cancel.is_cancelled() {
+    let handover_flows = plan.warmup > 0;
+    let handover = if handover_flows && !cancel.is_cancelled() {
         let warmup = Work::warmup(
             prompts(
                 workload,
@@ -242,6 +243,13 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // short answers). The snapshot is summarised on a blocking thread: it reads every
     // histogram, which must not hold up the reads on the runtime's threads.
     let mut ahead: Vec<RequestRecord> = Vec::new();
+    // a level's first measurement without warmup: whether its start holds its TTFT tail
+    let mut first_round =
+        super::start_note::FirstRound::new(if handover_flows || index_offset > 0 {
+            0
+        } else {
+            plan.concurrency
+        });
     let mut pending: Option<tokio::task::JoinHandle<LevelSummary>> = None;
     let mut tick = tokio::time::interval(PROGRESS_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -257,6 +265,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
                 Some(mut rec) => {
                     let at = rec.index;
                     rec.index += index_offset;
+                    first_round.add(&rec);
                     if at < work.limit() {
                         fold(plan.index, &rec, &mut acc, &mut live, sink);
                     } else if work.done.is_cancelled() {
@@ -350,6 +359,18 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     };
     let label = format!("concurrency {}", plan.concurrency);
     let mut summary = finish_level(summary, probe, sink, events, planner, plan.index, &label).await;
+    if let Some(note) = summary
+        .ttft_p95_ms()
+        .filter(|_| !partial)
+        .and_then(|p95| first_round.note(p95, summary.ok_count()))
+    {
+        let _ = events
+            .send(EngineEvent::Warning(format!(
+                "level {} ({label}): {note}",
+                plan.index + 1
+            )))
+            .await;
+    }
     if kept.is_none() {
         return Measured { summary, acc: None };
     }

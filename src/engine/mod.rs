@@ -11,6 +11,7 @@ pub mod lag;
 pub mod open_loop;
 pub mod run;
 pub mod sink;
+mod start_note;
 pub mod workers;
 
 pub use events::EngineEvent;

@@ -1,0 +1,81 @@
+//! `--warmup N` flows into the level: the warmup's workers leave as the warmup runs out and each
+//! hands its place to one of the level's workers, so the server never sees the level's streams
+//! arrive at once (whose queue for their prefills the level would otherwise measure) and never
+//! more than the level's concurrency in flight. Read from the run's own request log: every
+//! request's start and end on the level's clock.
+
+mod common;
+use common::{bin, stderr, tmpdir, SimProcess};
+use serde_json::Value;
+
+#[test]
+fn the_level_takes_over_from_its_warmup_one_place_at_a_time() {
+    let sim = SimProcess::start(&["--time-scale", "20"]);
+    let out = tmpdir("warmup-flow");
+    let o = bin()
+        .args(["sweep", "-e", &sim.url, "--input-tokens", "64"])
+        .args([
+            "--output-tokens",
+            "32",
+            "--output-stddev",
+            "8",
+            "--seed",
+            "3",
+        ])
+        .args(["-c", "8", "-n", "32", "--warmup", "8", "--no-tui", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = common::only_run_dir(&out);
+    let recs: Vec<Value> = std::fs::read_to_string(run.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let flag = |r: &Value, k: &str| r.get(k).and_then(Value::as_bool) == Some(true);
+    let ns = |r: &Value, k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
+    let warmup: Vec<&Value> = recs.iter().filter(|r| flag(r, "warmup")).collect();
+    let measured: Vec<&Value> = recs
+        .iter()
+        .filter(|r| !flag(r, "warmup") && !flag(r, "cooldown"))
+        .collect();
+    assert_eq!((warmup.len(), measured.len()), (8, 32));
+
+    // the k-th measured request starts no sooner than the k-th warmup request ended
+    let mut ends: Vec<u64> = warmup.iter().map(|r| ns(r, "end_ns")).collect();
+    let mut starts: Vec<u64> = measured.iter().map(|r| ns(r, "start_ns")).collect();
+    ends.sort_unstable();
+    starts.sort_unstable();
+    for (k, (s, e)) in starts.iter().zip(&ends).enumerate() {
+        assert!(
+            s >= e,
+            "measured request {k} started at {s} ns, before warmup end {e} ns"
+        );
+    }
+    // and the level began while the warmup still ran: no drain between them (answers of
+    // 32 +- 8 tokens end the warmup's eight requests at different steps)
+    let last_end = *ends.last().unwrap();
+    assert!(
+        starts[0] < last_end,
+        "the level began at {} ns, after the warmup's last request ended at {last_end} ns",
+        starts[0]
+    );
+    // the warmup's workers leave when it runs out: no cooldown requests to keep its load
+    assert!(!recs
+        .iter()
+        .any(|r| flag(r, "warmup") && flag(r, "cooldown")));
+
+    // never more than the concurrency in flight, warmup and level together (an end before a
+    // start at the same instant)
+    let mut events: Vec<(u64, i32)> = recs
+        .iter()
+        .flat_map(|r| [(ns(r, "start_ns"), 1), (ns(r, "end_ns"), -1)])
+        .collect();
+    events.sort_unstable();
+    let mut in_flight = 0;
+    for (t, d) in events {
+        in_flight += d;
+        assert!(in_flight <= 8, "{in_flight} in flight at {t} ns");
+    }
+}
