@@ -1,5 +1,7 @@
-//! Does sampling the server's `/metrics` move the client? (issue 26: TTFT p50 at concurrency
-//! 256 with telemetry at 1 s and with it off should differ by under 2 %.)
+//! Does sampling the server's `/metrics` and its GPUs' exporter move the client? (issue 26:
+//! TTFT p50 at concurrency 256 with telemetry at 1 s and with it off should differ by under
+//! 2 %.) Telemetry on is the simulator's `/metrics` and its dcgm-exporter (`--gpu-metrics`),
+//! each sampled every second and at the level's start and end.
 //!
 //! `cargo bench --bench telemetry_cost` (release build). The real binary runs
 //! `sweep -c 256 -n 4096 --output-tokens 64 --output-stddev 16` against one `rightsize sim --time-scale 20` process PAIRS times
@@ -72,7 +74,8 @@ fn ttft_p50(base_url: &str, out: &Path, interval: &str, seed: usize) -> f64 {
         .args(["sweep", "-e", base_url, "--input-tokens", "256"])
         .args(["--output-tokens", "64", "--output-stddev", "16", "--seed"])
         .arg(seed.to_string())
-        .args(["--no-calibrate", "-c", "256"])
+        .args(["--no-calibrate", "-c", "256", "--gpu-metrics"])
+        .arg(format!("{}/dcgm/metrics", base_url.trim_end_matches("/v1")))
         .args([
             "-n",
             "4096",

@@ -79,7 +79,9 @@ fn show_prints_the_table_and_planning_numbers_by_id_prefix_or_path() {
             out.contains("concurrency") && out.contains("e2e p99 ms"),
             "{out}"
         );
-        let rows: Vec<&str> = out
+        // the level table's rows (the server table after it has one per level too)
+        let levels = out.split("\nserver").next().unwrap_or(&out);
+        let rows: Vec<&str> = levels
             .lines()
             .filter(|l| {
                 let first = l.split_whitespace().next().unwrap_or("");
