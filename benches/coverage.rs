@@ -10,6 +10,8 @@
 //! level's value, and their median width (an interval open on one side counts as containing
 //! what lies on that side, and as infinitely wide). A method that allows for correlated
 //! requests should reach about 95 %; one that takes them as independent falls short.
+//! `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (the level takes over from
+//! it stream by stream: one round, 128, keeps the level's start out of what it measures).
 
 #[path = "support/sim_process.rs"]
 mod sim_process;
@@ -35,6 +37,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
+    println!("warmup per level: {}", warmup());
     let sim = sim_process::start_sim(
         &["--noise", "0.3", "--time-scale", "4", "--seed", "25"],
         None,
@@ -101,6 +104,14 @@ fn main() {
     }
 }
 
+/// Warmup requests per level (`RIGHTSIZE_COVERAGE_WARMUP`, default 0).
+fn warmup() -> u32 {
+    std::env::var("RIGHTSIZE_COVERAGE_WARMUP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Runs one closed-loop level of `n` requests into `out` with prompts of `seed` and returns
 /// its level file.
 ///
@@ -126,7 +137,9 @@ fn run_level(base_url: &str, out: &Path, n: u64, seed: u64) -> Value {
             "--seed",
         ])
         .arg(seed.to_string())
-        .args(["-c", CONCURRENCY, "-n", &n.to_string(), "--no-tui", "--out"])
+        .args(["-c", CONCURRENCY, "-n", &n.to_string(), "--no-tui", "--warmup"])
+        .arg(warmup().to_string())
+        .arg("--out")
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
