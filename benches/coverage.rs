@@ -137,7 +137,14 @@ fn run_level(base_url: &str, out: &Path, n: u64, seed: u64) -> Value {
             "--seed",
         ])
         .arg(seed.to_string())
-        .args(["-c", CONCURRENCY, "-n", &n.to_string(), "--no-tui", "--warmup"])
+        .args([
+            "-c",
+            CONCURRENCY,
+            "-n",
+            &n.to_string(),
+            "--no-tui",
+            "--warmup",
+        ])
         .arg(warmup().to_string())
         .arg("--out")
         .arg(out)
