@@ -179,7 +179,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             SessionSource::of(workload, plan.order, WARMUP_SESSION_BASE),
         );
         let places = Arc::new(tokio::sync::Semaphore::new(0));
-        workers::spawn_handing_over(
+        workers::spawn(
             endpoint,
             plan.concurrency,
             &warmup,
@@ -192,7 +192,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     } else {
         Handover::None
     };
-    workers::spawn_handing_over(
+    workers::spawn(
         endpoint,
         plan.concurrency,
         &work,
@@ -244,12 +244,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // histogram, which must not hold up the reads on the runtime's threads.
     let mut ahead: Vec<RequestRecord> = Vec::new();
     // a level's first measurement without warmup: whether its start holds its TTFT tail
-    let mut first_round =
-        super::start_note::FirstRound::new(if handover_flows || index_offset > 0 {
-            0
-        } else {
-            plan.concurrency
-        });
+    let mut first_round = (!handover_flows && index_offset == 0)
+        .then(|| super::start_note::FirstRound::new(plan.concurrency));
     let mut pending: Option<tokio::task::JoinHandle<LevelSummary>> = None;
     let mut tick = tokio::time::interval(PROGRESS_PERIOD);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -265,7 +261,9 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
                 Some(mut rec) => {
                     let at = rec.index;
                     rec.index += index_offset;
-                    first_round.add(&rec);
+                    if let Some(f) = first_round.as_mut() {
+                        f.add(&rec);
+                    }
                     if at < work.limit() {
                         fold(plan.index, &rec, &mut acc, &mut live, sink);
                     } else if work.done.is_cancelled() {
@@ -362,7 +360,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     if let Some(note) = summary
         .ttft_p95_ms()
         .filter(|_| !partial)
-        .and_then(|p95| first_round.note(p95, summary.ok_count()))
+        .zip(first_round.as_ref())
+        .and_then(|(p95, f)| f.note(p95, summary.ok_count()))
     {
         let _ = events
             .send(EngineEvent::Warning(format!(

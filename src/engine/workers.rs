@@ -256,28 +256,6 @@ enum Slot {
     Leave,
 }
 
-/// Starts `concurrency` workers on `work`; their records go to `tx`, times rebased on
-/// `level_start`. Workers leave when the level is done (or `cancel` fires) and no index they
-/// may run is left.
-pub fn spawn(
-    endpoint: &Endpoint,
-    concurrency: u32,
-    work: &Arc<Work>,
-    level_start: u64,
-    cancel: &CancellationToken,
-    tx: mpsc::UnboundedSender<RequestRecord>,
-) {
-    spawn_handing_over(
-        endpoint,
-        concurrency,
-        work,
-        level_start,
-        cancel,
-        tx,
-        Handover::None,
-    );
-}
-
 /// How a level's workers take over from its warmup's, one place at a time, so the server
 /// never sees the level's streams arrive at once.
 #[derive(Clone)]
@@ -301,8 +279,10 @@ impl Drop for GivesOnDrop {
     }
 }
 
-/// [`spawn`], the workers giving or taking their places by `handover`.
-pub fn spawn_handing_over(
+/// Starts `concurrency` workers on `work`; their records go to `tx`, times rebased on
+/// `level_start`. Workers leave when the level is done (or `cancel` fires) and no index they
+/// may run is left; they give or take their places by `handover`.
+pub fn spawn(
     endpoint: &Endpoint,
     concurrency: u32,
     work: &Arc<Work>,

@@ -8,7 +8,6 @@
 //! the energy counter grows by 20 seconds' worth of power in it. Joules per token therefore do
 //! not depend on the time scale.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Power with nothing to run, watts (an H100 SXM at rest).
@@ -154,49 +153,47 @@ pub fn render_dcgm(r: &GpuReading) -> String {
         "gpu=\"0\",UUID=\"GPU-5157e000-0000-4000-8000-000000000000\",device=\"nvidia0\",\
          modelName=\"{MODEL_NAME}\",Hostname=\"rightsize-sim\""
     );
-    let mut out = String::with_capacity(1024);
-    let mut metric = |name: &str, kind: &str, help: &str, value: String| {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        let _ = writeln!(out, "{name}{{{labels}}} {value}");
-    };
-    metric(
-        "DCGM_FI_DEV_GPU_UTIL",
-        "gauge",
-        "GPU utilization (in %).",
-        format!("{}", (r.util * 100.0).round() as u64),
-    );
-    metric(
-        "DCGM_FI_DEV_FB_FREE",
-        "gauge",
-        "Framebuffer memory free (in MiB).",
-        (MEMORY_TOTAL_MIB - used).to_string(),
-    );
-    metric(
-        "DCGM_FI_DEV_FB_USED",
-        "gauge",
-        "Framebuffer memory used (in MiB).",
-        used.to_string(),
-    );
-    metric(
-        "DCGM_FI_DEV_POWER_USAGE",
-        "gauge",
-        "Power draw (in W).",
-        format!("{:.3}", r.power_w),
-    );
-    metric(
-        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
-        "counter",
-        "Total energy consumption since boot (in mJ).",
-        format!("{}", r.energy_mj.round() as u64),
-    );
-    metric(
-        "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-        "gauge",
-        "Ratio of time the graphics engine is active.",
-        format!("{:.6}", r.util),
-    );
-    out
+    super::exposition::write(
+        &[
+            (
+                "DCGM_FI_DEV_GPU_UTIL",
+                "gauge",
+                "GPU utilization (in %).",
+                format!("{}", (r.util * 100.0).round() as u64),
+            ),
+            (
+                "DCGM_FI_DEV_FB_FREE",
+                "gauge",
+                "Framebuffer memory free (in MiB).",
+                (MEMORY_TOTAL_MIB - used).to_string(),
+            ),
+            (
+                "DCGM_FI_DEV_FB_USED",
+                "gauge",
+                "Framebuffer memory used (in MiB).",
+                used.to_string(),
+            ),
+            (
+                "DCGM_FI_DEV_POWER_USAGE",
+                "gauge",
+                "Power draw (in W).",
+                format!("{:.3}", r.power_w),
+            ),
+            (
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                "counter",
+                "Total energy consumption since boot (in mJ).",
+                format!("{}", r.energy_mj.round() as u64),
+            ),
+            (
+                "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                "gauge",
+                "Ratio of time the graphics engine is active.",
+                format!("{:.6}", r.util),
+            ),
+        ],
+        &labels,
+    )
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod answer_body;
 mod api;
 #[cfg(feature = "sagemaker")]
 mod cloudwatch;
+mod exposition;
 mod faults;
 mod flags;
 mod gpu;

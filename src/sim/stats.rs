@@ -85,66 +85,60 @@ impl SharedMetrics {
         let s = self.snapshot(kv_cache_tokens);
         let model = model.replace('\\', "\\\\").replace('"', "\\\"");
         let labels = format!("engine=\"0\",model_name=\"{model}\"");
-        let mut out = String::with_capacity(4096);
         // as vLLM's Python client writes format 0.0.4: a counter's HELP and TYPE lines name
         // the series with its `_total` suffix
-        let mut metric = |name: &str, kind: &str, help: &str, value: String| {
-            let name = if kind == "counter" {
-                format!("{name}_total")
-            } else {
-                name.to_string()
-            };
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-            let _ = writeln!(out, "{name}{{{labels}}} {value}");
-        };
-        metric(
-            "vllm:num_requests_running",
-            "gauge",
-            "Number of requests in model execution batches.",
-            s.running.to_string(),
-        );
-        metric(
-            "vllm:num_requests_waiting",
-            "gauge",
-            "Number of requests waiting to be processed.",
-            s.waiting.to_string(),
-        );
-        metric(
-            "vllm:kv_cache_usage_perc",
-            "gauge",
-            "KV-cache usage. 1 means 100 percent usage.",
-            format!("{}", s.kv_cache_usage),
-        );
-        metric(
-            "vllm:prefix_cache_queries",
-            "counter",
-            "Prefix cache queries, in terms of number of queried tokens.",
-            s.prefix_cache_queries_total.to_string(),
-        );
-        metric(
-            "vllm:prefix_cache_hits",
-            "counter",
-            "Prefix cache hits, in terms of number of cached tokens.",
-            s.prefix_cache_hits_total.to_string(),
-        );
-        metric(
-            "vllm:prompt_tokens",
-            "counter",
-            "Number of prefill tokens processed.",
-            s.prompt_tokens_total.to_string(),
-        );
-        metric(
-            "vllm:generation_tokens",
-            "counter",
-            "Number of generation tokens processed.",
-            s.generation_tokens_total.to_string(),
-        );
-        metric(
-            "vllm:num_preemptions",
-            "counter",
-            "Cumulative number of preemptions from the engine.",
-            s.preemptions_total.to_string(),
+        let mut out = super::exposition::write(
+            &[
+                (
+                    "vllm:num_requests_running",
+                    "gauge",
+                    "Number of requests in model execution batches.",
+                    s.running.to_string(),
+                ),
+                (
+                    "vllm:num_requests_waiting",
+                    "gauge",
+                    "Number of requests waiting to be processed.",
+                    s.waiting.to_string(),
+                ),
+                (
+                    "vllm:kv_cache_usage_perc",
+                    "gauge",
+                    "KV-cache usage. 1 means 100 percent usage.",
+                    format!("{}", s.kv_cache_usage),
+                ),
+                (
+                    "vllm:prefix_cache_queries_total",
+                    "counter",
+                    "Prefix cache queries, in terms of number of queried tokens.",
+                    s.prefix_cache_queries_total.to_string(),
+                ),
+                (
+                    "vllm:prefix_cache_hits_total",
+                    "counter",
+                    "Prefix cache hits, in terms of number of cached tokens.",
+                    s.prefix_cache_hits_total.to_string(),
+                ),
+                (
+                    "vllm:prompt_tokens_total",
+                    "counter",
+                    "Number of prefill tokens processed.",
+                    s.prompt_tokens_total.to_string(),
+                ),
+                (
+                    "vllm:generation_tokens_total",
+                    "counter",
+                    "Number of generation tokens processed.",
+                    s.generation_tokens_total.to_string(),
+                ),
+                (
+                    "vllm:num_preemptions_total",
+                    "counter",
+                    "Cumulative number of preemptions from the engine.",
+                    s.preemptions_total.to_string(),
+                ),
+            ],
+            &labels,
         );
         let name = "vllm:time_to_first_token_seconds";
         let _ = writeln!(
@@ -200,61 +194,59 @@ impl SharedMetrics {
         } else {
             busy as f64 / steps as f64
         };
-        let mut out = String::with_capacity(2048);
-        let mut metric = |name: &str, kind: &str, help: &str, value: String| {
-            let _ = writeln!(out, "# HELP llamacpp:{name} {help}");
-            let _ = writeln!(out, "# TYPE llamacpp:{name} {kind}");
-            let _ = writeln!(out, "llamacpp:{name} {value}");
-        };
-        metric(
-            "prompt_tokens_total",
-            "counter",
-            "Number of prompt tokens processed.",
-            s.prompt_tokens_total.to_string(),
-        );
-        metric(
-            "tokens_predicted_total",
-            "counter",
-            "Number of generation tokens processed.",
-            s.generation_tokens_total.to_string(),
-        );
-        metric(
-            "n_decode_total",
-            "counter",
-            "Total number of llama_decode() calls",
-            steps.to_string(),
-        );
-        metric(
-            "n_busy_slots_per_decode",
-            "gauge",
-            "Average number of busy slots per llama_decode() call",
-            format!("{per_decode}"),
-        );
-        metric(
-            "kv_cache_usage_ratio",
-            "gauge",
-            "KV-cache usage. 1 means 100 percent usage.",
-            format!("{}", s.kv_cache_usage),
-        );
-        metric(
-            "kv_cache_tokens",
-            "gauge",
-            "KV-cache tokens.",
-            s.kv_used_tokens.to_string(),
-        );
-        metric(
-            "requests_processing",
-            "gauge",
-            "Number of requests processing.",
-            s.running.to_string(),
-        );
-        metric(
-            "requests_deferred",
-            "gauge",
-            "Number of requests deferred.",
-            s.waiting.to_string(),
-        );
-        out
+        super::exposition::write(
+            &[
+                (
+                    "llamacpp:prompt_tokens_total",
+                    "counter",
+                    "Number of prompt tokens processed.",
+                    s.prompt_tokens_total.to_string(),
+                ),
+                (
+                    "llamacpp:tokens_predicted_total",
+                    "counter",
+                    "Number of generation tokens processed.",
+                    s.generation_tokens_total.to_string(),
+                ),
+                (
+                    "llamacpp:n_decode_total",
+                    "counter",
+                    "Total number of llama_decode() calls",
+                    steps.to_string(),
+                ),
+                (
+                    "llamacpp:n_busy_slots_per_decode",
+                    "gauge",
+                    "Average number of busy slots per llama_decode() call",
+                    format!("{per_decode}"),
+                ),
+                (
+                    "llamacpp:kv_cache_usage_ratio",
+                    "gauge",
+                    "KV-cache usage. 1 means 100 percent usage.",
+                    format!("{}", s.kv_cache_usage),
+                ),
+                (
+                    "llamacpp:kv_cache_tokens",
+                    "gauge",
+                    "KV-cache tokens.",
+                    s.kv_used_tokens.to_string(),
+                ),
+                (
+                    "llamacpp:requests_processing",
+                    "gauge",
+                    "Number of requests processing.",
+                    s.running.to_string(),
+                ),
+                (
+                    "llamacpp:requests_deferred",
+                    "gauge",
+                    "Number of requests deferred.",
+                    s.waiting.to_string(),
+                ),
+            ],
+            "",
+        )
     }
 }
 

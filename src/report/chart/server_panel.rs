@@ -188,7 +188,7 @@ fn curves<'a, DB: DrawingBackend + 'a>(
         let waiting = scaled(spec, run, |s| s.waiting, 1.0);
         if !waiting.is_empty() {
             let label = name(run, "waiting (queue)");
-            dashed(chart, &waiting, first, label, &mut legend, sz)?;
+            broken(DASHED, chart, &waiting, first, label, &mut legend, sz)?;
         }
         let Some(r) = right else { continue };
         let kv = scaled(spec, run, |s| s.kv_cache_usage, y_max);
@@ -210,53 +210,37 @@ fn curves<'a, DB: DrawingBackend + 'a>(
                     "GPU use (right)"
                 },
             );
-            dotted(chart, &gpu_use, second, label, &mut legend, sz)?;
+            broken(DOTTED, chart, &gpu_use, second, label, &mut legend, sz)?;
         }
         if let Some(top) = r.power_top {
             let power = scaled(spec, run, |s| s.gpu_power_w, y_max / top);
             if !power.is_empty() {
                 let label = name(run, "GPU power (right)");
-                dashed(chart, &power, second, label, &mut legend, sz)?;
+                broken(DASHED, chart, &power, second, label, &mut legend, sz)?;
             }
         }
     }
     legend.draw(chart, sz)
 }
 
-/// A dashed line with dots, with a dashed legend entry.
-fn dashed<DB: DrawingBackend>(
-    chart: &mut ConcChart<DB>,
-    pts: &[(f64, f64, bool)],
-    color: RGBColor,
-    label: String,
-    legend: &mut Legend,
-    sz: &Sizes,
-) -> Fallible<DB> {
-    broken(chart, pts, color, label, legend, sz, (4, 6, 4))
-}
+/// Dashes of a line broken into them: (length in strokes, legend's dash and gap in pixels).
+type Dashes = (u32, u32, u32);
+/// Long dashes: the queue, GPU power.
+const DASHED: Dashes = (4, 6, 4);
+/// Short dashes: GPU use.
+const DOTTED: Dashes = (1, 2, 3);
 
-/// A dotted line (short dashes) with dots, with a dotted legend entry.
-fn dotted<DB: DrawingBackend>(
-    chart: &mut ConcChart<DB>,
-    pts: &[(f64, f64, bool)],
-    color: RGBColor,
-    label: String,
-    legend: &mut Legend,
-    sz: &Sizes,
-) -> Fallible<DB> {
-    broken(chart, pts, color, label, legend, sz, (1, 2, 3))
-}
-
-/// A line broken into dashes of `stroke * dash` pixels (legend: `legend_dash`, `legend_gap`).
+/// A line with dots broken into `dashes`, with a legend entry drawn the same way.
 fn broken<DB: DrawingBackend>(
+    dashes: Dashes,
     chart: &mut ConcChart<DB>,
     pts: &[(f64, f64, bool)],
     color: RGBColor,
     label: String,
     legend: &mut Legend,
     sz: &Sizes,
-    (dash, legend_dash, legend_gap): (u32, u32, u32),
 ) -> Fallible<DB> {
+    let (dash, legend_dash, legend_gap) = dashes;
     let style = color.stroke_width(sz.stroke);
     let dash = sz.stroke * dash;
     legend.mark(chart, pts.iter().map(|p| (p.0, p.1)));
