@@ -1,7 +1,7 @@
 //! Coverage of the per-level 95 % intervals (issue 25): how often a short level's interval
 //! contains what a level forty times as long measures, on a simulator whose speed moves
-//! within a level (the noise's slow factor is resampled every 2 s of model time), so
-//! consecutive requests share the server's state as a real closed loop's do.
+//! within a level (the noise's slow factor is drawn again every `--noise-period-ms` of model
+//! time), so consecutive requests share the server's state as a real closed loop's do.
 //!
 //! `cargo bench --bench coverage` (release build). The real binary runs
 //! `sweep -c C -n 1024` against one `rightsize sim --noise 0.3` process RUNS times
@@ -12,6 +12,11 @@
 //! requests should reach about 95 %; one that takes them as independent falls short.
 //! `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (the level takes over from
 //! it stream by stream: one round, 128, keeps the level's start out of what it measures).
+//! `RIGHTSIZE_COVERAGE_NOISE_PERIOD=MS` sets how long the simulator's slow factor lasts
+//! (model ms, default 2000). A short level lasts about 8 s of model time (2 s of real time at
+//! 4x), so at 2000 it sees about four of the server's speeds, each longer than one of its ten
+//! blocks (0.8 s); at 250 the speed moves about thirty times within every level, and a block
+//! spans several speeds, the case batch means are built for.
 
 #[path = "support/sim_process.rs"]
 mod sim_process;
@@ -33,13 +38,24 @@ const STATS: [(&str, &str, &str); 3] = [
 ];
 
 fn main() {
-    let runs: u64 = std::env::var("RIGHTSIZE_COVERAGE_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
-    println!("warmup per level: {}", warmup());
+    let runs = env_or("RIGHTSIZE_COVERAGE_RUNS", 40);
+    let period = env_or("RIGHTSIZE_COVERAGE_NOISE_PERIOD", 2000);
+    println!(
+        "warmup per level: {}, noise period {period} model ms",
+        warmup()
+    );
+    let period = period.to_string();
     let sim = sim_process::start_sim(
-        &["--noise", "0.3", "--time-scale", "4", "--seed", "25"],
+        &[
+            "--noise",
+            "0.3",
+            "--noise-period-ms",
+            &period,
+            "--time-scale",
+            "4",
+            "--seed",
+            "25",
+        ],
         None,
     );
     let root = std::env::temp_dir().join(format!("rightsize-coverage-{}", std::process::id()));
@@ -65,6 +81,14 @@ fn main() {
         .collect();
     let long = run_level(&sim.base_url, &root.join("long"), SHORT * LONG_FACTOR, 0);
     let _ = std::fs::remove_dir_all(&root);
+    // the levels' length in model time (the simulator runs 4x real time)
+    let mut lengths: Vec<f64> = short.iter().map(|l| 4.0 * duration_s(l)).collect();
+    lengths.sort_by(f64::total_cmp);
+    println!(
+        "\nmodel time: a short level {:.1} s (median), the long level {:.1} s",
+        lengths[lengths.len() / 2],
+        4.0 * duration_s(&long)
+    );
 
     println!(
         "\n{:<10} {:>12} {:>13} {:>10} {:>14} {:>6}",
@@ -105,11 +129,23 @@ fn main() {
 }
 
 /// Warmup requests per level (`RIGHTSIZE_COVERAGE_WARMUP`, default 0).
-fn warmup() -> u32 {
-    std::env::var("RIGHTSIZE_COVERAGE_WARMUP")
+fn warmup() -> u64 {
+    env_or("RIGHTSIZE_COVERAGE_WARMUP", 0)
+}
+
+/// The number in environment variable `name`, else `default`.
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+        .unwrap_or(default)
+}
+
+/// A level's length in real seconds.
+fn duration_s(level: &Value) -> f64 {
+    level["benchmark_duration"]["avg"]
+        .as_f64()
+        .unwrap_or(f64::NAN)
 }
 
 /// Runs one closed-loop level of `n` requests into `out` with prompts of `seed` and returns

@@ -277,6 +277,7 @@ fn sim_config(s: &SimModelEntry) -> Result<crate::sim::SimConfig, String> {
         decode_per_seq_ms: s.decode_per_seq_ms,
         prefill_per_token_ms: s.prefill_per_token_ms,
         noise: s.noise,
+        noise_period_ms: s.noise_period_ms,
         seed: s.seed,
         model: s.model.clone(),
         ..crate::sim::SimModel::default()

@@ -79,6 +79,7 @@ pub struct SimModelEntry {
     pub decode_per_seq_ms: Option<f64>,
     pub prefill_per_token_ms: Option<f64>,
     pub noise: Option<f64>,
+    pub noise_period_ms: Option<f64>,
     pub seed: Option<u64>,
     pub model: Option<String>,
 }

@@ -18,10 +18,14 @@ pub struct SimArgs {
     /// Run the model F times faster than real time (all model durations divided by F).
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     pub time_scale: f64,
-    /// Multiplicative step-time noise: a slow factor (lognormal, sigma F, resampled every ~2 s
-    /// of model time) times a small per-step jitter. 0 = deterministic timing.
+    /// Multiplicative step-time noise: a slow factor (lognormal, sigma F, drawn again every
+    /// --noise-period-ms of model time) times a small per-step jitter. 0 = deterministic timing.
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     pub noise: f64,
+    /// How long the noise's slow factor lasts, in model milliseconds: shorter than a level,
+    /// the server's speed moves within it; longer, between levels.
+    #[arg(long, value_name = "MS", default_value_t = 2000.0)]
+    pub noise_period_ms: f64,
     /// Batch slots: the most sequences running at once.
     #[arg(long, default_value_t = 256)]
     pub max_num_seqs: u32,
@@ -159,6 +163,7 @@ impl SimArgs {
             seed: Some(self.seed),
             time_scale: Some(self.time_scale),
             noise: Some(self.noise),
+            noise_period_ms: Some(self.noise_period_ms),
             max_num_seqs: Some(self.max_num_seqs),
             max_num_batched_tokens: Some(self.max_num_batched_tokens),
             kv_cache_tokens: Some(self.kv_cache_tokens),

@@ -56,24 +56,24 @@ impl StepCost {
     }
 }
 
-/// Multiplicative step-time noise: a slow factor resampled every 2 s of model time
-/// (lognormal, median 1, sigma `sigma`) times a per-step jitter (lognormal, sigma `sigma / 4`).
+/// Multiplicative step-time noise: a slow factor drawn again every `period_ms` of model time
+/// (2 s by default; lognormal, median 1, sigma `sigma`) times a per-step jitter (lognormal, sigma `sigma / 4`).
 #[derive(Debug)]
 pub struct Noise {
     sigma: f64,
     rng: SplitMix64,
+    period_ms: f64,
     slow: f64,
     next_resample_ms: f64,
 }
 
 impl Noise {
-    /// Resample period of the slow factor, in model milliseconds.
-    pub const PERIOD_MS: f64 = 2000.0;
-
-    /// Noise of strength `sigma` (0 = none), repeatable with `seed`.
-    pub fn new(sigma: f64, seed: u64) -> Self {
+    /// Noise of strength `sigma` (0 = none) whose slow factor lasts `period_ms` of model
+    /// time, repeatable with `seed`.
+    pub fn new(sigma: f64, period_ms: f64, seed: u64) -> Self {
         Self {
             sigma,
+            period_ms,
             rng: SplitMix64::new(seed ^ 0x4e4f_4953_4500_0000),
             slow: 1.0,
             next_resample_ms: 0.0,
@@ -87,7 +87,7 @@ impl Noise {
         }
         if model_now_ms >= self.next_resample_ms {
             self.slow = (self.sigma * self.rng.normal()).exp();
-            self.next_resample_ms = model_now_ms + Self::PERIOD_MS;
+            self.next_resample_ms = model_now_ms + self.period_ms;
         }
         let jitter = (0.25 * self.sigma * self.rng.normal()).exp();
         (self.slow * jitter).clamp(0.1, 10.0)
@@ -102,7 +102,7 @@ pub fn spawn(
     let (tx, rx) = std::sync::mpsc::channel();
     let limits = SchedulerLimits::of(cfg);
     let cost = StepCost::of(cfg);
-    let noise = Noise::new(cfg.noise, cfg.seed);
+    let noise = Noise::new(cfg.noise, cfg.noise_period_ms, cfg.seed);
     let time_scale = cfg.time_scale;
     let handle = std::thread::Builder::new()
         .name("sim-scheduler".to_string())
@@ -186,12 +186,12 @@ mod tests {
 
     #[test]
     fn noise_off_is_exactly_one_and_on_varies_slowly() {
-        let mut off = Noise::new(0.0, 1);
+        let mut off = Noise::new(0.0, 2000.0, 1);
         assert_eq!(off.factor(0.0), 1.0);
-        let mut on = Noise::new(0.3, 1);
+        let mut on = Noise::new(0.3, 2000.0, 1);
         let periods: Vec<f64> = (0..200)
             .map(|p| {
-                let t = p as f64 * Noise::PERIOD_MS;
+                let t = p as f64 * 2000.0;
                 (0..20).map(|k| on.factor(t + k as f64)).sum::<f64>() / 20.0
             })
             .collect();
@@ -204,6 +204,19 @@ mod tests {
             .sqrt();
         assert!(mean_log.abs() < 0.08, "{mean_log}");
         assert!((0.2..0.4).contains(&sd), "{sd}");
+    }
+
+    #[test]
+    fn the_slow_factor_lasts_its_period() {
+        // drawn at 0, kept until 250 ms of model time, drawn again from then on
+        let mut n = Noise::new(0.3, 250.0, 7);
+        n.factor(0.0);
+        let first = n.slow;
+        n.factor(249.9);
+        assert_eq!(n.slow, first);
+        n.factor(250.0);
+        assert_ne!(n.slow, first);
+        assert_eq!(n.next_resample_ms, 500.0);
     }
 
     #[test]

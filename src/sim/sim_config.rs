@@ -110,6 +110,8 @@ pub struct SimConfig {
     pub time_scale: f64,
     /// Sigma of the multiplicative step-time noise (0 = none).
     pub noise: f64,
+    /// How long the noise's slow factor lasts before it is drawn again, in model ms.
+    pub noise_period_ms: f64,
     /// Batch slots: the most sequences running at once.
     pub max_num_seqs: u32,
     /// Token budget of one step (decode tokens first, prefill chunks take the rest).
@@ -163,6 +165,7 @@ impl Default for SimConfig {
             seed: 0,
             time_scale: 1.0,
             noise: 0.0,
+            noise_period_ms: 2000.0,
             max_num_seqs: 256,
             max_num_batched_tokens: 8192,
             kv_cache_tokens: 400_000,
@@ -211,6 +214,7 @@ impl SimConfig {
             seed: m.seed.unwrap_or(d.seed),
             time_scale: m.time_scale.unwrap_or(d.time_scale),
             noise: m.noise.unwrap_or(d.noise),
+            noise_period_ms: m.noise_period_ms.unwrap_or(d.noise_period_ms),
             max_num_seqs: m.max_num_seqs.unwrap_or(d.max_num_seqs),
             max_num_batched_tokens: m.max_num_batched_tokens.unwrap_or(d.max_num_batched_tokens),
             kv_cache_tokens: m.kv_cache_tokens.unwrap_or(d.kv_cache_tokens),
@@ -245,6 +249,15 @@ impl SimConfig {
             );
         }
         finite_nonneg(self.noise, "noise")?;
+        if !(self.noise_period_ms.is_finite() && self.noise_period_ms >= 1.0) {
+            return bad(
+                "noise_period_ms",
+                format!(
+                    "must be a finite number of model ms >= 1, got {}",
+                    self.noise_period_ms
+                ),
+            );
+        }
         finite_nonneg(self.decode_base_ms, "decode_base_ms")?;
         finite_nonneg(self.decode_per_seq_ms, "decode_per_seq_ms")?;
         finite_nonneg(self.prefill_per_token_ms, "prefill_per_token_ms")?;
@@ -284,6 +297,7 @@ pub struct SimModel {
     pub seed: Option<u64>,
     pub time_scale: Option<f64>,
     pub noise: Option<f64>,
+    pub noise_period_ms: Option<f64>,
     pub max_num_seqs: Option<u32>,
     pub max_num_batched_tokens: Option<u32>,
     pub kv_cache_tokens: Option<u64>,
