@@ -132,13 +132,12 @@ struct InTime {
 }
 
 impl InTime {
-    /// `h`'s statistics with intervals from `series` put in start order, judged for
-    /// correlation around `limit` (the run's SLA limit on the metric, if any).
-    fn stats(h: &Histogram, series: &[(u64, f64)], limit: Option<f64>) -> Option<Stats> {
+    /// `h`'s statistics with intervals from `series` put in start order (batch means).
+    fn stats(h: &Histogram, series: &[(u64, f64)]) -> Option<Stats> {
         let mut sorted = series.to_vec();
         sorted.sort_by_key(|(at, _)| *at);
         let values: Vec<f64> = sorted.into_iter().map(|(_, v)| v).collect();
-        h.stats_in_time(&values, limit)
+        h.stats_in_time(&values)
     }
 
     /// The sustained throughput `tps`'s 95 % interval: the relative half-width of tokens over
@@ -459,10 +458,10 @@ impl LevelAccumulator {
             start_time: meta.started_at,
             end_time: meta.ended_at,
             partial: meta.partial,
-            time_to_first_token: InTime::stats(&self.ttft, &self.in_time.ttft, self.limits.ttft_ms),
-            inter_token_latency: InTime::stats(&self.itl, &self.in_time.itl, self.limits.itl_ms),
+            time_to_first_token: InTime::stats(&self.ttft, &self.in_time.ttft),
+            inter_token_latency: InTime::stats(&self.itl, &self.in_time.itl),
             inter_chunk_latency: stats(&self.icl),
-            request_latency: InTime::stats(&self.e2e, &self.in_time.e2e, self.limits.e2e_ms),
+            request_latency: InTime::stats(&self.e2e, &self.in_time.e2e),
             output_sequence_length: stats(&self.osl),
             input_sequence_length: stats(&self.isl),
             output_token_throughput_per_user: stats(&self.per_user),

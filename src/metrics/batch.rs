@@ -5,34 +5,43 @@
 //! independent. They are not when the server's speed moves during a level (a slow period
 //! slows every request in it, a queue builds and drains): a level measured in a slow moment
 //! then fails "with confidence" and passes when measured again. So the values are cut, in the
-//! order the requests started, into [`BATCHES`] blocks of equal count, and the statistic is
-//! computed per block: for a percentile the share of values above the level's estimate, for
-//! the mean the block's mean. Under independence those per-block figures scatter by a known
-//! amount (`q (1 - q) / m` for a share, `s^2 / m` for a mean, with `m` values a block). When
-//! they scatter more than chance allows (a chi-square test at 5 %), the interval is the batch
-//! means one instead: its variance from the blocks, Student's t with `BATCHES - 1` degrees of
-//! freedom. Expressed as a *design effect* `D` (how many times the independent variance the
-//! true one is), a percentile's interval uses the ranks of `n / D` samples scaled back to `n`,
-//! and a mean's half-width grows by `sqrt(D)`. With fewer than [`MIN_VALUES`] values there
-//! are too few per block to tell, and nothing changes.
+//! order the requests started, into blocks of equal count, and the statistic is computed per
+//! block: for a percentile the share of values above the level's estimate, for the mean the
+//! block's mean. The scatter of those block figures gives the variance of the level's figure
+//! whatever the correlation within a block (batch means, Student's t with one degree of
+//! freedom fewer than blocks), always: there is no test that switches it off, because a test
+//! on ten blocks has almost no power for a tail share (about one value above a p99 per
+//! block) and kept short levels at the independent width.
+//!
+//! Several cuts are taken, [`BATCHES`] blocks and half as many of twice the size (and for a
+//! mean three), and the widest interval is kept: when the server's state lasts longer than a
+//! block, neighbouring blocks move together and ten blocks understate the variance, which
+//! longer blocks show. The
+//! independent interval is the floor (blocks that happen to agree do not make a level more
+//! certain than independent values would). The result is expressed as a *design effect* `D`
+//! (that variance over the independent one): a percentile's interval uses the exact
+//! order-statistic ranks of `n / D` values scaled back to `n` (outward), so a side that
+//! `n / D` values cannot bound stays open; a mean's half-width grows by `sqrt(D)`. With fewer
+//! than [`MIN_VALUES`] values (two a block) there is no scatter to read, and the independent
+//! interval stands.
 
 use super::ci::{order_statistic_ranks, t_975, Z_975};
 
-/// Blocks a level's values are cut into.
+/// Blocks a level's values are cut into (and half as many, twice as long).
 pub const BATCHES: usize = 10;
-/// The fewest values (ten per block) for which the blocks are compared.
-pub const MIN_VALUES: usize = 100;
-/// The chi-square 0.95 quantile with `BATCHES - 1` = 9 degrees of freedom: the scatter of
-/// ten block figures exceeds this multiple of its independent variance 5 % of the time.
-const CHI2_95_DF9: f64 = 16.918_977_604_620_45;
-
-/// The block boundaries of `n` values: `BATCHES + 1` indices, sizes differing by one at most.
-fn bounds(n: usize) -> impl Iterator<Item = (usize, usize)> {
-    cut(n, BATCHES)
-}
+/// The cuts read for a share above a percentile: ten blocks and five.
+const SHARE_CUTS: [usize; 2] = [BATCHES, BATCHES / 2];
+/// The cuts read for a mean (and a throughput): ten, five and three blocks. A mean's blocks
+/// vary smoothly, so three of them still give a usable variance (Student's t with 2 degrees
+/// of freedom) when the server's state lasts a third of the level; a tail share's three
+/// blocks would hold a handful of values above the percentile each, whose count scatters by
+/// chance far more than by the server's state.
+const MEAN_CUTS: [usize; 3] = [BATCHES, BATCHES / 2, 3];
+/// The fewest values (two per block) for which the blocks are read.
+pub const MIN_VALUES: usize = 2 * BATCHES;
 
 /// The boundaries of `blocks` blocks of `n` values, sizes differing by one at most.
-fn cut(n: usize, blocks: usize) -> impl Iterator<Item = (usize, usize)> {
+fn bounds(n: usize, blocks: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..blocks).map(move |b| (b * n / blocks, (b + 1) * n / blocks))
 }
 
@@ -43,17 +52,29 @@ fn variance(figures: &[f64]) -> f64 {
     figures.iter().map(|f| (f - mean).powi(2)).sum::<f64>() / (b - 1.0)
 }
 
-/// The design effect of a set of block figures whose variance under independence is
-/// `iid_var` each: 1 unless they scatter significantly more, then the batch-means variance
-/// of their mean (with the t quantile) over the independent one (with the normal quantile).
+/// The design effect read from block figures: the batch-means variance of the level's
+/// figure (with the t quantile for `blocks - 1` degrees of freedom) over `iid_var`, the
+/// variance of the level's figure were its values independent (with the normal quantile).
 fn effect(figures: &[f64], iid_var: f64) -> f64 {
     let b = figures.len() as f64;
     let var = variance(figures);
-    if iid_var.is_nan() || iid_var <= 0.0 || (b - 1.0) * var / iid_var <= CHI2_95_DF9 {
+    let t = t_975(figures.len() as u64 - 1);
+    (t * t * var / b) / (Z_975 * Z_975 * iid_var)
+}
+
+/// The largest design effect of `cuts` (block counts; at least 1): `figure` gives a block's
+/// figure from its range of values.
+fn widest(n: usize, iid_var: f64, cuts: &[usize], figure: impl Fn(usize, usize) -> f64) -> f64 {
+    if n < MIN_VALUES || iid_var.is_nan() || iid_var <= 0.0 {
         return 1.0;
     }
-    let t = t_975(BATCHES as u64 - 1);
-    (t * t * var) / (Z_975 * Z_975 * iid_var)
+    cuts.iter()
+        .copied()
+        .map(|blocks| {
+            let figures: Vec<f64> = bounds(n, blocks).map(|(a, b)| figure(a, b)).collect();
+            effect(&figures, iid_var)
+        })
+        .fold(1.0, f64::max)
 }
 
 /// The design effect of the mean of `values` (in the order the requests started).
@@ -64,31 +85,23 @@ pub fn mean_effect(values: &[f64]) -> f64 {
     }
     let avg = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - avg).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    let means: Vec<f64> = bounds(n)
-        .map(|(a, b)| values[a..b].iter().sum::<f64>() / (b - a) as f64)
-        .collect();
-    // a block's mean varies as s^2 / m; the blocks' sizes differ by one at most
-    effect(&means, var * BATCHES as f64 / n as f64)
+    widest(n, var / n as f64, &MEAN_CUTS, |a, b| {
+        values[a..b].iter().sum::<f64>() / (b - a) as f64
+    })
 }
 
-/// The design effect of the share of `values` (in start order) above `threshold`: how that
-/// share scatters between blocks, against `p (1 - p) / m` for independent values (`p` the
-/// share over all of them). For a percentile's interval the threshold is the SLA's limit
-/// when the run has one (what the verdict turns on: whether the values above the limit come
-/// in bursts), else the percentile's estimate. No value above it (or all): no scatter, 1.
+/// The design effect of the share of `values` (in start order) above `threshold` (for a
+/// percentile's interval, the percentile's estimate): how that share scatters between
+/// blocks, against `p (1 - p) / n` for independent values (`p` the share over all of them).
+/// No value above it (or all): nothing to read, 1.
 pub fn share_effect(values: &[f64], threshold: f64) -> f64 {
     let n = values.len();
-    if n < MIN_VALUES {
-        return 1.0;
-    }
-    let shares: Vec<f64> = bounds(n)
-        .map(|(a, b)| {
-            let above = values[a..b].iter().filter(|v| **v > threshold).count();
-            above as f64 / (b - a) as f64
-        })
-        .collect();
-    let p = values.iter().filter(|v| **v > threshold).count() as f64 / n as f64;
-    effect(&shares, p * (1.0 - p) * BATCHES as f64 / n as f64)
+    let above = values.iter().filter(|v| **v > threshold).count();
+    let p = above as f64 / n.max(1) as f64;
+    widest(n, p * (1.0 - p) / n as f64, &SHARE_CUTS, |a, b| {
+        let above = values[a..b].iter().filter(|v| **v > threshold).count();
+        above as f64 / (b - a) as f64
+    })
 }
 
 /// The relative 95 % half-width of the ratio `sum(y) / sum(x)` of `pairs` `(x, y)` in start
@@ -102,7 +115,7 @@ pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
     let (sx, sy) = pairs
         .iter()
         .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
-    if n < 2 * BATCHES || sx <= 0.0 || sy <= 0.0 {
+    if n < MIN_VALUES || sx <= 0.0 || sy <= 0.0 {
         return None;
     }
     let r = sy / sx;
@@ -110,7 +123,7 @@ pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
     let residuals: f64 = pairs.iter().map(|(x, y)| (y - r * x).powi(2)).sum();
     let iid = t_975(n as u64 - 1) * (residuals / (n as f64 * (n as f64 - 1.0))).sqrt() / mean_x;
     let half = |blocks: usize| {
-        let ratios: Vec<f64> = cut(n, blocks)
+        let ratios: Vec<f64> = bounds(n, blocks)
             .map(|(a, e)| {
                 let (x, y) = pairs[a..e]
                     .iter()
@@ -147,6 +160,10 @@ pub fn widened_ranks(n: u64, q: f64, effect: f64) -> (Option<u64>, Option<u64>) 
 }
 
 #[cfg(test)]
+#[path = "batch_tests.rs"]
+mod process_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -159,42 +176,56 @@ mod tests {
 
     #[test]
     fn blocks_cover_every_value_once() {
-        let b: Vec<(usize, usize)> = bounds(105).collect();
-        assert_eq!(b.len(), BATCHES);
-        assert_eq!(b[0], (0, 10));
-        assert_eq!(b[9], (94, 105));
-        assert!(b.windows(2).all(|w| w[0].1 == w[1].0));
+        for blocks in [BATCHES, BATCHES / 2] {
+            let b: Vec<(usize, usize)> = bounds(105, blocks).collect();
+            assert_eq!(b.len(), blocks);
+            assert_eq!(b[0].0, 0);
+            assert_eq!(b[blocks - 1].1, 105);
+            assert!(b.windows(2).all(|w| w[0].1 == w[1].0));
+        }
+        assert_eq!(bounds(105, 10).nth(9), Some((94, 105)));
+        assert_eq!(bounds(105, 5).next(), Some((0, 21)));
     }
 
     #[test]
-    fn independent_looking_values_are_left_alone() {
-        // 1..=200 interleaved so every block holds the same spread: no scatter between blocks
-        let v: Vec<f64> = (0..200).map(|i| ((i * 37) % 200 + 1) as f64).collect();
+    fn blocks_that_agree_leave_the_independent_interval() {
+        // 1..=20 over and over: every block (of 60, 120 or 200) holds the same values
+        let v: Vec<f64> = (0..600).map(|i| (i % 20 + 1) as f64).collect();
         assert_eq!(mean_effect(&v), 1.0);
-        assert_eq!(share_effect(&v, 180.0), 1.0);
-        // nothing above the threshold, or everything: no scatter
+        assert_eq!(share_effect(&v, 18.0), 1.0);
+        // nothing above the threshold, or everything: nothing to read
         let slow = two_periods(10.0, 20.0);
         assert_eq!(share_effect(&slow, 25.0), 1.0);
         assert_eq!(share_effect(&slow, 5.0), 1.0);
-        // too few values to cut into blocks of ten
-        assert_eq!(mean_effect(&two_periods(1.0, 2.0)[..99]), 1.0);
-        assert_eq!(share_effect(&two_periods(1.0, 2.0)[..99], 1.0), 1.0);
+        // too few values for two a block
+        assert_eq!(mean_effect(&two_periods(1.0, 2.0)[..19]), 1.0);
+        assert_eq!(share_effect(&two_periods(1.0, 2.0)[..19], 1.0), 1.0);
     }
 
     #[test]
-    fn a_slow_period_raises_the_effect() {
-        // half the blocks all above the median, half all below: shares 1,1,1,1,1,0,0,0,0,0,
-        // variance 0.5 * 10/9 = 0.2778 against 0.25 * 10 / 200 = 0.0125 independent
+    fn a_slow_period_raises_the_effect_and_the_longer_cut_decides() {
+        // share above 10: ten blocks 1,1,1,1,1,0,0,0,0,0 (variance 0.25 * 10/9), five blocks
+        // 1,1,0.5,0,0 (variance 0.25); independent: 0.25 / 200
         let v = two_periods(10.0, 20.0);
-        let want = t_975(9).powi(2) * (0.25 * 10.0 / 9.0) / (Z_975 * Z_975 * 0.0125);
+        let iid = 0.25 / 200.0;
+        let ten = t_975(9).powi(2) * (0.25 * 10.0 / 9.0 / 10.0) / (Z_975 * Z_975 * iid);
+        let five = t_975(4).powi(2) * (0.25 / 5.0) / (Z_975 * Z_975 * iid);
+        assert!((ten - 29.61).abs() < 0.01, "{ten}");
+        assert!((five - 80.26).abs() < 0.01, "{five}");
         let got = share_effect(&v, 10.0);
-        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
-        assert!((got - 29.61).abs() < 0.01, "{got}");
-        // the mean: block means 20 x 5, 10 x 5 (variance 27.78) against s^2 / 20 = 1.256
-        let got = mean_effect(&v);
+        assert!((got - five).abs() < 1e-9, "{got} vs {five}");
+        // the mean, against s^2 / 200: five blocks' means 20, 20, 15, 10, 10 (variance 25);
+        // three blocks' 20 (0..66), 15.07 (66..133: 34 slow, 33 fast), 10, with 2 degrees of
+        // freedom, the widest
         let s2 = 25.0 * 200.0 / 199.0;
-        let want = t_975(9).powi(2) * (25.0 * 10.0 / 9.0) / (Z_975 * Z_975 * s2 / 20.0);
-        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+        let five = t_975(4).powi(2) * (25.0 / 5.0) / (Z_975 * Z_975 * s2 / 200.0);
+        let thirds: [f64; 3] = [20.0, (34.0 * 20.0 + 33.0 * 10.0) / 67.0, 10.0];
+        let m = thirds.iter().sum::<f64>() / 3.0;
+        let var3 = thirds.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0;
+        let three = t_975(2).powi(2) * (var3 / 3.0) / (Z_975 * Z_975 * s2 / 200.0);
+        assert!(three > five);
+        let got = mean_effect(&v);
+        assert!((got - three).abs() < 1e-9, "{got} vs {three}");
     }
 
     #[test]

@@ -295,9 +295,9 @@ impl Histogram {
     }
 
     /// Summary statistics whose intervals allow for values correlated in time: `in_order`
-    /// holds the same values as the histogram, in the order the requests started, and
-    /// `limit` is the SLA limit on this metric, if any (see [`super::batch`]).
-    pub fn stats_in_time(&self, in_order: &[f64], limit: Option<f64>) -> Option<Stats> {
+    /// holds the same values as the histogram, in the order the requests started (see
+    /// [`super::batch`]).
+    pub fn stats_in_time(&self, in_order: &[f64]) -> Option<Stats> {
         if self.count == 0 {
             return None;
         }
@@ -313,8 +313,7 @@ impl Histogram {
         let mut effects = [batch::mean_effect(in_order), 1.0, 1.0, 1.0, 1.0];
         for (e, q) in effects[1..].iter_mut().zip(QUANTILES) {
             let estimate = self.hist.value_at_quantile(q) as f64 / self.ticks_per_unit;
-            let at = limit.unwrap_or(estimate.clamp(self.min, self.max));
-            *e = batch::share_effect(in_order, at);
+            *e = batch::share_effect(in_order, estimate.clamp(self.min, self.max));
         }
         self.stats_with_effects(&effects)
     }
