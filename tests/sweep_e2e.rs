@@ -50,7 +50,7 @@ fn sweep_counts_every_request_and_writes_the_results_folder() {
     // measured requests finished, see docs/search.md) are marked and not counted
     let measured: Vec<&Value> = recs
         .iter()
-        .filter(|r| r.get("cooldown").is_none())
+        .filter(|r| r.get("warmup").is_none() && r.get("cooldown").is_none())
         .collect();
     assert_eq!(measured.len(), 48);
     assert!(measured

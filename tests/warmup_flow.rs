@@ -42,15 +42,28 @@ fn the_level_takes_over_from_its_warmup_one_place_at_a_time() {
         .collect();
     assert_eq!((warmup.len(), measured.len()), (8, 32));
 
-    // the k-th measured request starts no sooner than the k-th warmup request ended
+    // the level's requests in flight never outnumber the warmup requests that have ended:
+    // each ended warmup request gives one place (a measured request that ends frees its
+    // place for the next, so the k-th measured *start* may well come before the k-th warmup
+    // end; an end before a start at the same instant)
     let mut ends: Vec<u64> = warmup.iter().map(|r| ns(r, "end_ns")).collect();
     let mut starts: Vec<u64> = measured.iter().map(|r| ns(r, "start_ns")).collect();
     ends.sort_unstable();
     starts.sort_unstable();
-    for (k, (s, e)) in starts.iter().zip(&ends).enumerate() {
+    let mut places: Vec<(u64, i32, i32)> = ends.iter().map(|e| (*e, 0, 1)).collect();
+    for r in &measured {
+        places.push((ns(r, "start_ns"), 1, 0));
+        places.push((ns(r, "end_ns"), -1, 0));
+    }
+    places.sort_unstable_by_key(|(t, d, given)| (*t, *d, -*given));
+    let (mut level_in_flight, mut given) = (0, 0);
+    for (t, d, g) in places {
+        level_in_flight += d;
+        given += g;
         assert!(
-            s >= e,
-            "measured request {k} started at {s} ns, before warmup end {e} ns"
+            level_in_flight <= given,
+            "{level_in_flight} of the level's requests in flight at {t} ns, \
+             with {given} warmup requests ended"
         );
     }
     // and the level began while the warmup still ran: no drain between them (answers of
