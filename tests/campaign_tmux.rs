@@ -6,6 +6,7 @@
 mod common;
 mod tmux_support;
 use common::tmpdir;
+use std::process::Command;
 use std::time::Duration;
 use tmux_support::Tmux;
 
@@ -85,5 +86,60 @@ fn candidates_change_state_and_the_ranking_fills_in() {
     assert!(
         s.contains("ranked by cost per million output tokens"),
         "{s}"
+    );
+}
+
+/// A closed terminal (its tmux server killed: SIGHUP, and no terminal left to read keys from)
+/// while a candidate runs: the campaign stops as on Ctrl-C and the process exits, where it
+/// used to wait for a q nobody could press, its key thread spinning on the dead terminal.
+#[test]
+fn a_closed_terminal_ends_the_campaign_view() {
+    let dir = tmpdir("campaign-hangup");
+    let file = dir.join("hangup.toml");
+    // one slow candidate: 16 levels' worth of requests at real time, far longer than the test
+    std::fs::write(
+        &file,
+        "e2e_sla_ms = \"p90:255ms\"\nconcurrency_min = 2\nconcurrency_max = 16\n\
+         request_count = 4096\ninput_tokens = 32\noutput_tokens = 64\n\
+         [[candidates]]\nlabel = \"slow\"\nprice_per_hour = 1.0\n\
+         sim = { time_scale = 1.0, max_num_seqs = 2 }\n",
+    )
+    .unwrap();
+    let pid_file = dir.join("pid");
+    let command = format!(
+        "echo $$ > {}; exec env XDG_CONFIG_HOME={} {} campaign {} --out {}",
+        pid_file.display(),
+        dir.join("xdg").display(),
+        env!("CARGO_BIN_EXE_rightsize"),
+        file.display(),
+        dir.join("runs").display()
+    );
+    let Some(tmux) = Tmux::run("campaign-hangup", 160, 50, &command) else {
+        return;
+    };
+    tmux.wait_for("the candidate running", WAIT, |s| {
+        line_of(s, "slow").contains("running")
+    });
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists(), "the campaign runs as {pid}");
+    drop(tmux);
+    // a bound on waiting, not a timing: the process must end, however long its stop takes
+    let gone = (0..600).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        !proc_dir.exists()
+            || std::fs::read_to_string(proc_dir.join("stat"))
+                .is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
+    });
+    if !gone {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    assert!(
+        gone,
+        "the campaign (pid {pid}) still runs a minute after its terminal closed"
     );
 }

@@ -113,8 +113,12 @@ pub async fn run_campaign_view(
         let stop = stop_keys.clone();
         std::thread::spawn(move || {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if !matches!(event::poll(Duration::from_millis(100)), Ok(true)) {
-                    continue;
+                match event::poll(Duration::from_millis(100)) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    // the terminal is gone (a SIGHUP closed it): the thread ends, and with it
+                    // the channel, which the view reads as the user leaving
+                    Err(_) => break,
                 }
                 if let Ok(Event::Key(k)) = event::read() {
                     let stop_key = k.kind != KeyEventKind::Release
@@ -133,6 +137,9 @@ pub async fn run_campaign_view(
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut dirty = true;
     let mut outcome = None;
+    // Stopped by a stopping signal (the token cancelled, not by a key) or by the terminal
+    // going away: there is nobody left to press q, so the view quits once the campaign ended.
+    let (mut stopped_by_key, mut unattended) = (false, false);
     let result = loop {
         if dirty {
             if let Err(e) = terminal.draw(|f| super::render::campaign::render(f, &view)) {
@@ -168,11 +175,31 @@ pub async fn run_campaign_view(
                 }
                 view.ended = true;
                 dirty = true;
+                if unattended {
+                    break Ok(());
+                }
             }
-            Some(_) = key_rx.recv() => {
+            _ = cancel.cancelled(), if !stopped_by_key && !unattended => {
+                unattended = true;
+                view.status = Some("stopping the running candidate (signal)...".into());
+                dirty = true;
                 if view.ended {
                     break Ok(());
                 }
+            }
+            key = key_rx.recv(), if !unattended => {
+                if key.is_none() {
+                    unattended = true;
+                    cancel.cancel();
+                    if view.ended {
+                        break Ok(());
+                    }
+                    continue;
+                }
+                if view.ended {
+                    break Ok(());
+                }
+                stopped_by_key = true;
                 cancel.cancel();
                 view.status = Some("stopping the running candidate...".into());
                 dirty = true;
