@@ -10,8 +10,9 @@
 //! level's value, and their median width (an interval open on one side counts as containing
 //! what lies on that side, and as infinitely wide). A method that allows for correlated
 //! requests should reach about 95 %; one that takes them as independent falls short.
-//! `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (the level takes over from
-//! it stream by stream: one round, 128, keeps the level's start out of what it measures).
+//! Levels have no warmup, as the tool's default (the level's start, every stream arriving at
+//! once, is measured); `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (one
+//! round, 128, which the level takes over from stream by stream, keeps the start out).
 //! `RIGHTSIZE_COVERAGE_NOISE_PERIOD=MS` sets how long the simulator's slow factor lasts
 //! (model ms, default 2000). A short level lasts about 8 s of model time (2 s of real time at
 //! 4x), so at 2000 it sees about four of the server's speeds, each longer than one of its ten
@@ -42,7 +43,7 @@ fn main() {
     let period = env_or("RIGHTSIZE_COVERAGE_NOISE_PERIOD", 2000);
     println!(
         "warmup per level: {}, noise period {period} model ms",
-        warmup()
+        warmup().unwrap_or_else(|| "none (the default)".into())
     );
     let period = period.to_string();
     let sim = sim_process::start_sim(
@@ -128,9 +129,9 @@ fn main() {
     }
 }
 
-/// Warmup requests per level (`RIGHTSIZE_COVERAGE_WARMUP`, default 0).
-fn warmup() -> u64 {
-    env_or("RIGHTSIZE_COVERAGE_WARMUP", 0)
+/// `--warmup` for every level (`RIGHTSIZE_COVERAGE_WARMUP`); unset: the tool's default.
+fn warmup() -> Option<String> {
+    std::env::var("RIGHTSIZE_COVERAGE_WARMUP").ok()
 }
 
 /// The number in environment variable `name`, else `default`.
@@ -173,15 +174,13 @@ fn run_level(base_url: &str, out: &Path, n: u64, seed: u64) -> Value {
             "--seed",
         ])
         .arg(seed.to_string())
-        .args([
-            "-c",
-            CONCURRENCY,
-            "-n",
-            &n.to_string(),
-            "--no-tui",
-            "--warmup",
-        ])
-        .arg(warmup().to_string())
+        .args(["-c", CONCURRENCY, "-n", &n.to_string(), "--no-tui"])
+        .args(
+            warmup()
+                .map(|w| ["--warmup".to_string(), w])
+                .into_iter()
+                .flatten(),
+        )
         .arg("--out")
         .arg(out)
         .stdout(Stdio::null())

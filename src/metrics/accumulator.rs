@@ -56,6 +56,9 @@ impl RequestLimits {
 #[derive(Debug, Clone)]
 pub struct LevelAccumulator {
     concurrency: u32,
+    /// Requests in flight together, for the intervals' blocks (`batch::blocks`): the
+    /// concurrency of a closed loop, 0 on an open loop (no rounds).
+    round: u32,
     planned_requests: u64,
     ttft: Histogram,
     itl: Histogram,
@@ -132,12 +135,19 @@ struct InTime {
 }
 
 impl InTime {
-    /// `h`'s statistics with intervals from `series` put in start order (batch means).
-    fn stats(h: &Histogram, series: &[(u64, f64)]) -> Option<Stats> {
+    /// `h`'s statistics with intervals from `series` put in start order (batch means; `round`
+    /// requests in flight together, 0 on an open loop), judged for correlation around `limit`
+    /// (the run's SLA limit on the metric, if any).
+    fn stats(
+        h: &Histogram,
+        series: &[(u64, f64)],
+        limit: Option<f64>,
+        round: u32,
+    ) -> Option<Stats> {
         let mut sorted = series.to_vec();
         sorted.sort_by_key(|(at, _)| *at);
         let values: Vec<f64> = sorted.into_iter().map(|(_, v)| v).collect();
-        h.stats_in_time(&values)
+        h.stats_in_time(&values, limit, round)
     }
 
     /// The sustained throughput `tps`'s 95 % interval: the relative half-width of tokens over
@@ -173,6 +183,7 @@ impl LevelAccumulator {
     pub fn new(concurrency: u32, request_count: u64) -> Self {
         LevelAccumulator {
             concurrency,
+            round: concurrency,
             planned_requests: request_count,
             ttft: Histogram::latency(),
             itl: Histogram::latency(),
@@ -209,6 +220,7 @@ impl LevelAccumulator {
     pub fn with_windows(mut self, window: std::time::Duration) -> Self {
         self.open = OpenLoopTally::new(window);
         self.steady = SteadyTally::new(0);
+        self.round = 0;
         self
     }
 
@@ -458,10 +470,25 @@ impl LevelAccumulator {
             start_time: meta.started_at,
             end_time: meta.ended_at,
             partial: meta.partial,
-            time_to_first_token: InTime::stats(&self.ttft, &self.in_time.ttft),
-            inter_token_latency: InTime::stats(&self.itl, &self.in_time.itl),
+            time_to_first_token: InTime::stats(
+                &self.ttft,
+                &self.in_time.ttft,
+                self.limits.ttft_ms,
+                self.round,
+            ),
+            inter_token_latency: InTime::stats(
+                &self.itl,
+                &self.in_time.itl,
+                self.limits.itl_ms,
+                self.round,
+            ),
             inter_chunk_latency: stats(&self.icl),
-            request_latency: InTime::stats(&self.e2e, &self.in_time.e2e),
+            request_latency: InTime::stats(
+                &self.e2e,
+                &self.in_time.e2e,
+                self.limits.e2e_ms,
+                self.round,
+            ),
             output_sequence_length: stats(&self.osl),
             input_sequence_length: stats(&self.isl),
             output_token_throughput_per_user: stats(&self.per_user),

@@ -13,13 +13,17 @@
 //! on ten blocks has almost no power for a tail share (about one value above a p99 per
 //! block) and kept short levels at the independent width.
 //!
-//! Several cuts are taken, [`BATCHES`] blocks and half as many of twice the size (and for a
-//! mean three), and the widest interval is kept: when the server's state lasts longer than a
-//! block, neighbouring blocks move together and ten blocks understate the variance, which
-//! longer blocks show. The
-//! independent interval is the floor (blocks that happen to agree do not make a level more
-//! certain than independent values would). The result is expressed as a *design effect* `D`
-//! (that variance over the independent one): a percentile's interval uses the exact
+//! The blocks must be longer than the server's memory, or neighbouring blocks move together and
+//! their scatter understates the variance. In a closed loop the requests of one round (as
+//! many as the concurrency) are in flight together and share the server's batch, so a block
+//! holds at least two rounds: ten blocks where the level has twenty rounds or more, fewer
+//! (down to three) where it has fewer. One cut, not the widest of several: with five blocks
+//! Student's t has 4 degrees of freedom and alone doubles the variance of independent values
+//! (`t(0.975, 4)^2 / 1.96^2`), and the widest of two cuts more than that, so every p99 needed
+//! twice the requests whatever the server did. An open loop (no rounds) takes ten blocks.
+//! The independent interval is the floor (blocks that happen to agree do not make a level
+//! more certain than independent values would). The result is expressed as a *design effect*
+//! `D` (that variance over the independent one): a percentile's interval uses the exact
 //! order-statistic ranks of `n / D` values scaled back to `n` (outward), so a side that
 //! `n / D` values cannot bound stays open; a mean's half-width grows by `sqrt(D)`. With fewer
 //! than [`MIN_VALUES`] values (two a block) there is no scatter to read, and the independent
@@ -27,18 +31,24 @@
 
 use super::ci::{order_statistic_ranks, t_975, Z_975};
 
-/// Blocks a level's values are cut into (and half as many, twice as long).
+/// The most blocks a level's values are cut into.
 pub const BATCHES: usize = 10;
-/// The cuts read for a share above a percentile: ten blocks and five.
-const SHARE_CUTS: [usize; 2] = [BATCHES, BATCHES / 2];
-/// The cuts read for a mean (and a throughput): ten, five and three blocks. A mean's blocks
-/// vary smoothly, so three of them still give a usable variance (Student's t with 2 degrees
-/// of freedom) when the server's state lasts a third of the level; a tail share's three
-/// blocks would hold a handful of values above the percentile each, whose count scatters by
-/// chance far more than by the server's state.
-const MEAN_CUTS: [usize; 3] = [BATCHES, BATCHES / 2, 3];
+/// The fewest blocks (Student's t with 2 degrees of freedom).
+const FEWEST: usize = 3;
+/// Rounds of a closed loop (requests in flight together) a block holds at least.
+const ROUNDS_PER_BLOCK: usize = 2;
 /// The fewest values (two per block) for which the blocks are read.
 pub const MIN_VALUES: usize = 2 * BATCHES;
+
+/// How many blocks `n` values in start order are cut into when `round` requests are in flight
+/// together (a closed loop's concurrency; 0 for an open loop, which has no rounds): as many
+/// as hold two rounds each, at most [`BATCHES`] and at least [`FEWEST`].
+pub fn blocks(n: usize, round: u32) -> usize {
+    if round == 0 {
+        return BATCHES;
+    }
+    (n / (ROUNDS_PER_BLOCK * round as usize)).clamp(FEWEST, BATCHES)
+}
 
 /// The boundaries of `blocks` blocks of `n` values, sizes differing by one at most.
 fn bounds(n: usize, blocks: usize) -> impl Iterator<Item = (usize, usize)> {
@@ -62,30 +72,31 @@ fn effect(figures: &[f64], iid_var: f64) -> f64 {
     (t * t * var / b) / (Z_975 * Z_975 * iid_var)
 }
 
-/// The largest design effect of `cuts` (block counts; at least 1): `figure` gives a block's
-/// figure from its range of values.
-fn widest(n: usize, iid_var: f64, cuts: &[usize], figure: impl Fn(usize, usize) -> f64) -> f64 {
+/// The design effect over `blocks` blocks (at least 1): `figure` gives a block's figure from
+/// its range of values.
+fn block_effect(
+    n: usize,
+    iid_var: f64,
+    blocks: usize,
+    figure: impl Fn(usize, usize) -> f64,
+) -> f64 {
     if n < MIN_VALUES || iid_var.is_nan() || iid_var <= 0.0 {
         return 1.0;
     }
-    cuts.iter()
-        .copied()
-        .map(|blocks| {
-            let figures: Vec<f64> = bounds(n, blocks).map(|(a, b)| figure(a, b)).collect();
-            effect(&figures, iid_var)
-        })
-        .fold(1.0, f64::max)
+    let figures: Vec<f64> = bounds(n, blocks).map(|(a, b)| figure(a, b)).collect();
+    effect(&figures, iid_var).max(1.0)
 }
 
-/// The design effect of the mean of `values` (in the order the requests started).
-pub fn mean_effect(values: &[f64]) -> f64 {
+/// The design effect of the mean of `values` (in the order the requests started; `round`
+/// requests in flight together, see [`blocks`]).
+pub fn mean_effect(values: &[f64], round: u32) -> f64 {
     let n = values.len();
     if n < MIN_VALUES {
         return 1.0;
     }
     let avg = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - avg).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    widest(n, var / n as f64, &MEAN_CUTS, |a, b| {
+    block_effect(n, var / n as f64, blocks(n, round), |a, b| {
         values[a..b].iter().sum::<f64>() / (b - a) as f64
     })
 }
@@ -94,11 +105,11 @@ pub fn mean_effect(values: &[f64]) -> f64 {
 /// percentile's interval, the percentile's estimate): how that share scatters between
 /// blocks, against `p (1 - p) / n` for independent values (`p` the share over all of them).
 /// No value above it (or all): nothing to read, 1.
-pub fn share_effect(values: &[f64], threshold: f64) -> f64 {
+pub fn share_effect(values: &[f64], threshold: f64, round: u32) -> f64 {
     let n = values.len();
     let above = values.iter().filter(|v| **v > threshold).count();
     let p = above as f64 / n.max(1) as f64;
-    widest(n, p * (1.0 - p) / n as f64, &SHARE_CUTS, |a, b| {
+    block_effect(n, p * (1.0 - p) / n as f64, blocks(n, round), |a, b| {
         let above = values[a..b].iter().filter(|v| **v > threshold).count();
         above as f64 / (b - a) as f64
     })
@@ -175,6 +186,23 @@ mod tests {
     }
 
     #[test]
+    fn a_block_holds_two_rounds_ten_at_most_three_at_least() {
+        // (values, requests in flight together) -> blocks
+        let table = [
+            (1024, 0, 10),  // an open loop: ten
+            (1024, 8, 10),  // 128 rounds
+            (400, 20, 10),  // twenty rounds, exactly two a block
+            (399, 20, 9),   // one request short
+            (1024, 128, 4), // eight rounds
+            (1024, 256, 3), // four rounds: three blocks, not two
+            (100, 512, 3),  // less than a round
+        ];
+        for (n, round, want) in table {
+            assert_eq!(blocks(n, round), want, "{n} values, {round} a round");
+        }
+    }
+
+    #[test]
     fn blocks_cover_every_value_once() {
         for blocks in [BATCHES, BATCHES / 2] {
             let b: Vec<(usize, usize)> = bounds(105, blocks).collect();
@@ -191,41 +219,47 @@ mod tests {
     fn blocks_that_agree_leave_the_independent_interval() {
         // 1..=20 over and over: every block (of 60, 120 or 200) holds the same values
         let v: Vec<f64> = (0..600).map(|i| (i % 20 + 1) as f64).collect();
-        assert_eq!(mean_effect(&v), 1.0);
-        assert_eq!(share_effect(&v, 18.0), 1.0);
+        for round in [0, 10, 20] {
+            assert_eq!(mean_effect(&v, round), 1.0);
+            assert_eq!(share_effect(&v, 18.0, round), 1.0);
+        }
         // nothing above the threshold, or everything: nothing to read
         let slow = two_periods(10.0, 20.0);
-        assert_eq!(share_effect(&slow, 25.0), 1.0);
-        assert_eq!(share_effect(&slow, 5.0), 1.0);
+        assert_eq!(share_effect(&slow, 25.0, 0), 1.0);
+        assert_eq!(share_effect(&slow, 5.0, 0), 1.0);
         // too few values for two a block
-        assert_eq!(mean_effect(&two_periods(1.0, 2.0)[..19]), 1.0);
-        assert_eq!(share_effect(&two_periods(1.0, 2.0)[..19], 1.0), 1.0);
+        assert_eq!(mean_effect(&two_periods(1.0, 2.0)[..19], 0), 1.0);
+        assert_eq!(share_effect(&two_periods(1.0, 2.0)[..19], 1.0, 0), 1.0);
     }
 
     #[test]
-    fn a_slow_period_raises_the_effect_and_the_longer_cut_decides() {
-        // share above 10: ten blocks 1,1,1,1,1,0,0,0,0,0 (variance 0.25 * 10/9), five blocks
-        // 1,1,0.5,0,0 (variance 0.25); independent: 0.25 / 200
+    fn a_slow_period_raises_the_effect_and_longer_rounds_take_fewer_blocks() {
+        // share above 10 over ten blocks (an open loop, or rounds of 10): 1,1,1,1,1,0,0,0,0,0,
+        // variance 0.25 * 10/9; independent: 0.25 / 200
         let v = two_periods(10.0, 20.0);
         let iid = 0.25 / 200.0;
         let ten = t_975(9).powi(2) * (0.25 * 10.0 / 9.0 / 10.0) / (Z_975 * Z_975 * iid);
-        let five = t_975(4).powi(2) * (0.25 / 5.0) / (Z_975 * Z_975 * iid);
         assert!((ten - 29.61).abs() < 0.01, "{ten}");
+        for round in [0, 10] {
+            let got = share_effect(&v, 10.0, round);
+            assert!((got - ten).abs() < 1e-9, "{round}: {got} vs {ten}");
+        }
+        // rounds of 20 make five blocks of 40: 1, 1, 0.5, 0, 0 (variance 0.25), t with 4
+        // degrees of freedom
+        let five = t_975(4).powi(2) * (0.25 / 5.0) / (Z_975 * Z_975 * iid);
         assert!((five - 80.26).abs() < 0.01, "{five}");
-        let got = share_effect(&v, 10.0);
+        let got = share_effect(&v, 10.0, 20);
         assert!((got - five).abs() < 1e-9, "{got} vs {five}");
-        // the mean, against s^2 / 200: five blocks' means 20, 20, 15, 10, 10 (variance 25);
-        // three blocks' 20 (0..66), 15.07 (66..133: 34 slow, 33 fast), 10, with 2 degrees of
-        // freedom, the widest
+        // the mean, against s^2 / 200, rounds of 40: three blocks, 20 (0..66), 15.07
+        // (66..133: 34 slow, 33 fast), 10, with 2 degrees of freedom
         let s2 = 25.0 * 200.0 / 199.0;
-        let five = t_975(4).powi(2) * (25.0 / 5.0) / (Z_975 * Z_975 * s2 / 200.0);
         let thirds: [f64; 3] = [20.0, (34.0 * 20.0 + 33.0 * 10.0) / 67.0, 10.0];
         let m = thirds.iter().sum::<f64>() / 3.0;
         let var3 = thirds.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0;
         let three = t_975(2).powi(2) * (var3 / 3.0) / (Z_975 * Z_975 * s2 / 200.0);
-        assert!(three > five);
-        let got = mean_effect(&v);
+        let got = mean_effect(&v, 40);
         assert!((got - three).abs() < 1e-9, "{got} vs {three}");
+        assert!((got - 319.7).abs() < 0.1, "{got}");
     }
 
     #[test]

@@ -37,6 +37,10 @@ fn moving(seed: u64, n: usize, period: usize) -> Vec<f64> {
         .collect()
 }
 
+/// Requests in flight together: 1,000 values are 125 rounds (ten blocks), and a speed lasts
+/// six rounds of [`moving`]'s 50 requests.
+const ROUND: u32 = 8;
+
 fn stats(in_order: &[f64]) -> Stats {
     let mut h = Histogram::latency();
     for v in in_order {
@@ -47,7 +51,7 @@ fn stats(in_order: &[f64]) -> Stats {
         .iter()
         .map(|v| (v * 1e6) as u64 as f64 / 1e6)
         .collect();
-    h.stats_in_time(&series).unwrap()
+    h.stats_in_time(&series, None, ROUND).unwrap()
 }
 
 /// Each interval's width (mean, p50, p90, p95, p99); an open side is infinitely wide.

@@ -295,9 +295,12 @@ impl Histogram {
     }
 
     /// Summary statistics whose intervals allow for values correlated in time: `in_order`
-    /// holds the same values as the histogram, in the order the requests started (see
+    /// holds the same values as the histogram, in the order the requests started, `round`
+    /// of them in flight together (a closed loop's concurrency, 0 for an open loop), and
+    /// `limit` is the SLA limit on this metric, if any: a percentile's blocks count the values
+    /// above it (what the verdict turns on), else above the percentile's estimate (see
     /// [`super::batch`]).
-    pub fn stats_in_time(&self, in_order: &[f64]) -> Option<Stats> {
+    pub fn stats_in_time(&self, in_order: &[f64], limit: Option<f64>, round: u32) -> Option<Stats> {
         if self.count == 0 {
             return None;
         }
@@ -310,10 +313,11 @@ impl Histogram {
             );
             return self.stats();
         }
-        let mut effects = [batch::mean_effect(in_order), 1.0, 1.0, 1.0, 1.0];
+        let mut effects = [batch::mean_effect(in_order, round), 1.0, 1.0, 1.0, 1.0];
         for (e, q) in effects[1..].iter_mut().zip(QUANTILES) {
             let estimate = self.hist.value_at_quantile(q) as f64 / self.ticks_per_unit;
-            *e = batch::share_effect(in_order, estimate.clamp(self.min, self.max));
+            let at = limit.unwrap_or(estimate.clamp(self.min, self.max));
+            *e = batch::share_effect(in_order, at, round);
         }
         self.stats_with_effects(&effects)
     }
