@@ -4,6 +4,7 @@
 pub mod arrivals;
 pub mod bounds;
 pub mod calibration;
+pub mod capture;
 pub mod dataset;
 #[cfg(feature = "exact-tokenizers")]
 pub mod encodings;
