@@ -231,7 +231,7 @@ fn unknown_shapes_and_empty_files_are_explained() {
         e,
         format!(
             "{path}:2: cannot tell the dataset format from the first record (keys: answer, \
-             question); pass --dataset-format jsonl, sharegpt or mooncake"
+             question); pass --dataset-format jsonl, sharegpt, mooncake or sagemaker-capture"
         )
     );
     let path = file("empty.jsonl", "\n\n");
@@ -276,6 +276,7 @@ fn sampling_is_in_order_a_permutation_or_seeded_draws() {
                 input_tokens: 1,
                 output_tokens: None,
                 conversation: None,
+                body: None,
             })
             .collect(),
         block_tokens: 512,
