@@ -129,6 +129,8 @@ pub struct Launch {
     /// The simulator's model when the endpoint is the built-in simulator and the run asks for
     /// its own (a campaign's simulated candidate); `None`: the default model.
     pub sim_model: Option<crate::sim::SimConfig>,
+    /// A replay's traffic as recorded (`workload::traffic`), for `run.json`.
+    pub traffic: Option<crate::workload::traffic::Traffic>,
 }
 
 /// Config files plus the request into a run ready to launch.
@@ -166,6 +168,13 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 },
                 other => open_planner(other, analysis.clone())?,
             };
+            let traffic = match open {
+                OpenChoice::Replay { file, .. } => {
+                    let tok = &*spec.run.workload.loaded().tokenizer.tokenizer;
+                    Some(crate::workload::traffic::of_file(file, tok).map_err(InputError)?)
+                }
+                _ => None,
+            };
             Ok(Launch {
                 kind: match open {
                     OpenChoice::Replay { .. } => "replay",
@@ -176,6 +185,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 analysis,
                 gate: req.gate.clone(),
                 sim_model: None,
+                traffic,
             })
         }
         PlanChoice::Search(overrides) => {
@@ -203,6 +213,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 analysis,
                 gate: req.gate.clone(),
                 sim_model: None,
+                traffic: None,
             })
         }
     }
@@ -355,6 +366,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         in_process_sim: sim.is_some(),
         config_sources: l.run.config_sources.clone(),
         open: l.run.open,
+        traffic: l.traffic,
     };
     Ok(Prepared {
         req,
