@@ -166,7 +166,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                     open: Vec::new(),
                     auto_rates: None,
                 },
-                other => open_planner(other, analysis.clone())?,
+                other => open_planner(other, analysis.clone(), &spec.run.workload)?,
             };
             let traffic = match open {
                 OpenChoice::Replay { file, .. } => {
@@ -249,7 +249,11 @@ fn sessions_need_closed_loop(w: &crate::workload::WorkloadSpec) -> Result<(), In
 }
 
 /// A sweep planner for open-loop levels.
-fn open_planner(open: &OpenChoice, analysis: Analysis) -> anyhow::Result<SweepPlanner> {
+fn open_planner(
+    open: &OpenChoice,
+    analysis: Analysis,
+    workload: &crate::workload::WorkloadSpec,
+) -> anyhow::Result<SweepPlanner> {
     if matches!(open, OpenChoice::Rates(_) | OpenChoice::AutoRates { .. }) {
         check_rate_peak(&analysis.capacity)?;
     }
@@ -272,6 +276,7 @@ fn open_planner(open: &OpenChoice, analysis: Analysis) -> anyhow::Result<SweepPl
         OpenChoice::Replay { file, speedup } => {
             let times =
                 crate::workload::trace::read_send_times(file, *speedup).map_err(InputError)?;
+            replay_matches_dataset(file, times.len(), workload)?;
             let shape = LoadShape::Replay {
                 records: times.len() as u64,
                 span_s: times.last().copied().unwrap_or(0) as f64 / 1e9,
@@ -286,6 +291,31 @@ fn open_planner(open: &OpenChoice, analysis: Analysis) -> anyhow::Result<SweepPl
             )
         }
     })
+}
+
+/// Record `i` of a replay is sent at time `i`: a dataset read of the trace that left records
+/// out (a length filter, an empty answer) would pair prompts with other records' times.
+fn replay_matches_dataset(
+    file: &Path,
+    timed: usize,
+    workload: &crate::workload::WorkloadSpec,
+) -> Result<(), InputError> {
+    let Some(d) = &workload.dataset else {
+        return Ok(());
+    };
+    match d.records {
+        Some(kept) if kept != timed as u64 => Err(InputError(format!(
+            "{}: {timed} records have send times but the prompts read from it are {kept} ({}); \
+             a replay sends every timed record, so drop the --dataset-min/max filters",
+            file.display(),
+            d.skipped
+                .iter()
+                .map(|(k, v)| format!("{v} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A rate run sizes by request rate or token rate: a peak in requests in flight has no

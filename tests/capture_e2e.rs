@@ -277,6 +277,21 @@ fn traffic_prints_the_peaks_lengths_and_suggested_flags() {
     let size = |c| rightsize::plan::capacity::right_size(&c, &ideal, &[]);
     assert_eq!(size(from), size(planning(&typed)));
     assert!(size(from).is_some_and(|r| r.instances >= 1));
+    // a replay sends every timed record: a length filter that leaves some out is refused
+    let o = bin()
+        .arg("replay")
+        .arg(&folder)
+        .args(["-e", "sim", "--dataset-max-input", "60"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("495 records have send times but the prompts read from it are ")
+            && err.contains(" (5 content type text/csv, not JSON, ")
+            && err.contains(" outside the length filter); a replay sends every timed record"),
+        "{err}"
+    );
     // and a folder with no capture says so, naming it
     let o = bin()
         .args(["sweep", "-c", "1", "--peak-rps"])

@@ -35,8 +35,11 @@ pub(super) fn parse(path: &Path, tok: &dyn Tokenizer) -> Result<(Parsed, Vec<u8>
             Some(CapturedOutput::Text(t)) => Some(tok.count(t)),
             None => None,
         };
-        // an empty captured answer says nothing of the length to ask for
-        let output_tokens = answered.filter(|n| *n > 0).or(request.max_tokens);
+        // an empty captured answer says nothing of the length to ask for (nor does a
+        // max_tokens of 0: then the workload's drawn length is asked for)
+        let output_tokens = answered
+            .filter(|n| *n > 0)
+            .or(request.max_tokens.filter(|n| *n > 0));
         out.push(RawRecord {
             line: r.line,
             text: match &request.prompt {
