@@ -130,6 +130,35 @@ mod tests {
     }
 
     #[test]
+    fn a_capture_is_timed_by_its_requests_inference_times() {
+        let rec = |time: &str, kind: &str, data: &str| {
+            format!(
+                r#"{{"captureData":{{"endpointInput":{{"observedContentType":"{kind}","mode":"INPUT","encoding":"JSON","data":{}}}}},"eventMetadata":{{"inferenceTime":"{time}"}}}}"#,
+                serde_json::to_string(data).unwrap()
+            )
+        };
+        let json = "application/json";
+        let (_d, p) = file(
+            &[
+                rec("2024-05-01T12:00:00Z", "text/csv", "1,2"),
+                rec("2024-05-01T12:00:02.5Z", json, r#"{"prompt":"b"}"#),
+                rec("2024-05-01T12:00:01Z", json, r#"{"prompt":"a"}"#),
+                rec("2024-05-01T12:00:07.000250Z", json, r#"{"prompt":"c"}"#),
+            ]
+            .join("\n"),
+        );
+        // the csv record is not sent; the rest in time order, from the first request's time
+        assert_eq!(
+            read_send_times(&p, 1.0).unwrap(),
+            vec![0, 1_500_000_000, 6_000_250_000]
+        );
+        assert_eq!(
+            read_send_times(&p, 4.0).unwrap(),
+            vec![0, 375_000_000, 1_500_062_500]
+        );
+    }
+
+    #[test]
     fn bad_traces_name_the_line() {
         let (_d, p) = file("{\"timestamp\": 5}\n{\"text\": \"a\"}\n");
         let e = read_send_times(&p, 1.0).unwrap_err();
