@@ -158,6 +158,7 @@ async fn one_level(
         in_process_sim: false,
         config_sources: vec![],
         open: Default::default(),
+        traffic: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     // CPU is counted from the level's start to its end: set-up (TLS roots, pre-flight) and

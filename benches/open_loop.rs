@@ -85,6 +85,7 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
             requests: Some(requests),
             ..OpenSettings::default()
         },
+        traffic: None,
     };
     let planner = SweepPlanner::open(
         vec![LevelLoad::Open(LoadShape::Rate { rps })],

@@ -129,6 +129,8 @@ pub struct Launch {
     /// The simulator's model when the endpoint is the built-in simulator and the run asks for
     /// its own (a campaign's simulated candidate); `None`: the default model.
     pub sim_model: Option<crate::sim::SimConfig>,
+    /// A replay's traffic as recorded (`workload::traffic`), for `run.json`.
+    pub traffic: Option<crate::workload::traffic::Traffic>,
 }
 
 /// Config files plus the request into a run ready to launch.
@@ -164,7 +166,14 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                     open: Vec::new(),
                     auto_rates: None,
                 },
-                other => open_planner(other, analysis.clone())?,
+                other => open_planner(other, analysis.clone(), &spec.run.workload)?,
+            };
+            let traffic = match open {
+                OpenChoice::Replay { file, .. } => {
+                    let tok = &*spec.run.workload.loaded().tokenizer.tokenizer;
+                    Some(crate::workload::traffic::of_file(file, tok).map_err(InputError)?)
+                }
+                _ => None,
             };
             Ok(Launch {
                 kind: match open {
@@ -176,6 +185,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 analysis,
                 gate: req.gate.clone(),
                 sim_model: None,
+                traffic,
             })
         }
         PlanChoice::Search(overrides) => {
@@ -203,6 +213,7 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
                 analysis,
                 gate: req.gate.clone(),
                 sim_model: None,
+                traffic: None,
             })
         }
     }
@@ -238,7 +249,11 @@ fn sessions_need_closed_loop(w: &crate::workload::WorkloadSpec) -> Result<(), In
 }
 
 /// A sweep planner for open-loop levels.
-fn open_planner(open: &OpenChoice, analysis: Analysis) -> anyhow::Result<SweepPlanner> {
+fn open_planner(
+    open: &OpenChoice,
+    analysis: Analysis,
+    workload: &crate::workload::WorkloadSpec,
+) -> anyhow::Result<SweepPlanner> {
     if matches!(open, OpenChoice::Rates(_) | OpenChoice::AutoRates { .. }) {
         check_rate_peak(&analysis.capacity)?;
     }
@@ -261,6 +276,7 @@ fn open_planner(open: &OpenChoice, analysis: Analysis) -> anyhow::Result<SweepPl
         OpenChoice::Replay { file, speedup } => {
             let times =
                 crate::workload::trace::read_send_times(file, *speedup).map_err(InputError)?;
+            replay_matches_dataset(file, times.len(), workload)?;
             let shape = LoadShape::Replay {
                 records: times.len() as u64,
                 span_s: times.last().copied().unwrap_or(0) as f64 / 1e9,
@@ -275,6 +291,31 @@ fn open_planner(open: &OpenChoice, analysis: Analysis) -> anyhow::Result<SweepPl
             )
         }
     })
+}
+
+/// Record `i` of a replay is sent at time `i`: a dataset read of the trace that left records
+/// out (a length filter, an empty answer) would pair prompts with other records' times.
+fn replay_matches_dataset(
+    file: &Path,
+    timed: usize,
+    workload: &crate::workload::WorkloadSpec,
+) -> Result<(), InputError> {
+    let Some(d) = &workload.dataset else {
+        return Ok(());
+    };
+    match d.records {
+        Some(kept) if kept != timed as u64 => Err(InputError(format!(
+            "{}: {timed} records have send times but the prompts read from it are {kept} ({}); \
+             a replay sends every timed record, so drop the --dataset-min/max filters",
+            file.display(),
+            d.skipped
+                .iter()
+                .map(|(k, v)| format!("{v} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A rate run sizes by request rate or token rate: a peak in requests in flight has no
@@ -355,6 +396,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         in_process_sim: sim.is_some(),
         config_sources: l.run.config_sources.clone(),
         open: l.run.open,
+        traffic: l.traffic,
     };
     Ok(Prepared {
         req,

@@ -63,6 +63,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
         in_process_sim: true,
         config_sources: vec![],
         open: Default::default(),
+        traffic: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });

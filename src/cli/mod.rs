@@ -11,6 +11,7 @@ pub mod run_args;
 pub mod search;
 pub mod session_args;
 pub mod sweep;
+pub mod traffic;
 pub mod workload_args;
 
 use clap::{Parser, Subcommand};
@@ -39,8 +40,12 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Find the highest concurrency that meets every SLA (max-concurrency-under-sla)
     Search(search::SearchArgs),
-    /// Replay a timestamped trace (Mooncake or {timestamp, text} JSON lines) open-loop
+    /// Replay a timestamped trace (Mooncake or {timestamp, text} JSON lines) or a SageMaker
+    /// Data Capture open-loop
     Replay(replay::ReplayArgs),
+    /// Print a capture's or trace's traffic: rates over time, peaks, lengths, and the
+    /// --peak-rps and --speedup to plan and replay it with
+    Traffic(traffic::TrafficArgs),
     /// Rank candidates (instance types, serving configurations) by cost per million output
     /// tokens at the SLA: one search each, one after another
     Campaign(campaign::CampaignArgs),
@@ -83,6 +88,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             crate::tui::run_dashboard(cli.config, Some(start)).await
         }
         Some(Command::Replay(args)) => replay::execute(args, cli.config.as_deref()).await,
+        Some(Command::Traffic(args)) => traffic::execute(args),
         Some(Command::Campaign(args)) => campaign::execute(args, cli.config.as_deref()).await,
         Some(Command::Sim(args)) => {
             let cfg = args

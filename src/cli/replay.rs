@@ -1,7 +1,8 @@
-//! `rightsize replay FILE`: sends a recorded trace's requests at their timestamps (divided by
-//! `--speedup`), open-loop, headless or on the dashboard; metrics for the whole trace and per
-//! time window. The trace is also the workload: record `i` is request `i` (see
-//! `workload::trace` and `docs/open-loop.md`).
+//! `rightsize replay FILE`: sends a recorded trace's requests (or a SageMaker Data Capture's)
+//! at their timestamps (divided by `--speedup`), open-loop, headless or on the dashboard;
+//! metrics for the whole trace and per time window, and the trace's own traffic in `run.json`.
+//! The trace is also the workload: record `i` is request `i` (see `workload::trace`,
+//! `workload::capture` and `docs/open-loop.md`).
 
 use super::open_args::OpenLoopArgs;
 use super::run_args::{EndpointArgs, PlanningArgs, RunArgs, SlaArgs, WorkloadArgs};
@@ -18,7 +19,8 @@ use std::process::ExitCode;
 #[derive(Debug, Clone, Args)]
 pub struct ReplayArgs {
     /// The trace: JSON lines with `timestamp` in ms and either Mooncake's `input_length`,
-    /// `output_length`, `hash_ids`, or `text` (optional `output_length`)
+    /// `output_length`, `hash_ids`, or `text` (optional `output_length`); or a SageMaker Data
+    /// Capture, a file or the folder `aws s3 sync` leaves
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Send the trace this many times faster than recorded (timestamps divided by it)

@@ -160,8 +160,9 @@ pub struct PlanningArgs {
     /// Peak traffic as requests in flight: right-size the fleet for it
     #[arg(long, value_name = "N", group = "peak")]
     pub peak_concurrency: Option<f64>,
-    /// Peak traffic as requests per second
-    #[arg(long, value_name = "R", group = "peak")]
+    /// Peak traffic as requests per second, or `from:FILE`: the peak minute's rate of a Data
+    /// Capture or trace (as `rightsize traffic FILE` suggests it)
+    #[arg(long, value_name = "R|from:FILE", group = "peak", value_parser = parse_peak_rps)]
     pub peak_rps: Option<f64>,
     /// Peak traffic as output tokens per second
     #[arg(long, value_name = "T", group = "peak")]
@@ -212,6 +213,17 @@ impl PlanningArgs {
             headroom: self.headroom.unwrap_or(0.2),
             price_per_hour: self.price_per_hour,
         })
+    }
+}
+
+/// `--peak-rps`: a rate, or `from:FILE` for the suggested peak of a capture or trace.
+pub fn parse_peak_rps(s: &str) -> Result<f64, String> {
+    match s.trim().strip_prefix("from:") {
+        Some(file) => crate::workload::traffic::peak_rps_of(std::path::Path::new(file)),
+        None => s
+            .trim()
+            .parse::<f64>()
+            .map_err(|_| format!("`{s}` is not a rate (req/s) or from:FILE")),
     }
 }
 

@@ -17,7 +17,8 @@ pub struct WorkloadSourceArgs {
     /// ShareGPT JSON, or a Mooncake trace (format detected)
     #[arg(long, value_name = "FILE")]
     pub dataset: Option<PathBuf>,
-    /// The dataset's format, when detection should not decide: jsonl, sharegpt, mooncake
+    /// The dataset's format, when detection should not decide: jsonl, sharegpt, mooncake,
+    /// sagemaker-capture
     #[arg(long, value_name = "FORMAT", value_parser = DatasetFormat::parse)]
     pub dataset_format: Option<DatasetFormat>,
     /// How requests draw dataset records: in-order (default), shuffle (seeded, per level) or

@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "profile `traffic`: dataset_format: `csv` is not a dataset format: use jsonl, \
-             sharegpt or mooncake"
+             sharegpt, mooncake or sagemaker-capture"
         );
         #[cfg(feature = "exact-tokenizers")]
         {

@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod calibrate;
+#[cfg(feature = "sagemaker")]
+mod captured;
 pub mod client;
 pub mod custom_payload;
 mod http;

@@ -48,7 +48,7 @@ struct RequestBody<'a> {
 /// flattened into one labelled text (completions, see
 /// [`crate::workload::messages::flatten_for_completions`]).
 pub fn request_body(spec: &EndpointSpec, input: RequestInput<'_>, max_tokens: u32) -> Vec<u8> {
-    let (messages, prompt) = match (spec.api, input) {
+    let (messages, prompt) = match (spec.api, input.prompt()) {
         (Api::Chat, RequestInput::Text(text)) => (
             Some(vec![Message {
                 role: "user",
@@ -71,6 +71,7 @@ pub fn request_body(spec: &EndpointSpec, input: RequestInput<'_>, max_tokens: u3
         (Api::Completions, RequestInput::Messages(list)) => {
             (None, Some(Cow::Owned(flatten_for_completions(list))))
         }
+        (_, RequestInput::Captured { .. }) => unreachable!("prompt() unwraps a capture"),
     };
     let exact = spec.exact_output_length;
     let body = RequestBody {

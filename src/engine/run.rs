@@ -46,6 +46,8 @@ pub struct RunRequest {
     pub config_sources: Vec<String>,
     /// How open-loop levels send (unused by closed-loop levels).
     pub open: OpenSettings,
+    /// A replay's traffic as recorded, echoed in `run.json`.
+    pub traffic: Option<crate::workload::traffic::Traffic>,
 }
 
 /// Why a run could not start or had to stop.
@@ -157,6 +159,7 @@ pub async fn run(
         ended_at: None,
         interrupted: false,
         serving_config: None,
+        traffic: req.traffic.clone(),
     };
     sink.write_run(&echo)?;
     let _ = events

@@ -73,6 +73,10 @@ pub struct RunEcho {
     /// labels), written with the run's end; absent when it states none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serving_config: Option<std::collections::BTreeMap<String, String>>,
+    /// A replay's traffic as recorded: rates, peaks, lengths, suggested flags
+    /// (`workload::traffic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<crate::workload::traffic::Traffic>,
 }
 
 /// The engine's hold on the sink it is given: every write goes through, and the first that

@@ -84,11 +84,31 @@ pub fn time_scale_note(f: f64) -> Option<String> {
     }
 }
 
+/// The one line saying how many dataset records were left out and why (e.g. a Data
+/// Capture's `text/csv` records); `None` when none were.
+pub fn skipped_line(d: &crate::workload::DatasetSpec) -> Option<String> {
+    let total: u64 = d.skipped.values().sum();
+    if total == 0 {
+        return None;
+    }
+    let kept = d.records.unwrap_or(0);
+    let reasons: Vec<String> = d.skipped.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    Some(format!(
+        "{}: {total} of {} records skipped, not sent ({})",
+        d.path,
+        kept + total,
+        reasons.join("; ")
+    ))
+}
+
 /// Starts the simulator if asked, runs the plan (printing progress, and with `rows` the
 /// iteration table as levels finish), prints the result, applies the gate. SIGINT, SIGTERM
 /// and SIGHUP stop the run at once: finished levels are kept, the cut one is marked partial,
 /// and the exit code says which signal ([`signals`]).
 pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCode> {
+    if let Some(line) = l.run.workload.dataset.as_ref().and_then(skipped_line) {
+        eprintln!("{line}");
+    }
     let cancel = CancellationToken::new();
     let signals = signals::watch(cancel.clone());
     let Prepared {

@@ -13,6 +13,7 @@ pub mod import_aiperf;
 pub mod open_text;
 pub mod server_text;
 pub mod table;
+pub mod traffic_text;
 pub mod turns_text;
 pub mod workload_text;
 

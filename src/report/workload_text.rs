@@ -73,7 +73,24 @@ pub fn workload_details(echo: &Value) -> String {
     } else if w["calibrate"] == false && w["tokenizer"].is_string() {
         let _ = writeln!(out, "  calibration off");
     }
+    if let Some(line) = traffic_line(&echo["traffic"]) {
+        let _ = writeln!(out, "  traffic   {line}");
+    }
     out
+}
+
+/// A replay's recorded traffic in one line (`workload::traffic`): requests, span, the peak
+/// minute and second, and the suggested `--peak-rps`.
+fn traffic_line(t: &Value) -> Option<String> {
+    let requests = t["requests"].as_u64()?;
+    Some(format!(
+        "{requests} requests over {:.0} s; peak minute {:.3} req/s, peak second {}; suggested \
+         --peak-rps {}",
+        t["span_s"].as_f64()?,
+        t["peak_minute"]["rps"].as_f64()?,
+        t["peak_second"]["requests"].as_u64()?,
+        crate::values::fmt_rps(t["suggested"]["peak_rps"].as_f64()?)
+    ))
 }
 
 /// Whether the server's counts equal what was aimed at: the input target (or, without one,
@@ -152,6 +169,18 @@ pub fn lengths_table(levels: &[LevelSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replay_shows_its_traffic() {
+        let echo = serde_json::json!({"traffic": {"requests": 500, "span_s": 598.2,
+            "peak_minute": {"rps": 2.0833}, "peak_second": {"requests": 6},
+            "suggested": {"peak_rps": 2.09}}});
+        assert_eq!(
+            workload_details(&echo),
+            "  traffic   500 requests over 598 s; peak minute 2.083 req/s, peak second 6; \
+             suggested --peak-rps 2.09\n"
+        );
+    }
 
     #[test]
     fn details_name_tokenizer_dataset_and_calibration() {

@@ -42,6 +42,26 @@ pub enum RequestInput<'a> {
     Text(&'a str),
     /// Messages in order, roles preserved (chat) or flattened (completions).
     Messages(&'a [ChatMessage]),
+    /// A SageMaker Data Capture record: its body, sent as captured to a SageMaker endpoint,
+    /// and its prompt (`messages` when not empty, else `text`) for an OpenAI-compatible one.
+    Captured {
+        body: &'a [u8],
+        text: &'a str,
+        messages: &'a [ChatMessage],
+    },
+}
+
+impl<'a> RequestInput<'a> {
+    /// The prompt alone: a captured record's messages or text, anything else as it is.
+    pub fn prompt(self) -> RequestInput<'a> {
+        match self {
+            RequestInput::Captured { messages, .. } if !messages.is_empty() => {
+                RequestInput::Messages(messages)
+            }
+            RequestInput::Captured { text, .. } => RequestInput::Text(text),
+            other => other,
+        }
+    }
 }
 
 /// The completions API's `prompt` for a message list: each message as `Role: content`

@@ -1,9 +1,11 @@
-//! Workloads: tokenizers, prompts of exact token length, datasets, and server calibration of
-//! prompt lengths. See `docs/workloads.md`.
+//! Workloads: tokenizers, prompts of exact token length, datasets (SageMaker Data Capture
+//! among them), server calibration of prompt lengths, and the traffic a recorded trace or
+//! capture holds. See `docs/workloads.md` and `docs/open-loop.md`.
 
 pub mod arrivals;
 pub mod bounds;
 pub mod calibration;
+pub mod capture;
 pub mod dataset;
 #[cfg(feature = "exact-tokenizers")]
 pub mod encodings;
@@ -16,6 +18,7 @@ pub mod session;
 pub(crate) mod test_tokenizers;
 pub mod tokenizer;
 pub mod trace;
+pub mod traffic;
 
 pub use calibration::{Calibration, CalibrationPoint, LengthFit};
 pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};

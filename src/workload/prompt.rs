@@ -77,6 +77,9 @@ pub struct Prompt {
     pub input_tokens: u32,
     /// `max_tokens` to ask for.
     pub max_tokens: u32,
+    /// A Data Capture record's request body, sent as captured to a SageMaker endpoint (the
+    /// text or messages above go to an OpenAI-compatible one).
+    pub captured_body: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Prompt {
@@ -88,12 +91,20 @@ impl Prompt {
             messages: Vec::new(),
             input_tokens: 0,
             max_tokens: 0,
+            captured_body: None,
         }
     }
 
-    /// What the request sends: the message list when there is one, else the text.
+    /// What the request sends: a captured body with its prompt, the message list when there
+    /// is one, else the text.
     pub fn input(&self) -> RequestInput<'_> {
-        if self.messages.is_empty() {
+        if let Some(body) = &self.captured_body {
+            RequestInput::Captured {
+                body,
+                text: &self.text,
+                messages: &self.messages,
+            }
+        } else if self.messages.is_empty() {
             RequestInput::Text(&self.text)
         } else {
             RequestInput::Messages(&self.messages)
@@ -220,6 +231,7 @@ impl WorkloadSpec {
             messages: Vec::new(),
             input_tokens,
             max_tokens: output,
+            captured_body: None,
         }
     }
 
@@ -246,12 +258,14 @@ impl WorkloadSpec {
                 messages: Vec::new(),
                 input_tokens: r.input_tokens,
                 max_tokens,
+                captured_body: r.body.clone(),
             },
             Source::Messages(list) => Prompt {
                 text: String::new(),
                 messages: list.clone(),
                 input_tokens: r.input_tokens,
                 max_tokens,
+                captured_body: r.body.clone(),
             },
             Source::Blocks(ids) => {
                 let n = r.input_tokens;
@@ -271,6 +285,7 @@ impl WorkloadSpec {
                     messages: Vec::new(),
                     input_tokens,
                     max_tokens,
+                    captured_body: None,
                 }
             }
         }
@@ -288,6 +303,7 @@ impl WorkloadSpec {
             messages: Vec::new(),
             input_tokens,
             max_tokens: 1,
+            captured_body: None,
         }
     }
 }

@@ -186,6 +186,7 @@ impl Session {
                 messages,
                 input_tokens: self.history_tokens,
                 max_tokens,
+                captured_body: None,
             },
         })
     }

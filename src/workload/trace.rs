@@ -2,7 +2,10 @@
 //! (Mooncake's `{"timestamp", "input_length", "output_length", "hash_ids"}` or
 //! `{"timestamp", "text"}`) carries `timestamp` in milliseconds; the record is sent that long
 //! after the first one, divided by the speedup. The prompts come from the same file read as a
-//! dataset in file order (`workload::dataset`), so record `i` is request `i`.
+//! dataset in file order (`workload::dataset`), so record `i` is request `i`. A SageMaker Data
+//! Capture (a file, or a folder of them: `workload::capture`) is timed by each record's
+//! `eventMetadata.inferenceTime`, its requests in time order; records it does not send (other
+//! content types) have no send time, as the dataset read of it has no record for them.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -11,6 +14,11 @@ use std::path::Path;
 pub fn read_send_times(path: &Path, speedup: f64) -> Result<Vec<u64>, String> {
     if !(speedup.is_finite() && speedup > 0.0) {
         return Err(format!("--speedup {speedup}: must be above 0 (e.g. 1, 10)"));
+    }
+    if super::capture::is_capture(path) {
+        let capture = super::capture::read(path).map_err(|e| e.to_string())?;
+        let stamps: Vec<f64> = capture.requests().map(|r| r.at_ms).collect();
+        return relative(&stamps, speedup).map_err(|e| format!("{}: {e}", path.display()));
     }
     let name = path.display();
     let file = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
@@ -55,9 +63,26 @@ pub fn read_send_times(path: &Path, speedup: f64) -> Result<Vec<u64>, String> {
         }
         stamps.push(t);
     }
-    let first = *stamps
-        .first()
-        .ok_or_else(|| format!("{name}: no records to replay"))?;
+    if stamps.is_empty() {
+        return Err(format!("{name}: no records to replay"));
+    }
+    relative(&stamps, speedup)
+}
+
+/// Times in ms (in order) as ns after the first, divided by `speedup`, within the longest
+/// span a replay may have.
+fn relative(stamps: &[f64], speedup: f64) -> Result<Vec<u64>, String> {
+    let first = *stamps.first().ok_or("no records to replay")?;
+    let last = stamps.last().copied().unwrap_or(first);
+    let most_ms = crate::values::MAX_DURATION.as_secs_f64() * 1e3;
+    if (last - first) / speedup > most_ms {
+        return Err(format!(
+            "the records span {:.0} days (at --speedup {}); a replay spans at most {:.0} days",
+            (last - first) / speedup / 86_400_000.0,
+            crate::values::fmt_rps(speedup),
+            most_ms / 86_400_000.0
+        ));
+    }
     Ok(stamps
         .iter()
         .map(|t| ((t - first) / speedup * 1e6).round() as u64)
@@ -102,6 +127,35 @@ mod tests {
         );
         let e = read_send_times(&p, 0.0).unwrap_err();
         assert_eq!(e, "--speedup 0: must be above 0 (e.g. 1, 10)");
+    }
+
+    #[test]
+    fn a_capture_is_timed_by_its_requests_inference_times() {
+        let rec = |time: &str, kind: &str, data: &str| {
+            format!(
+                r#"{{"captureData":{{"endpointInput":{{"observedContentType":"{kind}","mode":"INPUT","encoding":"JSON","data":{}}}}},"eventMetadata":{{"inferenceTime":"{time}"}}}}"#,
+                serde_json::to_string(data).unwrap()
+            )
+        };
+        let json = "application/json";
+        let (_d, p) = file(
+            &[
+                rec("2024-05-01T12:00:00Z", "text/csv", "1,2"),
+                rec("2024-05-01T12:00:02.5Z", json, r#"{"prompt":"b"}"#),
+                rec("2024-05-01T12:00:01Z", json, r#"{"prompt":"a"}"#),
+                rec("2024-05-01T12:00:07.000250Z", json, r#"{"prompt":"c"}"#),
+            ]
+            .join("\n"),
+        );
+        // the csv record is not sent; the rest in time order, from the first request's time
+        assert_eq!(
+            read_send_times(&p, 1.0).unwrap(),
+            vec![0, 1_500_000_000, 6_000_250_000]
+        );
+        assert_eq!(
+            read_send_times(&p, 4.0).unwrap(),
+            vec![0, 375_000_000, 1_500_062_500]
+        );
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub async fn run_plan_with(
         in_process_sim: true,
         config_sources: vec![],
         open,
+        traffic: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move {

@@ -121,6 +121,9 @@ impl SageMakerClient {
             };
             openai::request_body(&spec, input, max_tokens)
         };
+        if let RequestInput::Captured { body, .. } = input {
+            return super::captured::sagemaker_body(body, spec.stream, max_tokens);
+        }
         match self.target.format {
             SageMakerFormat::OpenaiChat => openai_as(Api::Chat),
             SageMakerFormat::OpenaiCompletions => openai_as(Api::Completions),
@@ -272,9 +275,10 @@ impl SageMakerClient {
 /// A prompt as one text: a chat-message workload flattened to one labelled prompt, as on the
 /// completions API.
 fn prompt_text(input: RequestInput<'_>) -> std::borrow::Cow<'_, str> {
-    match input {
+    match input.prompt() {
         RequestInput::Text(t) => std::borrow::Cow::Borrowed(t),
         RequestInput::Messages(list) => std::borrow::Cow::Owned(flatten_for_completions(list)),
+        RequestInput::Captured { .. } => unreachable!("prompt() unwraps a capture"),
     }
 }
 

@@ -106,6 +106,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
             output_tokens: line.output_length,
             answer: None,
             conversation: None,
+            body: None,
         });
     }
     Ok((out, Default::default()))

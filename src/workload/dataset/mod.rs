@@ -1,11 +1,13 @@
-//! Datasets: prompts read from a file instead of generated. Three formats (see
-//! `docs/workloads.md`): JSONL single-turn prompts, ShareGPT conversations, and Mooncake-style
-//! traces whose hash ids stand for shared blocks of tokens. The format is detected from the
-//! first record unless given; every problem is reported with the file and line.
+//! Datasets: prompts read from a file instead of generated. Four formats (see
+//! `docs/workloads.md`): JSONL single-turn prompts, ShareGPT conversations, Mooncake-style
+//! traces whose hash ids stand for shared blocks of tokens, and SageMaker Data Capture files
+//! (or a folder of them). The format is detected from the first record unless given; every
+//! problem is reported with the file and line.
 //!
 //! Which record request `index` of level `level` gets is a pure function of (seed, level,
 //! index) for each [`Sampling`], so runs repeat exactly.
 
+mod capture;
 mod jsonl;
 mod mooncake;
 mod sharegpt;
@@ -33,17 +35,21 @@ pub enum DatasetFormat {
     /// Mooncake trace: JSON lines of `{"timestamp", "input_length", "output_length",
     /// "hash_ids"}`.
     Mooncake,
+    /// SageMaker Data Capture: JSON lines with `captureData` (a file, or a folder of them).
+    SagemakerCapture,
 }
 
 impl DatasetFormat {
-    /// Parses `jsonl`, `sharegpt` or `mooncake`.
+    /// Parses `jsonl`, `sharegpt`, `mooncake` or `sagemaker-capture`.
     pub fn parse(s: &str) -> Result<DatasetFormat, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
             "jsonl" => Ok(DatasetFormat::Jsonl),
             "sharegpt" => Ok(DatasetFormat::Sharegpt),
             "mooncake" => Ok(DatasetFormat::Mooncake),
+            "sagemaker-capture" | "data-capture" | "capture" => Ok(DatasetFormat::SagemakerCapture),
             _ => Err(format!(
-                "`{s}` is not a dataset format: use jsonl, sharegpt or mooncake"
+                "`{s}` is not a dataset format: use jsonl, sharegpt, mooncake or \
+                 sagemaker-capture"
             )),
         }
     }
@@ -234,6 +240,8 @@ pub struct Record {
     pub output_tokens: Option<u32>,
     /// ShareGPT, for multi-turn sessions: the whole conversation as chat messages.
     pub conversation: Option<Vec<ChatMessage>>,
+    /// Data Capture: the request body as captured, sent as it is to a SageMaker endpoint.
+    pub body: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Record {
@@ -284,6 +292,8 @@ pub(crate) struct RawRecord {
     pub answer: Option<String>,
     /// ShareGPT, when conversations are kept: the whole conversation.
     pub conversation: Option<Vec<ChatMessage>>,
+    /// Data Capture: the request body as captured.
+    pub body: Option<std::sync::Arc<[u8]>>,
 }
 
 /// What a parser returns: records, and records left out by reason.
@@ -303,24 +313,36 @@ pub fn load_with(
     keep_conversations: bool,
 ) -> Result<Dataset, DatasetError> {
     let file = spec.path.as_str();
-    let bytes = std::fs::read(Path::new(file))
-        .map_err(|e| DatasetError::file(file, format!("cannot read the dataset: {e}")))?;
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| DatasetError::file(file, format!("not UTF-8 text: {e}")))?;
-    let format = match spec.format {
-        Some(f) => f,
-        None => detect(file, text)?,
-    };
     if spec.block_tokens == 0 {
         return Err(DatasetError::file(
             file,
             "--block-tokens must be at least 1",
         ));
     }
-    let (raw, mut skipped) = match format {
-        DatasetFormat::Jsonl => jsonl::parse(file, text)?,
-        DatasetFormat::Sharegpt => sharegpt::parse(file, text, keep_conversations)?,
-        DatasetFormat::Mooncake => mooncake::parse(file, text, spec.block_tokens)?,
+    let path = Path::new(file);
+    let capture = match spec.format {
+        Some(f) => f == DatasetFormat::SagemakerCapture,
+        None => super::capture::is_capture(path),
+    };
+    let (format, (raw, mut skipped), bytes) = if capture {
+        let (parsed, bytes) = capture::parse(path, tok)?;
+        (DatasetFormat::SagemakerCapture, parsed, bytes)
+    } else {
+        let bytes = std::fs::read(path)
+            .map_err(|e| DatasetError::file(file, format!("cannot read the dataset: {e}")))?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|e| DatasetError::file(file, format!("not UTF-8 text: {e}")))?;
+        let format = match spec.format {
+            Some(f) => f,
+            None => detect(file, text)?,
+        };
+        let parsed = match format {
+            DatasetFormat::Jsonl => jsonl::parse(file, text)?,
+            DatasetFormat::Sharegpt => sharegpt::parse(file, text, keep_conversations)?,
+            DatasetFormat::Mooncake => mooncake::parse(file, text, spec.block_tokens)?,
+            DatasetFormat::SagemakerCapture => unreachable!("captures are read above"),
+        };
+        (format, parsed, bytes)
     };
     let mut records = Vec::with_capacity(raw.len());
     for r in raw {
@@ -358,6 +380,7 @@ pub fn load_with(
             input_tokens,
             output_tokens,
             conversation: r.conversation,
+            body: r.body,
         });
     }
     if records.is_empty() {
@@ -412,7 +435,7 @@ fn detect(file: &str, text: &str) -> Result<DatasetFormat, DatasetError> {
             n + 1,
             format!(
                 "cannot tell the dataset format from the first record (keys: {}); pass \
-                 --dataset-format jsonl, sharegpt or mooncake",
+                 --dataset-format jsonl, sharegpt, mooncake or sagemaker-capture",
                 if keys.is_empty() {
                     "none".to_string()
                 } else {

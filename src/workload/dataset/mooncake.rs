@@ -56,6 +56,7 @@ pub(super) fn parse(file: &str, text: &str, block_tokens: u32) -> Result<Parsed,
             output_tokens: Some(line.output_length),
             answer: None,
             conversation: None,
+            body: None,
         });
     }
     Ok((out, Default::default()))

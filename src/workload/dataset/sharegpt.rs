@@ -112,6 +112,7 @@ fn record(
         output_tokens: None,
         answer: Some(answer.value.clone()),
         conversation: keep_conversation.then(|| chat_messages(turns)),
+        body: None,
     })
 }
 

@@ -231,7 +231,7 @@ fn unknown_shapes_and_empty_files_are_explained() {
         e,
         format!(
             "{path}:2: cannot tell the dataset format from the first record (keys: answer, \
-             question); pass --dataset-format jsonl, sharegpt or mooncake"
+             question); pass --dataset-format jsonl, sharegpt, mooncake or sagemaker-capture"
         )
     );
     let path = file("empty.jsonl", "\n\n");
@@ -276,6 +276,7 @@ fn sampling_is_in_order_a_permutation_or_seeded_draws() {
                 input_tokens: 1,
                 output_tokens: None,
                 conversation: None,
+                body: None,
             })
             .collect(),
         block_tokens: 512,
@@ -321,4 +322,67 @@ fn mooncake_prompts_share_exact_token_prefixes() {
     // two random blocks may start with the same word)
     assert!((1024..1030).contains(&common), "{common}");
     assert_eq!(w.target_input(0, 1), Some(1100));
+}
+
+#[test]
+fn a_capture_is_detected_and_sized_by_its_answers() {
+    let rec = |time: &str, input: &str, output: &str| {
+        format!(
+            r#"{{"captureData":{{"endpointInput":{input}{output}}},"eventMetadata":{{"inferenceTime":"{time}"}},"eventVersion":"0"}}"#
+        )
+    };
+    let json = |mode: &str, body: &str| {
+        format!(
+            r#"{{"observedContentType":"application/json","mode":"{mode}","encoding":"JSON","data":{}}}"#,
+            serde_json::to_string(body).unwrap()
+        )
+    };
+    let chat = json(
+        "INPUT",
+        r#"{"messages":[{"role":"user","content":"abcd efgh"}],"max_tokens":50}"#,
+    );
+    let completion = json("INPUT", r#"{"prompt":"one two three","max_tokens":9}"#);
+    let text_answer = format!(
+        r#","endpointOutput":{}"#,
+        json("OUTPUT", r#"{"choices":[{"text":"abcd efgh ijkl"}]}"#)
+    );
+    let usage_answer = format!(
+        r#","endpointOutput":{}"#,
+        json("OUTPUT", r#"{"usage":{"completion_tokens":21}}"#)
+    );
+    let csv = r#"{"observedContentType":"text/csv","mode":"INPUT","encoding":"CSV","data":"1,2"}"#;
+    // out of time order in the file: read back in time order
+    let path = file(
+        "capture.jsonl",
+        &[
+            rec("2024-05-01T12:00:02Z", &completion, &text_answer),
+            rec("2024-05-01T12:00:01Z", &chat, &usage_answer),
+            rec("2024-05-01T12:00:03Z", csv, ""),
+            rec("2024-05-01T12:00:04Z", &completion, ""),
+        ]
+        .join("\n"),
+    );
+    let (spec, ds) = load_file(&path, None).unwrap();
+    assert_eq!(spec.format, Some(DatasetFormat::SagemakerCapture));
+    assert_eq!(spec.records, Some(3));
+    assert_eq!(
+        spec.skipped,
+        BTreeMap::from([("content type text/csv, not JSON".to_string(), 1)])
+    );
+    let got: Vec<(usize, u32, Option<u32>)> = ds
+        .records
+        .iter()
+        .map(|r| (r.line, r.input_tokens, r.output_tokens))
+        .collect();
+    // (line, input tokens by the approximation: 4 characters a token per word, output:
+    // usage 21; the answer text's 3 tokens; the request's own 9)
+    assert_eq!(
+        got,
+        vec![(2, 2, Some(21)), (1, 4, Some(3)), (4, 4, Some(9))]
+    );
+    assert!(matches!(&ds.records[0].source, Source::Messages(m) if m[0].content == "abcd efgh"));
+    assert_eq!(
+        ds.records[1].body.as_deref(),
+        Some(&br#"{"prompt":"one two three","max_tokens":9}"#[..])
+    );
 }
