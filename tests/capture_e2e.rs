@@ -15,39 +15,12 @@ mod capture_support;
 mod common;
 
 use capture_support::{per_minute_and_peak_second, write_capture, Made};
-use common::{bin, only_run_dir, read_json, stderr, stdout, tmpdir};
+use common::{bin, only_run_dir, read_json, stderr, stdout, tmpdir, with_wake_probe};
 use serde_json::Value;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// The replays run one at a time: two at once would take the two cores from each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Runs `cmd` while a thread of its own sleeps 20 ms at a time; returns its output and the
-/// p99 of how late those sleeps woke (ms).
-fn with_wake_probe(cmd: &mut Command) -> (Output, f64) {
-    let stop = Arc::new(AtomicBool::new(false));
-    let probe = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut late = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                let t = Instant::now();
-                std::thread::sleep(Duration::from_millis(20));
-                late.push((t.elapsed().as_secs_f64() - 0.020) * 1e3);
-            }
-            late
-        })
-    };
-    let o = cmd.output().unwrap();
-    stop.store(true, Ordering::Relaxed);
-    let mut wake = probe.join().unwrap();
-    wake.sort_by(f64::total_cmp);
-    let p99 = wake[((0.99 * wake.len() as f64).ceil() as usize).max(1) - 1];
-    (o, p99)
-}
 
 /// The checks both replays share: the one skip line, every request sent at its captured time
 /// over 100 within `wake_ups` wake-ups, output lengths as captured, the traffic in run.json.
