@@ -135,30 +135,8 @@ fn a_capture_folder_replays_on_the_sagemaker_api_as_captured() {
     let dir = tmpdir("capture-sagemaker");
     let made = write_capture(&dir.join("capture"));
     let out_root = dir.join("runs");
-    let none = tmpdir("aws-none");
-    let mut cmd = bin();
-    for var in [
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_SESSION_TOKEN",
-        "AWS_REGION",
-        "AWS_DEFAULT_REGION",
-        "AWS_ENDPOINT_URL",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", &root)
-        .env("AWS_ENDPOINT_URL_CLOUDWATCH", &root)
-        .env("AWS_CONFIG_FILE", none.join("config"))
-        .env("AWS_SHARED_CREDENTIALS_FILE", none.join("credentials"))
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_ACCESS_KEY_ID", KEY_ID)
-        .env("AWS_SECRET_ACCESS_KEY", SECRET)
-        .arg("replay")
+    let mut cmd = common::aws_bin(&root, Some((KEY_ID, SECRET)));
+    cmd.arg("replay")
         .arg(dir.join("capture"))
         .args(["--endpoint", "sagemaker:sim-llm", "--region", "us-east-1"])
         .args(["--sagemaker-format", "openai-chat", "--no-calibrate"])

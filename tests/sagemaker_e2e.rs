@@ -86,35 +86,8 @@ impl Drop for Sim {
 /// runtime endpoint, the test credentials, and no shared config, profile or instance metadata
 /// of the machine's own.
 fn aws_bin(sim: &Sim, with_credentials: bool) -> Command {
-    let mut c = common::bin();
-    let none = tmpdir("aws-none");
-    for var in [
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_SESSION_TOKEN",
-        "AWS_REGION",
-        "AWS_DEFAULT_REGION",
-        "AWS_ENDPOINT_URL",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-    ] {
-        c.env_remove(var);
-    }
     // CloudWatch (the endpoint's per-minute metrics, read after a run) is the simulator too
-    c.env("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", sim.root())
-        .env("AWS_ENDPOINT_URL_CLOUDWATCH", sim.root())
-        .env("AWS_CONFIG_FILE", none.join("config"))
-        .env("AWS_SHARED_CREDENTIALS_FILE", none.join("credentials"))
-        .env("AWS_EC2_METADATA_DISABLED", "true");
-    if with_credentials {
-        c.env("AWS_ACCESS_KEY_ID", KEY_ID)
-            .env("AWS_SECRET_ACCESS_KEY", SECRET);
-    }
-    c
+    common::aws_bin(&sim.root(), with_credentials.then_some((KEY_ID, SECRET)))
 }
 
 /// `sweep` at concurrency 1, 6 requests of 200 tokens in and `output` out, against

@@ -68,6 +68,23 @@ impl<'a> RequestInput<'a> {
 /// (role capitalised), separated by blank lines, ending with `Assistant:` so the model
 /// answers as the assistant. A list of one user message is sent as its bare content, like a
 /// text prompt. The labels are the completions API's stand-in for a chat template: the
+/// A chat message content's text, as datasets and captured bodies hold it: a string, or the
+/// `text` of each part of a list, joined by newlines; `None` for anything else.
+pub fn content_text(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+}
+
 /// server counts them, the client does not (see `docs/workloads.md`).
 pub fn flatten_for_completions(messages: &[ChatMessage]) -> String {
     if let [only] = messages {

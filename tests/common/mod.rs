@@ -273,3 +273,37 @@ pub fn with_wake_probe(cmd: &mut Command) -> (Output, f64) {
     let p99 = wake[((0.99 * wake.len() as f64).ceil() as usize).max(1) - 1];
     (o, p99)
 }
+
+/// The real binary with AWS settings of its own alone: `root` (the simulator) as the SageMaker
+/// runtime and CloudWatch endpoints, `credentials` (key id, secret) when given, and no shared
+/// config, profile, environment credentials or instance metadata of the machine's.
+pub fn aws_bin(root: &str, credentials: Option<(&str, &str)>) -> Command {
+    let mut c = bin();
+    let none = tmpdir("aws-none");
+    for var in [
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_SESSION_TOKEN",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ENDPOINT_URL",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+    ] {
+        c.env_remove(var);
+    }
+    c.env("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", root)
+        .env("AWS_ENDPOINT_URL_CLOUDWATCH", root)
+        .env("AWS_CONFIG_FILE", none.join("config"))
+        .env("AWS_SHARED_CREDENTIALS_FILE", none.join("credentials"))
+        .env("AWS_EC2_METADATA_DISABLED", "true");
+    if let Some((key_id, secret)) = credentials {
+        c.env("AWS_ACCESS_KEY_ID", key_id)
+            .env("AWS_SECRET_ACCESS_KEY", secret);
+    }
+    c
+}

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::workload::messages::ChatMessage;
+use crate::workload::messages::{content_text, ChatMessage};
 
 /// A request body's prompt.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,22 +34,6 @@ pub enum CapturedOutput {
     Tokens(u32),
     /// The generated text, to be counted by the run's tokenizer.
     Text(String),
-}
-
-/// A message content's text: a string, or the `text` of each part of a list joined by
-/// newlines.
-fn content_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        _ => None,
-    }
 }
 
 /// A non-negative integer field, or why not (`name` is its path, for the message).

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{DatasetError, Parsed, RawRecord, RawText};
-use crate::workload::messages::ChatMessage;
+use crate::workload::messages::{content_text, ChatMessage};
 
 #[derive(Deserialize)]
 struct Line {
@@ -28,21 +28,6 @@ struct Message {
     role: Option<String>,
     #[serde(default)]
     content: Value,
-}
-
-/// A message's text: a string, or the `text` of each part of an array.
-fn content_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        _ => None,
-    }
 }
 
 pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
