@@ -92,18 +92,40 @@ fn main() {
     );
 
     println!(
-        "\n{:<10} {:>12} {:>13} {:>10} {:>14} {:>6}",
-        "statistic", "long value", "short median", "coverage", "median width", "open"
+        "\n{:<10} {:>12} {:>13} {:>10} {:>14} {:>6} {:>12}",
+        "statistic",
+        "long value",
+        "short median",
+        "coverage",
+        "median width",
+        "open",
+        "missed lo/hi"
     );
+    let mut missed_levels = Vec::new();
     for (name, key, q) in STATS {
         let truth = point(&long, key, q);
         let mut covered = 0;
         let mut open = 0;
         let mut widths: Vec<f64> = Vec::new();
-        for level in &short {
+        // intervals wholly below the long value, and wholly above it
+        let (mut low, mut high) = (0, 0);
+        for (i, level) in short.iter().enumerate() {
             let (lo, hi) = interval(level, key, q);
             if lo.is_none_or(|lo| lo <= truth) && hi.is_none_or(|hi| truth <= hi) {
                 covered += 1;
+            } else {
+                if hi.is_some_and(|hi| hi < truth) {
+                    low += 1;
+                } else {
+                    high += 1;
+                }
+                missed_levels.push(format!(
+                    "  {name}: short level {}: {:.2} ms in [{}, {}], long {truth:.2} ms",
+                    i + 1,
+                    point(level, key, q),
+                    lo.map_or("-".into(), |v| format!("{v:.2}")),
+                    hi.map_or("-".into(), |v| format!("{v:.2}")),
+                ));
             }
             match (lo, hi) {
                 (Some(lo), Some(hi)) => widths.push(hi - lo),
@@ -122,10 +144,19 @@ fn main() {
         values.sort_by(f64::total_cmp);
         let short_median = values[values.len() / 2];
         println!(
-            "{name:<10} {truth:>9.1} ms {short_median:>10.1} ms {:>9.1}% {:>11.1} ms {open:>6}",
+            "{name:<10} {truth:>9.1} ms {short_median:>10.1} ms {:>9.1}% {:>11.1} ms {open:>6} {:>12}",
             100.0 * covered as f64 / short.len() as f64,
-            median
+            median,
+            format!("{low}/{high}")
         );
+    }
+    // the misses one by one: all on one side of the long value is a difference between the
+    // short levels and the long one (a bias), not scatter an interval missed
+    if !missed_levels.is_empty() {
+        println!("\nmissed:");
+        for m in missed_levels {
+            println!("{m}");
+        }
     }
 }
 
