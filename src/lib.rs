@@ -5,6 +5,8 @@
 //! headless printer (and, later, the dashboard) fold the same event stream through the same
 //! reducer.
 
+#[cfg(feature = "sagemaker")]
+pub mod aws;
 pub mod campaign;
 pub mod cli;
 pub mod clock;

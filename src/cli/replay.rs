@@ -20,7 +20,8 @@ use std::process::ExitCode;
 pub struct ReplayArgs {
     /// The trace: JSON lines with `timestamp` in ms and either Mooncake's `input_length`,
     /// `output_length`, `hash_ids`, or `text` (optional `output_length`); or a SageMaker Data
-    /// Capture, a file or the folder `aws s3 sync` leaves
+    /// Capture: a file, the folder `aws s3 sync` leaves, or s3://BUCKET/PREFIX (read with the
+    /// AWS SDK's credentials and region)
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Send the trace this many times faster than recorded (timestamps divided by it)

@@ -1,5 +1,5 @@
-//! `rightsize traffic FILE`: the traffic a SageMaker Data Capture (a file or an `aws s3 sync`
-//! folder) or a timestamped trace holds, and the `--peak-rps` and `--speedup` to plan and
+//! `rightsize traffic FILE`: the traffic a SageMaker Data Capture (a file, an `aws s3 sync`
+//! folder or `s3://bucket/prefix`) or a timestamped trace holds, and the `--peak-rps` and `--speedup` to plan and
 //! replay it with (`workload::traffic`, `docs/open-loop.md`, "Your own traffic").
 
 use crate::headless::exit::BadInput;
@@ -11,7 +11,8 @@ use std::process::ExitCode;
 /// Flags of `rightsize traffic`.
 #[derive(Debug, Clone, Args)]
 pub struct TrafficArgs {
-    /// A Data Capture file or folder, or a trace of JSON lines with `timestamp` (ms)
+    /// A Data Capture (a file, the folder `aws s3 sync` leaves, or s3://BUCKET/PREFIX read
+    /// with the AWS SDK's credentials), or a trace of JSON lines with `timestamp` (ms)
     #[arg(value_name = "CAPTURE|TRACE")]
     pub file: PathBuf,
     /// Tokenizer that counts prompt and answer lengths: approx, o200k, cl100k or a

@@ -14,7 +14,8 @@ pub struct WorkloadSourceArgs {
     #[arg(long, value_name = "NAME|FILE")]
     pub tokenizer: Option<String>,
     /// Prompts from a file instead of generated ones: JSONL ({"text"} or {"messages"}),
-    /// ShareGPT JSON, or a Mooncake trace (format detected)
+    /// ShareGPT JSON, a Mooncake trace, or a SageMaker Data Capture (a file, a folder, or
+    /// s3://BUCKET/PREFIX) (format detected)
     #[arg(long, value_name = "FILE")]
     pub dataset: Option<PathBuf>,
     /// The dataset's format, when detection should not decide: jsonl, sharegpt, mooncake,

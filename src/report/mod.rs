@@ -10,6 +10,7 @@ pub mod history;
 pub mod history_text;
 pub mod html;
 pub mod import_aiperf;
+pub mod import_run;
 pub mod open_text;
 pub mod server_text;
 pub mod table;

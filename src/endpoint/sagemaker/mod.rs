@@ -18,9 +18,6 @@
 use std::time::Duration;
 
 use aws_sdk_sagemakerruntime as sm;
-use sm::config::retry::RetryConfig;
-use sm::config::timeout::TimeoutConfig;
-use sm::config::StalledStreamProtectionConfig;
 use sm::error::{ProvideErrorMetadata, SdkError};
 use sm::operation::invoke_endpoint::InvokeEndpointError;
 use sm::operation::invoke_endpoint_with_response_stream::InvokeEndpointWithResponseStreamError;
@@ -39,36 +36,20 @@ use crate::workload::messages::{flatten_for_completions, RequestInput};
 const SIM_TIMING_HEADER: &str = "x-rightsize-sim-timing";
 
 /// The AWS configuration for `target`'s clients (the runtime's, and CloudWatch's for its
-/// metrics): the credential chain, `target`'s region and profile, rustls with ring (the crypto
-/// provider the rest of the tree already builds), no retries (a load tester counts every
-/// attempt), no stalled-stream protection (a stall is for `--timeout`), `timeout` to connect
-/// and for each operation.
+/// metrics): `target`'s region and profile, one attempt per request (a load tester counts
+/// every attempt), no stalled-stream protection (a stall is for `--timeout`), `timeout` to
+/// connect and for each operation.
 pub(crate) async fn sdk_config(
     target: &SageMakerTarget,
     timeout: Duration,
 ) -> aws_config::SdkConfig {
-    let http = aws_smithy_http_client::Builder::new()
-        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(
-            aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring,
-        ))
-        .build_https();
-    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .http_client(http)
-        .retry_config(RetryConfig::disabled())
-        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
-        .timeout_config(
-            TimeoutConfig::builder()
-                .connect_timeout(timeout)
-                .operation_timeout(timeout)
-                .build(),
-        );
-    if let Some(region) = &target.region {
-        loader = loader.region(aws_config::Region::new(region.clone()));
-    }
-    if let Some(profile) = &target.profile {
-        loader = loader.profile_name(profile);
-    }
-    loader.load().await
+    crate::aws::sdk_config(
+        target.region.as_deref(),
+        target.profile.as_deref(),
+        timeout,
+        crate::aws::Attempts::One,
+    )
+    .await
 }
 
 /// One SageMaker endpoint's SDK client, built on the first request (loading the AWS config is

@@ -20,8 +20,7 @@ use serde_json::{json, Value};
 pub use level::{parse_level, LevelExtras};
 
 use crate::metrics::LevelSummary;
-use crate::report::ResultsDir;
-use crate::wallclock::new_run_id;
+use crate::report::import_run::{write_imported_run, ImportOutcome};
 
 /// The file name AIPerf writes.
 pub const EXPORT_FILE: &str = "profile_export_aiperf.json";
@@ -362,16 +361,6 @@ pub fn import_echo(
     })
 }
 
-/// What an import made.
-#[derive(Debug, Clone)]
-pub struct ImportOutcome {
-    pub run_id: String,
-    pub dir: PathBuf,
-    pub levels: Vec<LevelSummary>,
-    /// Fields the exports lacked, per file.
-    pub notes: Vec<String>,
-}
-
 /// Reads the exports under `path` and writes them as a new run under `root`.
 pub fn import_aiperf(
     path: &Path,
@@ -379,37 +368,9 @@ pub fn import_aiperf(
     names: &ImportNames,
 ) -> anyhow::Result<ImportOutcome> {
     let levels = parse_exports(&read_exports(path)?)?;
-    let run_id = new_run_id("aiperf", std::time::SystemTime::now());
-    let dir = ResultsDir::create(root, &run_id)
-        .map_err(|e| anyhow::anyhow!("cannot create a run folder: {e}"))?;
-    let run_id = dir.run_id().to_string();
-    let echo = import_echo(&run_id, path, &levels, names);
-    // the errors name their files
-    let io = anyhow::Error::from;
-    dir.write_run(&echo).map_err(io)?;
-    for l in &levels {
-        dir.write_level(&l.summary).map_err(io)?;
-    }
     let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
-    dir.write_summary(&json!({
-        "run_id": run_id,
-        "kind": "import-aiperf",
-        "interrupted": false,
-        "levels": summaries,
-    }))
-    .map_err(io)?;
-    Ok(ImportOutcome {
-        notes: echo["source"]["notes"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|n| n.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        run_id,
-        dir: dir.path().to_path_buf(),
-        levels: summaries,
+    write_imported_run(root, "aiperf", &summaries, |run_id| {
+        import_echo(run_id, path, &levels, names)
     })
 }
 

@@ -2,14 +2,17 @@
 //! one invocation each, with `captureData.endpointInput` (`observedContentType`, `mode`,
 //! `encoding` JSON, BASE64 or CSV, `data`), optionally `captureData.endpointOutput` (the
 //! response, same fields), `eventMetadata.inferenceTime` (ISO 8601 UTC) and `eventVersion`.
-//! Read from one file or from a folder as `aws s3 sync` leaves it
-//! (`PREFIX/ENDPOINT/VARIANT/yyyy/mm/dd/hh/*.jsonl`, walked recursively), every record put in
-//! time order. A record whose body is JSON becomes a request (its body kept as captured, its
+//! Read from one file, from a folder as `aws s3 sync` leaves it
+//! (`PREFIX/ENDPOINT/VARIANT/yyyy/mm/dd/hh/*.jsonl`, walked recursively), or from S3 itself
+//! (`s3://bucket/prefix`, [`s3`], with the `sagemaker` feature), every record put in time
+//! order. A record whose body is JSON becomes a request (its body kept as captured, its
 //! prompt and output length read by [`body`]); any other content type is kept as a skipped
 //! record with the reason, so it still counts as traffic. `replay`, `--dataset` and
 //! `traffic` all read captures through [`read`].
 
 pub mod body;
+#[cfg(feature = "sagemaker")]
+pub mod s3;
 #[cfg(test)]
 mod tests;
 pub mod time;
@@ -105,10 +108,15 @@ pub fn looks_like_capture(text: &str) -> bool {
         .is_some_and(|v| v.get("captureData").is_some())
 }
 
-/// Whether `path` is a capture: a folder (read as an `aws s3 sync` copy) or a file whose
-/// first record has `captureData`.
+/// Whether `path` names a capture in S3 (`s3://bucket/prefix`).
+pub fn is_s3(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.starts_with("s3://"))
+}
+
+/// Whether `path` is a capture: an `s3://` URL, a folder (read as an `aws s3 sync` copy) or a
+/// file whose first record has `captureData`.
 pub fn is_capture(path: &Path) -> bool {
-    if path.is_dir() {
+    if is_s3(path) || path.is_dir() {
         return true;
     }
     use std::io::BufRead;
@@ -126,44 +134,70 @@ pub fn is_capture(path: &Path) -> bool {
     false
 }
 
-/// Reads a capture file, or every `*.jsonl` file under a folder, into time order (records
-/// with the same time keep their file and line order).
-pub fn read(path: &Path) -> Result<Capture, CaptureError> {
+/// One file of a capture: its name as shown in messages, and its bytes.
+type Source = (Arc<str>, Arc<[u8]>);
+
+/// The capture's files, in name order: the objects under an
+/// `s3://` URL, every `*.jsonl` file under a folder, or the one file.
+fn sources(path: &Path) -> Result<Vec<Source>, CaptureError> {
     let shown = path.display().to_string();
+    let fail = |file: &str, message: String| CaptureError {
+        file: file.to_string(),
+        line: None,
+        message,
+    };
+    if is_s3(path) {
+        #[cfg(feature = "sagemaker")]
+        return Ok(s3::objects(&shown)?
+            .iter()
+            .map(|(name, bytes)| (Arc::from(name.as_str()), Arc::from(bytes.as_slice())))
+            .collect());
+        #[cfg(not(feature = "sagemaker"))]
+        return Err(fail(
+            &shown,
+            "this build has no S3 reader (the `sagemaker` feature): copy the capture with \
+             `aws s3 sync URL DIR` and give DIR"
+                .into(),
+        ));
+    }
     let files = if path.is_dir() {
         let mut found = Vec::new();
-        walk(path, &mut found).map_err(|e| CaptureError {
-            file: shown.clone(),
-            line: None,
-            message: format!("cannot read the folder: {e}"),
-        })?;
+        walk(path, &mut found).map_err(|e| fail(&shown, format!("cannot read the folder: {e}")))?;
         found.sort();
         if found.is_empty() {
-            return Err(CaptureError {
-                file: shown,
-                line: None,
-                message: "no .jsonl files under this folder (a Data Capture copy holds \
-                          ENDPOINT/VARIANT/yyyy/mm/dd/hh/*.jsonl)"
+            return Err(fail(
+                &shown,
+                "no .jsonl files under this folder (a Data Capture copy holds \
+                 ENDPOINT/VARIANT/yyyy/mm/dd/hh/*.jsonl)"
                     .into(),
-            });
+            ));
         }
         found
     } else {
         vec![path.to_path_buf()]
     };
+    files
+        .iter()
+        .map(|f| {
+            let name = f.display().to_string();
+            let bytes = std::fs::read(f)
+                .map_err(|e| fail(&name, format!("cannot read the capture: {e}")))?;
+            Ok((Arc::from(name), Arc::from(bytes)))
+        })
+        .collect()
+}
+
+/// Reads a capture (an `s3://` URL, a file, or every `*.jsonl` file under a folder) into time
+/// order (records with the same time keep their file and line order).
+pub fn read(path: &Path) -> Result<Capture, CaptureError> {
+    let files = sources(path)?;
     let mut capture = Capture {
         records: Vec::new(),
         bytes: Vec::new(),
         files: files.len(),
     };
-    for f in &files {
-        let name: Arc<str> = Arc::from(f.display().to_string());
-        let bytes = std::fs::read(f).map_err(|e| CaptureError {
-            file: name.to_string(),
-            line: None,
-            message: format!("cannot read the capture: {e}"),
-        })?;
-        let text = std::str::from_utf8(&bytes).map_err(|e| CaptureError {
+    for (name, bytes) in &files {
+        let text = std::str::from_utf8(bytes).map_err(|e| CaptureError {
             file: name.to_string(),
             line: None,
             message: format!("not UTF-8 text: {e}"),
@@ -184,11 +218,11 @@ pub fn read(path: &Path) -> Result<Capture, CaptureError> {
                 captured,
             });
         }
-        capture.bytes.extend_from_slice(&bytes);
+        capture.bytes.extend_from_slice(bytes);
     }
     if capture.records.is_empty() {
         return Err(CaptureError {
-            file: shown,
+            file: path.display().to_string(),
             line: None,
             message: "no captured records".into(),
         });
