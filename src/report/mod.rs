@@ -2,6 +2,7 @@
 //! AIPerf-shaped and CSV exports, charts (SVG and PNG), run history (list, show, compare),
 //! AIPerf import, the one-file HTML report, and the final text table.
 
+pub mod benchmark_report;
 pub mod chart;
 pub mod export;
 pub mod export_run;
