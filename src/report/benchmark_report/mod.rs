@@ -1,10 +1,11 @@
 //! llm-d-benchmark's Benchmark Report v0.2 (`docs/formats.md`): one JSON document per level
 //! (a report describes one load point), written by `rightsize export RUN --benchmark-report
-//! DIR` ([`export`]).
+//! DIR` ([`export`]) and read back by `rightsize import benchmark-report PATH` ([`import`]).
 //!
 //! The names below are shared by both directions, so what is written is what is read.
 
 pub mod export;
+pub mod import;
 
 /// The `version` every document carries.
 pub const VERSION: &str = "0.2";
