@@ -126,6 +126,8 @@ fn no_secret_reaches_a_file_an_export_or_the_output() {
             exports.join("run.json").display().to_string(),
             "--aiperf".into(),
             exports.join("aiperf").display().to_string(),
+            "--benchmark-report".into(),
+            exports.join("benchmark-report").display().to_string(),
         ],
     ] {
         let o = bin()

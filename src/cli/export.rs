@@ -1,5 +1,5 @@
-//! `rightsize export RUN`: charts (PNG, SVG), the one-file HTML report, CSV, JSON and AIPerf
-//! files of a finished run, optionally overlaying other runs (`--compare`).
+//! `rightsize export RUN`: charts (PNG, SVG), the one-file HTML report, CSV, JSON, AIPerf and
+//! llm-d Benchmark Report files of a finished run, optionally overlaying other runs (`--compare`).
 
 use super::history::{print, RunsDirArgs};
 use crate::headless::exit::BadInput;
@@ -37,6 +37,10 @@ pub struct ExportArgs {
     /// Write one AIPerf profile_export_aiperf.json per level into this folder
     #[arg(long, value_name = "DIR")]
     pub aiperf: Option<PathBuf>,
+    /// Write one llm-d Benchmark Report v0.2 (JSON) per level into this folder, as
+    /// benchmark_report_v0.2,_level-NNN-cCCCC.json
+    #[arg(long, value_name = "DIR")]
+    pub benchmark_report: Option<PathBuf>,
     /// Overlay these runs (ids, prefixes or paths) on the charts; the HTML report sets them
     /// side by side
     #[arg(long, value_name = "RUN", num_args = 1..)]
@@ -91,13 +95,14 @@ pub fn execute(args: ExportArgs, config: Option<&Path>) -> anyhow::Result<ExitCo
         csv: args.csv.filter(|_| !csv_out),
         json: args.json.filter(|_| !json_out),
         aiperf: args.aiperf,
+        benchmark_report: args.benchmark_report,
         compare,
         size: args.size,
     };
     if req.is_empty() && !csv_out && !json_out {
         return Err(BadInput(
-            "nothing to export: give at least one of --png, --svg, --html, --csv, --json, --aiperf \
-             (each a file or a folder; --csv and --json also take - for stdout)"
+            "nothing to export: give at least one of --png, --svg, --html, --csv, --json, --aiperf, \
+             --benchmark-report (each a file or a folder; --csv and --json also take - for stdout)"
                 .into(),
         )
         .into());
@@ -133,6 +138,7 @@ fn export_campaign(dir: &Path, args: ExportArgs) -> anyhow::Result<ExitCode> {
     if args.html.is_some()
         || args.json.is_some()
         || args.aiperf.is_some()
+        || args.benchmark_report.is_some()
         || !args.compare.is_empty()
     {
         return Err(BadInput(

@@ -1,6 +1,6 @@
 //! Exporting a finished run: charts (PNG, SVG; optionally overlaying other runs), the one-file
-//! HTML report, the level table as CSV, the whole run as JSON, and one AIPerf
-//! `profile_export_aiperf.json` per level.
+//! HTML report, the level table as CSV, the whole run as JSON, one AIPerf
+//! `profile_export_aiperf.json` per level, and one llm-d Benchmark Report v0.2 per level.
 //! [`export_run`] is the one entry point, shared by `rightsize export` and the dashboard.
 
 use std::fs;
@@ -29,8 +29,11 @@ pub struct ExportRequest {
     pub json: Option<PathBuf>,
     /// A folder to receive `level-NNN-cCCCC/profile_export_aiperf.json`, one per level.
     pub aiperf: Option<PathBuf>,
+    /// A folder to receive `benchmark_report_v0.2,_level-NNN-cCCCC.json`, one per level
+    /// (`docs/formats.md`).
+    pub benchmark_report: Option<PathBuf>,
     /// Other run folders to overlay on the charts and set beside the first run in the HTML
-    /// report (CSV, JSON and AIPerf cover the first run).
+    /// report (CSV, JSON, AIPerf and Benchmark Report cover the first run).
     pub compare: Vec<PathBuf>,
     /// Chart size (width, height) in pixels.
     pub size: (u32, u32),
@@ -45,6 +48,7 @@ impl Default for ExportRequest {
             csv: None,
             json: None,
             aiperf: None,
+            benchmark_report: None,
             compare: Vec::new(),
             size: DEFAULT_SIZE,
         }
@@ -60,6 +64,7 @@ impl ExportRequest {
             && self.csv.is_none()
             && self.json.is_none()
             && self.aiperf.is_none()
+            && self.benchmark_report.is_none()
     }
 }
 
@@ -157,6 +162,12 @@ fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// `v` as pretty JSON ending in a newline.
+fn write_pretty(path: &Path, v: &Value) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(v).context("cannot serialise a level")?;
+    write(path, (text + "\n").as_bytes())
+}
+
 /// The AIPerf `input_config` echo of a level of `run`, plus the run's plan under
 /// `rightsize_plan` (its SLAs and error-rate limit), so importing the export back reads the
 /// levels as the run did.
@@ -192,7 +203,7 @@ pub fn run_json_text(run: &RunData) -> anyhow::Result<String> {
 }
 
 /// Exports the run in `run_dir` as `req` asks; returns the files written, in the order PNG,
-/// SVG, HTML, CSV, JSON, AIPerf.
+/// SVG, HTML, CSV, JSON, AIPerf, Benchmark Report.
 pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<PathBuf>> {
     let run = load_run(run_dir)
         .with_context(|| format!("cannot read the run in {}", run_dir.display()))?;
@@ -249,8 +260,16 @@ pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<Pat
             let mut v = aiperf_export(l, input_config(&run, l.concurrency, l.planned_requests));
             v["benchmark_id"] = json!(format!("{}-level-{:03}", run.info.id, l.index + 1));
             let path = sub.join("profile_export_aiperf.json");
-            let text = serde_json::to_string_pretty(&v).context("cannot serialise a level")?;
-            write(&path, (text + "\n").as_bytes())?;
+            write_pretty(&path, &v)?;
+            written.push(path);
+        }
+    }
+    if let Some(dir) = &req.benchmark_report {
+        fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the folder {}", dir.display()))?;
+        for l in &run.levels {
+            let path = dir.join(super::benchmark_report::export::file_name(l));
+            write_pretty(&path, &super::benchmark_report::export::report(&run, l))?;
             written.push(path);
         }
     }

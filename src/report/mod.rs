@@ -1,7 +1,9 @@
 //! Outputs: the results folder on disk (JSON per level, request log, run echo and summary),
-//! AIPerf-shaped and CSV exports, charts (SVG and PNG), run history (list, show, compare),
-//! AIPerf import, the one-file HTML report, and the final text table.
+//! AIPerf-shaped, llm-d Benchmark Report and CSV exports, charts (SVG and PNG), run history
+//! (list, show, compare), AIPerf and Benchmark Report imports, the one-file HTML report, and
+//! the final text table.
 
+pub mod benchmark_report;
 pub mod chart;
 pub mod export;
 pub mod export_run;

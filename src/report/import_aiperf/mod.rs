@@ -20,14 +20,10 @@ use serde_json::{json, Value};
 pub use level::{parse_level, LevelExtras};
 
 use crate::metrics::LevelSummary;
-use crate::report::import_run::{write_imported_run, ImportOutcome};
+use crate::report::import_run::{self, write_imported_run, ImportOutcome, MAX_FILE};
 
 /// The file name AIPerf writes.
 pub const EXPORT_FILE: &str = "profile_export_aiperf.json";
-/// Largest export file read (bytes); real ones are a few kilobytes.
-const MAX_FILE: u64 = 64 << 20;
-/// How deep a folder is searched.
-const MAX_DEPTH: usize = 8;
 
 /// Why an import could not read its input.
 #[derive(Debug, thiserror::Error)]
@@ -58,27 +54,7 @@ fn is_tarball(p: &Path) -> bool {
 }
 
 fn read_limited(path: &Path) -> Result<String, ImportError> {
-    let file = File::open(path).map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
-    let mut text = String::new();
-    file.take(MAX_FILE)
-        .read_to_string(&mut text)
-        .map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
-    Ok(text)
-}
-
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| ImportError::Io(dir.to_path_buf(), e))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| ImportError::Io(dir.to_path_buf(), e))?
-            .path();
-        if path.is_dir() && depth < MAX_DEPTH {
-            walk(&path, depth + 1, out)?;
-        } else if path.file_name().is_some_and(|n| n == EXPORT_FILE) {
-            out.push(path);
-        }
-    }
-    Ok(())
+    import_run::read_limited(path).map_err(|e| ImportError::Io(path.to_path_buf(), e))
 }
 
 fn read_tarball(path: &Path) -> Result<Vec<ExportText>, ImportError> {
@@ -107,10 +83,8 @@ pub fn read_exports(path: &Path) -> Result<Vec<ExportText>, ImportError> {
         return Err(ImportError::NotFound(path.to_path_buf()));
     }
     let mut out = if path.is_dir() {
-        let mut files = Vec::new();
-        walk(path, 0, &mut files)?;
-        files.sort();
-        files
+        import_run::find_files(path, &|n| n == EXPORT_FILE)
+            .map_err(|(dir, e)| ImportError::Io(dir, e))?
             .into_iter()
             .map(|f| {
                 Ok(ExportText {
