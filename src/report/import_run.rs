@@ -2,6 +2,8 @@
 //! the results root holding the `run.json` echo, one level file per level and the summary,
 //! so `list`, `show`, `compare`, `export` and campaign candidates read it as a recorded run.
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -9,6 +11,193 @@ use serde_json::{json, Value};
 use crate::metrics::LevelSummary;
 use crate::report::ResultsDir;
 use crate::wallclock::new_run_id;
+
+/// Largest file an import reads (bytes).
+pub const MAX_FILE: u64 = 64 << 20;
+
+/// Why an import could not read its input (the command exits 2 naming the file).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{0}: no such file or folder")]
+    NotFound(PathBuf),
+    #[error("{0}: no {EXPORT_FILE} found (give one export file, a folder of them, or a SageMaker .tar.gz)", EXPORT_FILE = crate::report::import_aiperf::EXPORT_FILE)]
+    NoExports(PathBuf),
+    /// A folder without the files an import reads: `what` says which.
+    #[error("{path}: {what}")]
+    NoFiles { path: PathBuf, what: String },
+    #[error("{source_name}: {message}")]
+    Bad {
+        source_name: String,
+        message: String,
+    },
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+}
+
+/// Names to record for an imported run (defaults come from the files).
+#[derive(Debug, Clone, Default)]
+pub struct ImportNames {
+    /// Endpoint name (default: the URL the files name, else the tool's name).
+    pub endpoint: Option<String>,
+    /// Model name (default: the files' model).
+    pub model: Option<String>,
+    /// Workload name (default: the tool's name with the lengths the files name).
+    pub workload: Option<String>,
+}
+
+/// Which tool wrote a parsed results file, by the keys only it writes: `aiperf`
+/// (`input_config` with `request_latency` or `output_token_throughput`), `guidellm`
+/// (`benchmarks`), `vllm` (`completed` with `request_throughput`, as `vllm bench serve`
+/// saves); for a message that names the import to use.
+pub fn which_tool(obj: &Value) -> Option<&'static str> {
+    let has = |k: &str| obj.get(k).is_some();
+    if has("benchmarks") {
+        Some("guidellm")
+    } else if has("completed") && has("request_throughput") {
+        Some("vllm")
+    } else if has("input_config") && (has("request_latency") || has("output_token_throughput")) {
+        Some("aiperf")
+    } else {
+        None
+    }
+}
+
+/// `not a TOOL file`, with the import that reads it when another tool wrote it.
+pub fn not_this_tool(obj: &Value, what: &str) -> String {
+    match which_tool(obj) {
+        Some(other) => {
+            format!("not {what}: it looks like {other}'s output; use `rightsize import {other}`")
+        }
+        None => format!("not {what}"),
+    }
+}
+
+/// A file's text as JSON; the error names the file (`source`).
+pub fn parse_json(source: &str, text: &str) -> Result<Value, ImportError> {
+    serde_json::from_str(text).map_err(|e| ImportError::Bad {
+        source_name: source.to_string(),
+        message: format!("not JSON: {e}"),
+    })
+}
+
+/// A file's text, at most [`MAX_FILE`] bytes; the error names the file.
+pub fn read_limited(path: &Path) -> Result<String, ImportError> {
+    let file = File::open(path).map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
+    let mut text = String::new();
+    file.take(MAX_FILE)
+        .read_to_string(&mut text)
+        .map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
+    Ok(text)
+}
+
+/// What an imported run's `run.json` says, beside its levels: the names, the lengths, and
+/// where it came from.
+#[derive(Debug, Clone)]
+pub struct ImportedEcho {
+    /// The source tool (`aiperf`, `guidellm`, `vllm`): the run's kind is `import-TOOL`.
+    pub tool: &'static str,
+    /// What was imported, as given.
+    pub path: String,
+    pub endpoint: String,
+    /// The URL the files name (`""` when none).
+    pub base_url: Value,
+    pub model: String,
+    pub stream: Option<bool>,
+    pub workload: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// Requests per level the source asked for, when it says.
+    pub request_count: Value,
+    /// A rightsize export carries its run's SLAs and error-rate limit (`[]`, `null` else).
+    pub slas: Value,
+    pub max_error_rate: Value,
+    /// The tool's own keys under `source` (files, versions, ...).
+    pub source: serde_json::Map<String, Value>,
+    /// What the source lacked or what was dropped, each said once.
+    pub notes: Vec<String>,
+}
+
+impl ImportedEcho {
+    /// The `run.json` of the imported run `run_id`, shaped like a recorded run's echo.
+    pub fn to_json(&self, run_id: &str, levels: &[LevelSummary]) -> Value {
+        let times = |f: fn(&LevelSummary) -> &str| {
+            levels
+                .iter()
+                .map(f)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        let mut source = serde_json::Map::new();
+        source.insert("format".into(), json!(self.tool));
+        source.insert("path".into(), json!(self.path));
+        source.extend(self.source.clone());
+        source.insert("notes".into(), json!(self.notes));
+        json!({
+            "tool": "rightsize",
+            "version": env!("CARGO_PKG_VERSION"),
+            "run_id": run_id,
+            "kind": format!("import-{}", self.tool),
+            "endpoint": {
+                "name": self.endpoint,
+                "base_url": self.base_url,
+                "model": self.model,
+                "stream": self.stream,
+            },
+            "workload": {
+                "name": self.workload,
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "stream": self.stream,
+            },
+            "plan": {
+                "kind": "import",
+                "concurrency": levels.iter().map(|l| l.concurrency).collect::<Vec<_>>(),
+                "slas": self.slas,
+                "max_error_rate": self.max_error_rate,
+            },
+            "request_count": self.request_count,
+            "started_at": times(|l| &l.start_time).into_iter().min(),
+            "ended_at": times(|l| &l.end_time).into_iter().max(),
+            "interrupted": false,
+            "source": source,
+        })
+    }
+}
+
+/// The endpoint name of an import: the one given, else the files' URL (secrets redacted),
+/// else the tool's name.
+pub fn endpoint_name(given: &Option<String>, url: &Value, tool: &str) -> String {
+    given.clone().unwrap_or_else(|| match url.as_str() {
+        Some(u) if !u.is_empty() => crate::secrets::redact_url(u),
+        _ => tool.into(),
+    })
+}
+
+/// The workload name of an import: the one given, else `TOOL IN/OUT` from the lengths the
+/// files name, else the tool's name.
+pub fn workload_name(
+    given: &Option<String>,
+    tool: &str,
+    input: Option<u64>,
+    output: Option<u64>,
+) -> String {
+    given.clone().unwrap_or_else(|| match (input, output) {
+        (Some(i), Some(o)) => format!("{tool} {i}/{o}"),
+        _ => tool.into(),
+    })
+}
+
+/// Writes `levels` as a new run under `root`, its `run.json` from `echo`.
+pub fn import_run(
+    root: &Path,
+    levels: &[LevelSummary],
+    echo: &ImportedEcho,
+) -> anyhow::Result<ImportOutcome> {
+    write_imported_run(root, echo.tool, levels, |run_id| {
+        echo.to_json(run_id, levels)
+    })
+}
 
 /// What an import made.
 #[derive(Debug, Clone)]

@@ -20,30 +20,15 @@ use serde_json::{json, Value};
 pub use level::{parse_level, LevelExtras};
 
 use crate::metrics::LevelSummary;
-use crate::report::import_run::{write_imported_run, ImportOutcome};
+use crate::report::import_run::{
+    endpoint_name, import_run, read_limited, workload_name, ImportOutcome, ImportedEcho, MAX_FILE,
+};
+pub use crate::report::import_run::{ImportError, ImportNames};
 
 /// The file name AIPerf writes.
 pub const EXPORT_FILE: &str = "profile_export_aiperf.json";
-/// Largest export file read (bytes); real ones are a few kilobytes.
-const MAX_FILE: u64 = 64 << 20;
 /// How deep a folder is searched.
 const MAX_DEPTH: usize = 8;
-
-/// Why an import could not read its input.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error("{0}: no such file or folder")]
-    NotFound(PathBuf),
-    #[error("{0}: no {EXPORT_FILE} found (give one export file, a folder of them, or a SageMaker .tar.gz)")]
-    NoExports(PathBuf),
-    #[error("{source_name}: {message}")]
-    Bad {
-        source_name: String,
-        message: String,
-    },
-    #[error("{0}: {1}")]
-    Io(PathBuf, std::io::Error),
-}
 
 /// One export file's text and where it came from (a path, or `archive.tar.gz:inner/path`).
 #[derive(Debug, Clone)]
@@ -55,15 +40,6 @@ pub struct ExportText {
 fn is_tarball(p: &Path) -> bool {
     let n = p.to_string_lossy().to_ascii_lowercase();
     n.ends_with(".tar.gz") || n.ends_with(".tgz")
-}
-
-fn read_limited(path: &Path) -> Result<String, ImportError> {
-    let file = File::open(path).map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
-    let mut text = String::new();
-    file.take(MAX_FILE)
-        .read_to_string(&mut text)
-        .map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
-    Ok(text)
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
@@ -254,24 +230,8 @@ fn negative_metric(obj: &Value) -> Option<String> {
     })
 }
 
-/// Names to record for an imported run (defaults come from the exports).
-#[derive(Debug, Clone, Default)]
-pub struct ImportNames {
-    /// Endpoint name (default `aiperf`).
-    pub endpoint: Option<String>,
-    /// Model name (default: the exports' `input_config.endpoint.model_names[0]`).
-    pub model: Option<String>,
-    /// Workload name (default `aiperf`).
-    pub workload: Option<String>,
-}
-
 /// The `run.json` of an imported run, shaped like a recorded run's echo.
-pub fn import_echo(
-    run_id: &str,
-    path: &Path,
-    levels: &[ImportedLevel],
-    names: &ImportNames,
-) -> Value {
+pub fn import_echo(path: &Path, levels: &[ImportedLevel], names: &ImportNames) -> ImportedEcho {
     let cfg = levels
         .first()
         .map(|l| l.extras.input_config.clone())
@@ -289,20 +249,13 @@ pub fn import_echo(
         .cloned()
         .unwrap_or(json!(""));
     let (isl, osl) = schema::lengths(&cfg);
-    let stream = cfg.pointer("/endpoint/streaming").and_then(Value::as_bool);
     let mean = |p: &str| {
         cfg.pointer(p)
             .and_then(Value::as_f64)
             .map(|v| v.round() as u64)
     };
-    let starts = levels
-        .iter()
-        .map(|l| l.summary.start_time.as_str())
-        .filter(|s| !s.is_empty());
-    let ends = levels
-        .iter()
-        .map(|l| l.summary.end_time.as_str())
-        .filter(|s| !s.is_empty());
+    let input_tokens = mean("/input/prompt/input_tokens/mean").or(isl);
+    let output_tokens = mean("/input/prompt/output_tokens/mean").or(osl);
     let notes: Vec<String> = levels
         .iter()
         .flat_map(|l| {
@@ -312,53 +265,49 @@ pub fn import_echo(
                 .map(move |n| format!("{}: {n}", l.source))
         })
         .collect();
-    json!({
-        "tool": "rightsize",
-        "version": env!("CARGO_PKG_VERSION"),
-        "run_id": run_id,
-        "kind": "import-aiperf",
-        "endpoint": {
-            "name": names.endpoint.clone().unwrap_or_else(|| match base_url.as_str() {
-                Some(u) if !u.is_empty() => crate::secrets::redact_url(u),
-                _ => "aiperf".into(),
-            }),
-            "base_url": base_url,
-            "model": model,
-            "stream": stream,
-        },
-        "workload": {
-            "name": names.workload.clone().unwrap_or_else(|| match (
-                mean("/input/prompt/input_tokens/mean").or(isl),
-                mean("/input/prompt/output_tokens/mean").or(osl),
-            ) {
-                (Some(i), Some(o)) => format!("aiperf {i}/{o}"),
-                _ => "aiperf".into(),
-            }),
-            "input_tokens": mean("/input/prompt/input_tokens/mean").or(isl),
-            "output_tokens": mean("/input/prompt/output_tokens/mean").or(osl),
-            "stream": stream,
-        },
-        "plan": {
-            "kind": "import",
-            "concurrency": levels.iter().map(|l| l.summary.concurrency).collect::<Vec<_>>(),
-            // a rightsize export carries its run's SLAs and error-rate limit
-            "slas": cfg.pointer("/rightsize_plan/slas").cloned().unwrap_or(json!([])),
-            "max_error_rate": cfg.pointer("/rightsize_plan/max_error_rate").cloned(),
-        },
-        "request_count": cfg
+    let mut source = serde_json::Map::new();
+    source.insert(
+        "files".into(),
+        json!(levels.iter().map(|l| l.source.clone()).collect::<Vec<_>>()),
+    );
+    source.insert(
+        "exports".into(),
+        json!(levels
+            .iter()
+            .map(|l| l.raw_head.clone())
+            .collect::<Vec<_>>()),
+    );
+    ImportedEcho {
+        tool: "aiperf",
+        path: path.display().to_string(),
+        endpoint: endpoint_name(&names.endpoint, &base_url, "aiperf"),
+        base_url,
+        model,
+        stream: cfg.pointer("/endpoint/streaming").and_then(Value::as_bool),
+        workload: workload_name(&names.workload, "aiperf", input_tokens, output_tokens),
+        input_tokens,
+        output_tokens,
+        request_count: cfg
             .pointer("/loadgen/request_count")
-            .or_else(|| levels.first().and_then(|l| schema::phase_of(&l.extras.input_config)?.get("request_count"))),
-        "started_at": starts.min(),
-        "ended_at": ends.max(),
-        "interrupted": false,
-        "source": {
-            "format": "aiperf",
-            "path": path.display().to_string(),
-            "files": levels.iter().map(|l| l.source.clone()).collect::<Vec<_>>(),
-            "exports": levels.iter().map(|l| l.raw_head.clone()).collect::<Vec<_>>(),
-            "notes": notes,
-        },
-    })
+            .or_else(|| {
+                levels
+                    .first()
+                    .and_then(|l| schema::phase_of(&l.extras.input_config)?.get("request_count"))
+            })
+            .cloned()
+            .unwrap_or(Value::Null),
+        // a rightsize export carries its run's SLAs and error-rate limit
+        slas: cfg
+            .pointer("/rightsize_plan/slas")
+            .cloned()
+            .unwrap_or(json!([])),
+        max_error_rate: cfg
+            .pointer("/rightsize_plan/max_error_rate")
+            .cloned()
+            .unwrap_or(Value::Null),
+        source,
+        notes,
+    }
 }
 
 /// Reads the exports under `path` and writes them as a new run under `root`.
@@ -369,9 +318,7 @@ pub fn import_aiperf(
 ) -> anyhow::Result<ImportOutcome> {
     let levels = parse_exports(&read_exports(path)?)?;
     let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
-    write_imported_run(root, "aiperf", &summaries, |run_id| {
-        import_echo(run_id, path, &levels, names)
-    })
+    import_run(root, &summaries, &import_echo(path, &levels, names))
 }
 
 #[cfg(test)]
