@@ -7,7 +7,7 @@ mod common;
 mod export_support;
 
 use common::{read_json, stderr, stdout, tmpdir};
-use export_support::{id, import_ok, root, rs, runs_in, show_json};
+use export_support::{id, import_ok, import_refused, root, rs, runs_in, show_json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -259,11 +259,7 @@ fn an_imported_run_shows_compares_and_exports() {
 #[test]
 fn bad_input_names_the_file_and_what_is_wrong() {
     let r = root("guidellm-bad");
-    let fail = |args: &[&str]| {
-        let o = rs(&r, &[&["import", "guidellm"], args].concat());
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        stderr(&o)
-    };
+    let fail = |args: &[&str]| import_refused(&r, &[&["guidellm"], args].concat());
     let err = fail(&["/nonexistent/benchmarks.json"]);
     assert!(
         err.contains("/nonexistent/benchmarks.json: no such file or folder"),

@@ -5,8 +5,8 @@
 mod common;
 mod export_support;
 
-use common::{read_json, stderr, tmpdir};
-use export_support::{import_ok, root, rs, runs_in, show_json};
+use common::{read_json, tmpdir};
+use export_support::{import_ok, import_refused, root, runs_in, show_json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -188,11 +188,7 @@ fn a_folder_and_appended_results_import_the_same_levels() {
 #[test]
 fn bad_input_names_the_file_and_what_is_wrong() {
     let r = root("vllm-bad");
-    let fail = |args: &[&str]| {
-        let o = rs(&r, &[&["import", "vllm"], args].concat());
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        stderr(&o)
-    };
+    let fail = |args: &[&str]| import_refused(&r, &[&["vllm"], args].concat());
     let err = fail(&["/nonexistent/result.json"]);
     assert!(
         err.contains("/nonexistent/result.json: no such file or folder"),

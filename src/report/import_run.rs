@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::metrics::LevelSummary;
+use crate::metrics::{LevelSummary, Scalar, TokenSourceCounts};
 use crate::report::ResultsDir;
 use crate::wallclock::new_run_id;
 
@@ -43,6 +43,49 @@ pub struct ImportNames {
     pub model: Option<String>,
     /// Workload name (default: the tool's name with the lengths the files name).
     pub workload: Option<String>,
+}
+
+/// How deep an import searches a folder.
+const MAX_DEPTH: usize = 8;
+
+/// The files under `dir` (at most [`MAX_DEPTH`] folders down) whose path `keep` accepts,
+/// sorted; the error names the folder it could not read.
+pub fn files_under(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Result<Vec<PathBuf>, ImportError> {
+    fn walk(
+        dir: &Path,
+        depth: usize,
+        keep: &dyn Fn(&Path) -> bool,
+        out: &mut Vec<PathBuf>,
+    ) -> Result<(), ImportError> {
+        let io = |e| ImportError::Io(dir.to_path_buf(), e);
+        for entry in std::fs::read_dir(dir).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            if path.is_dir() && depth < MAX_DEPTH {
+                walk(&path, depth + 1, keep, out)?;
+            } else if keep(&path) {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, keep, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// `run.json`'s `source.files` (each level's source) and `source.KEY` (each level's head).
+pub fn files_and_heads(levels: &[ImportedLevel], key: &str) -> serde_json::Map<String, Value> {
+    let mut source = serde_json::Map::new();
+    source.insert(
+        "files".into(),
+        json!(levels.iter().map(|l| l.source.clone()).collect::<Vec<_>>()),
+    );
+    source.insert(
+        key.into(),
+        json!(levels.iter().map(|l| l.head.clone()).collect::<Vec<_>>()),
+    );
+    source
 }
 
 /// Which tool wrote a parsed results file, by the keys only it writes: `aiperf`
@@ -88,6 +131,110 @@ pub fn read_limited(path: &Path) -> Result<String, ImportError> {
         .read_to_string(&mut text)
         .map_err(|e| ImportError::Io(path.to_path_buf(), e))?;
     Ok(text)
+}
+
+/// One level read from another tool's file.
+#[derive(Debug, Clone)]
+pub struct ImportedLevel {
+    /// Where it came from, for notes and messages: a file (`file#2` for a second result in
+    /// it, `archive.tar.gz:inner/path`) or the tool's name for it (`concurrent@4`).
+    pub source: String,
+    pub summary: LevelSummary,
+    /// What this level's file lacked or what was filled in, said once each.
+    pub notes: Vec<String>,
+    /// What `run.json`'s `source` keeps of it (versions, ids, the load it was sent at).
+    pub head: Value,
+    /// How the tool was configured for it (AIPerf's `input_config`), for the echo's names;
+    /// `null` when the echo reads its names elsewhere. Not written.
+    pub config: Value,
+}
+
+/// A level of an imported run with its counts (`ok` successful and `errors` failed
+/// requests, neither cancelled), every other number absent or zero, taken as held: an import
+/// fills in what its file holds with `LevelSummary { field, ..imported_level(..) }`.
+pub fn imported_level(concurrency: u32, ok: f64, errors: f64) -> LevelSummary {
+    LevelSummary {
+        index: 0,
+        concurrency,
+        planned_requests: (ok + errors) as u64,
+        requests_asked: (ok + errors) as u64,
+        held: true,
+        sampling: None,
+        measurements: Vec::new(),
+        server: None,
+        slas: Vec::new(),
+        verdict: None,
+        start_time: String::new(),
+        end_time: String::new(),
+        partial: false,
+        time_to_first_token: None,
+        inter_token_latency: None,
+        inter_chunk_latency: None,
+        request_latency: None,
+        output_sequence_length: None,
+        input_sequence_length: None,
+        output_token_throughput_per_user: None,
+        output_token_throughput: Scalar::new("tokens/sec", 0.0),
+        output_token_throughput_steady: None,
+        output_token_throughput_sustained: None,
+        request_throughput: Scalar::new("requests/sec", 0.0),
+        request_count: Scalar::new("requests", ok),
+        error_request_count: Scalar::new("requests", errors),
+        benchmark_duration: Scalar::new("sec", 0.0),
+        total_osl: Scalar::new("tokens", 0.0),
+        total_isl: Scalar::new("tokens", 0.0),
+        goodput: None,
+        error_summary: Vec::new(),
+        error_rate: if ok + errors > 0.0 {
+            errors / (ok + errors)
+        } else {
+            0.0
+        },
+        errors_by_kind: Default::default(),
+        cancelled_count: 0,
+        steady_window: None,
+        achieved_concurrency: None,
+        mean_in_flight: None,
+        slot_to_send: None,
+        output_tokens_source: TokenSourceCounts::default(),
+        reconnect_count: 0,
+        client_lag: None,
+        workload: Default::default(),
+        open_loop: Default::default(),
+    }
+}
+
+/// Sorts levels by concurrency, then start time, then end time, and numbers them 0.. .
+pub fn number_by_concurrency(levels: &mut [ImportedLevel]) {
+    levels.sort_by_cached_key(|l| {
+        let s = &l.summary;
+        (s.concurrency, s.start_time.clone(), s.end_time.clone())
+    });
+    for (i, l) in levels.iter_mut().enumerate() {
+        l.summary.index = i as u32;
+    }
+}
+
+/// Every level's notes, each after its source (`file: note`), then `general` (what the
+/// format lacks, said once per run).
+pub fn level_notes(levels: &[ImportedLevel], general: &[&str]) -> Vec<String> {
+    levels
+        .iter()
+        .flat_map(|l| l.notes.iter().map(move |n| format!("{}: {n}", l.source)))
+        .chain(general.iter().map(|g| g.to_string()))
+        .collect()
+}
+
+/// Writes `levels` as a new run under `root`, its `run.json` from `echo`.
+pub fn import_levels(
+    root: &Path,
+    levels: &[ImportedLevel],
+    echo: &ImportedEcho,
+) -> anyhow::Result<ImportOutcome> {
+    let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
+    write_imported_run(root, echo.tool, &summaries, |run_id| {
+        echo.to_json(run_id, &summaries)
+    })
 }
 
 /// What an imported run's `run.json` says, beside its levels: the names, the lengths, and
@@ -185,17 +332,6 @@ pub fn workload_name(
     given.clone().unwrap_or_else(|| match (input, output) {
         (Some(i), Some(o)) => format!("{tool} {i}/{o}"),
         _ => tool.into(),
-    })
-}
-
-/// Writes `levels` as a new run under `root`, its `run.json` from `echo`.
-pub fn import_run(
-    root: &Path,
-    levels: &[LevelSummary],
-    echo: &ImportedEcho,
-) -> anyhow::Result<ImportOutcome> {
-    write_imported_run(root, echo.tool, levels, |run_id| {
-        echo.to_json(run_id, levels)
     })
 }
 

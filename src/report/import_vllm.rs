@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::metrics::{LevelSummary, Scalar, Stats, TokenSourceCounts, UNIT_MS, UNIT_TOKENS};
-use crate::record::ErrorKind;
+use crate::metrics::{LevelSummary, Scalar, Stats, UNIT_MS, UNIT_TOKENS};
 use crate::report::import_run::{
-    import_run, not_this_tool, read_limited, workload_name, ImportError, ImportNames,
-    ImportOutcome, ImportedEcho,
+    files_and_heads, files_under, import_levels, imported_level, level_notes, not_this_tool,
+    number_by_concurrency, read_limited, workload_name, ImportError, ImportNames, ImportOutcome,
+    ImportedEcho, ImportedLevel,
 };
 use crate::report::import_stats::{errors_by_kind, group_errors, stats_from, Sample};
 
@@ -44,16 +44,6 @@ pub const DROPPED: [&str; 3] = [
      itls its count is taken as the successful requests",
 ];
 
-/// One result object's text source: a file, or `file#N` for the N-th object of an appended one.
-#[derive(Debug, Clone)]
-pub struct ImportedResult {
-    pub source: String,
-    pub summary: LevelSummary,
-    pub notes: Vec<String>,
-    /// What the result says of its run: date, backend, model, rates, ...
-    pub head: Value,
-}
-
 fn num(v: Option<&Value>) -> Option<f64> {
     v?.as_f64().filter(|x| x.is_finite())
 }
@@ -61,29 +51,16 @@ fn num(v: Option<&Value>) -> Option<f64> {
 /// Every result file under `paths`: files as given, folders' `.json` files (at any depth,
 /// except vLLM's `.pytorch.json` copies), in path order.
 pub fn result_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
-    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
-        let entries = std::fs::read_dir(dir).map_err(|e| ImportError::Io(dir.to_path_buf(), e))?;
-        for entry in entries {
-            let path = entry
-                .map_err(|e| ImportError::Io(dir.to_path_buf(), e))?
-                .path();
-            let name = path.to_string_lossy();
-            if path.is_dir() && depth < 8 {
-                walk(&path, depth + 1, out)?;
-            } else if name.ends_with(".json") && !name.ends_with(".pytorch.json") {
-                out.push(path);
-            }
-        }
-        Ok(())
-    }
     let mut out = Vec::new();
     for p in paths {
         if !p.exists() {
             return Err(ImportError::NotFound(p.clone()));
         }
         if p.is_dir() {
-            let mut found = Vec::new();
-            walk(p, 0, &mut found)?;
+            let found = files_under(p, &|f| {
+                let name = f.to_string_lossy();
+                name.ends_with(".json") && !name.ends_with(".pytorch.json")
+            })?;
             if found.is_empty() {
                 return Err(ImportError::NoFiles {
                     path: p.clone(),
@@ -92,7 +69,6 @@ pub fn result_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
                         .into(),
                 });
             }
-            found.sort();
             out.extend(found);
         } else {
             out.push(p.clone());
@@ -344,69 +320,37 @@ pub fn parse_result(obj: &Value) -> Result<(LevelSummary, Vec<String>), String> 
         .as_ref()
         .map(|d| group_errors(d.errors()))
         .unwrap_or_default();
-    let errors_by_kind: std::collections::BTreeMap<ErrorKind, u64> = errors_by_kind(&error_list);
-    let planned = ok + failed as u64;
     let summary = LevelSummary {
-        index: 0,
-        concurrency,
-        planned_requests: planned,
-        requests_asked: num_prompts.map_or(planned, |n| n as u64),
-        held: true,
-        sampling: None,
-        measurements: Vec::new(),
-        server: None,
-        slas: Vec::new(),
-        verdict: None,
-        start_time: String::new(),
+        requests_asked: num_prompts.map_or((completed + failed) as u64, |n| n as u64),
         end_time: date_text(obj.get("date")),
-        partial: false,
         time_to_first_token: ttft,
         inter_token_latency: tpot,
         inter_chunk_latency: itl,
         request_latency: e2el,
         output_sequence_length: osl,
         input_sequence_length: isl,
-        output_token_throughput_per_user: None,
         output_token_throughput: Scalar::new(
             "tokens/sec",
             num(obj.get("output_throughput")).unwrap_or(0.0),
         ),
-        output_token_throughput_steady: None,
-        output_token_throughput_sustained: None,
         request_throughput: Scalar::new(
             "requests/sec",
             num(obj.get("request_throughput")).unwrap_or(0.0),
         ),
-        request_count: Scalar::new("requests", completed),
-        error_request_count: Scalar::new("requests", failed),
         benchmark_duration: Scalar::new("sec", num(obj.get("duration")).unwrap_or(0.0)),
         total_osl: Scalar::new("tokens", num(obj.get("total_output_tokens")).unwrap_or(0.0)),
         total_isl: Scalar::new("tokens", num(obj.get("total_input_tokens")).unwrap_or(0.0)),
         goodput: num(obj.get("request_goodput")).map(|v| Scalar::new("requests/sec", v)),
+        errors_by_kind: errors_by_kind(&error_list),
         error_summary: error_list,
-        error_rate: if completed + failed > 0.0 {
-            failed / (completed + failed)
-        } else {
-            0.0
-        },
-        errors_by_kind,
-        cancelled_count: 0,
-        steady_window: None,
-        achieved_concurrency: None,
-        mean_in_flight: None,
-        slot_to_send: None,
-        output_tokens_source: TokenSourceCounts::default(),
-        reconnect_count: 0,
-        client_lag: None,
-        workload: Default::default(),
-        open_loop: Default::default(),
+        ..imported_level(concurrency, completed, failed)
     };
     Ok((summary, notes))
 }
 
 /// Parses every result under `paths` into levels, sorted by concurrency then date, numbered
 /// 0.. .
-pub fn parse_results(paths: &[PathBuf]) -> Result<Vec<ImportedResult>, ImportError> {
+pub fn parse_results(paths: &[PathBuf]) -> Result<Vec<ImportedLevel>, ImportError> {
     let mut levels = Vec::new();
     for file in result_files(paths)? {
         let source = file.display().to_string();
@@ -429,21 +373,16 @@ pub fn parse_results(paths: &[PathBuf]) -> Result<Vec<ImportedResult>, ImportErr
             .into_iter()
             .filter_map(|k| Some((k.to_string(), obj.get(k)?.clone())))
             .collect();
-            levels.push(ImportedResult {
+            levels.push(ImportedLevel {
                 source: name,
                 summary,
                 notes,
                 head: Value::Object(head),
+                config: Value::Null,
             });
         }
     }
-    levels.sort_by(|a, b| {
-        (a.summary.concurrency, &a.summary.end_time)
-            .cmp(&(b.summary.concurrency, &b.summary.end_time))
-    });
-    for (i, l) in levels.iter_mut().enumerate() {
-        l.summary.index = i as u32;
-    }
+    number_by_concurrency(&mut levels);
     Ok(levels)
 }
 
@@ -451,24 +390,10 @@ pub fn parse_results(paths: &[PathBuf]) -> Result<Vec<ImportedResult>, ImportErr
 /// endpoint is named `vllm` and the workload `vllm` unless given.
 pub fn import_echo(
     paths: &[PathBuf],
-    levels: &[ImportedResult],
+    levels: &[ImportedLevel],
     names: &ImportNames,
 ) -> ImportedEcho {
     let first = levels.first().map(|l| &l.head).unwrap_or(&Value::Null);
-    let mut notes: Vec<String> = levels
-        .iter()
-        .flat_map(|l| l.notes.iter().map(move |n| format!("{}: {n}", l.source)))
-        .collect();
-    notes.extend(DROPPED.iter().map(|s| s.to_string()));
-    let mut source = serde_json::Map::new();
-    source.insert(
-        "files".into(),
-        json!(levels.iter().map(|l| l.source.clone()).collect::<Vec<_>>()),
-    );
-    source.insert(
-        "results".into(),
-        json!(levels.iter().map(|l| l.head.clone()).collect::<Vec<_>>()),
-    );
     ImportedEcho {
         tool: "vllm",
         path: paths
@@ -492,8 +417,8 @@ pub fn import_echo(
         request_count: first.get("num_prompts").cloned().unwrap_or(Value::Null),
         slas: json!([]),
         max_error_rate: Value::Null,
-        source,
-        notes,
+        source: files_and_heads(levels, "results"),
+        notes: level_notes(levels, &DROPPED),
     }
 }
 
@@ -504,8 +429,7 @@ pub fn import_vllm(
     names: &ImportNames,
 ) -> anyhow::Result<ImportOutcome> {
     let levels = parse_results(paths)?;
-    let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
-    import_run(root, &summaries, &import_echo(paths, &levels, names))
+    import_levels(root, &levels, &import_echo(paths, &levels, names))
 }
 
 #[cfg(test)]

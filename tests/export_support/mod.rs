@@ -115,3 +115,11 @@ pub fn show_json(root: &Path, run: &Path) -> serde_json::Value {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).expect("show --json prints JSON")
 }
+
+/// `rightsize import ARGS --runs-dir ROOT`, which must refuse its input (exit 2); returns its
+/// stderr.
+pub fn import_refused(root: &Path, args: &[&str]) -> String {
+    let o = rs(root, &[&["import"], args].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    stderr(&o)
+}

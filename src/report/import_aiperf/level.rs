@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::metrics::{
-    ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, TokenSourceCounts, DISTRIBUTIONS,
-};
+use crate::metrics::{ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, DISTRIBUTIONS};
 use crate::record::ErrorKind;
+use crate::report::import_run::imported_level;
 pub use crate::report::import_stats::time_text;
 use crate::report::import_stats::{errors_by_kind, stats_from};
 
@@ -129,8 +128,6 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         .unwrap_or(count + errors as u64);
     let mut take = |name: &str| metrics.remove(name);
     let summary = LevelSummary {
-        index: 0,
-        concurrency,
         planned_requests: planned,
         requests_asked: obj
             .get("requests_asked")
@@ -138,12 +135,6 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
             .unwrap_or(planned),
         // an AIPerf export does not say how much concurrency it held: taken as held
         held: obj.get("held").and_then(Value::as_bool).unwrap_or(true),
-        sampling: None,
-        measurements: Vec::new(),
-        // AIPerf records no server telemetry
-        server: None,
-        slas: Vec::new(),
-        verdict: None,
         start_time,
         end_time,
         partial: obj
@@ -172,21 +163,13 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
             },
         ),
         request_throughput: Scalar::new("requests/sec", rps),
-        request_count: Scalar::new("requests", ok),
-        error_request_count: Scalar::new("requests", errors),
         benchmark_duration: Scalar::new("sec", duration),
         total_osl: Scalar::new("tokens", total_osl),
         total_isl: Scalar::new("tokens", total_isl),
         goodput: scalar(obj, "goodput").map(|v| Scalar::new("requests/sec", v)),
         error_summary: errors_list,
-        error_rate: if ok + errors > 0.0 {
-            errors / (ok + errors)
-        } else {
-            0.0
-        },
         errors_by_kind,
         cancelled_count: cancelled,
-        steady_window: None,
         // AIPerf 0.13 reports the concurrency it kept as `effective_concurrency`
         achieved_concurrency: obj
             .get("achieved_concurrency")
@@ -194,11 +177,8 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
             .or_else(|| scalar(obj, "effective_concurrency")),
         mean_in_flight: obj.get("mean_in_flight").and_then(num),
         slot_to_send: take("slot_to_send"),
-        output_tokens_source: TokenSourceCounts::default(),
-        reconnect_count: 0,
-        client_lag: None,
-        workload: Default::default(),
-        open_loop: Default::default(),
+        // AIPerf records no server telemetry
+        ..imported_level(concurrency, ok, errors)
     };
     (
         summary,

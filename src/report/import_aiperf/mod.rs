@@ -13,22 +13,20 @@ mod schema;
 
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 pub use level::{parse_level, LevelExtras};
 
-use crate::metrics::LevelSummary;
 use crate::report::import_run::{
-    endpoint_name, import_run, read_limited, workload_name, ImportOutcome, ImportedEcho, MAX_FILE,
+    endpoint_name, files_and_heads, files_under, import_levels, level_notes, number_by_concurrency,
+    read_limited, workload_name, ImportOutcome, ImportedEcho, MAX_FILE,
 };
-pub use crate::report::import_run::{ImportError, ImportNames};
+pub use crate::report::import_run::{ImportError, ImportNames, ImportedLevel};
 
 /// The file name AIPerf writes.
 pub const EXPORT_FILE: &str = "profile_export_aiperf.json";
-/// How deep a folder is searched.
-const MAX_DEPTH: usize = 8;
 
 /// One export file's text and where it came from (a path, or `archive.tar.gz:inner/path`).
 #[derive(Debug, Clone)]
@@ -40,21 +38,6 @@ pub struct ExportText {
 fn is_tarball(p: &Path) -> bool {
     let n = p.to_string_lossy().to_ascii_lowercase();
     n.ends_with(".tar.gz") || n.ends_with(".tgz")
-}
-
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| ImportError::Io(dir.to_path_buf(), e))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| ImportError::Io(dir.to_path_buf(), e))?
-            .path();
-        if path.is_dir() && depth < MAX_DEPTH {
-            walk(&path, depth + 1, out)?;
-        } else if path.file_name().is_some_and(|n| n == EXPORT_FILE) {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 fn read_tarball(path: &Path) -> Result<Vec<ExportText>, ImportError> {
@@ -83,10 +66,7 @@ pub fn read_exports(path: &Path) -> Result<Vec<ExportText>, ImportError> {
         return Err(ImportError::NotFound(path.to_path_buf()));
     }
     let mut out = if path.is_dir() {
-        let mut files = Vec::new();
-        walk(path, 0, &mut files)?;
-        files.sort();
-        files
+        files_under(path, &|f| f.file_name().is_some_and(|n| n == EXPORT_FILE))?
             .into_iter()
             .map(|f| {
                 Ok(ExportText {
@@ -133,16 +113,6 @@ pub fn concurrency_in_path(source: &str) -> Option<u32> {
         }
     }
     None
-}
-
-/// One parsed level with where it came from.
-#[derive(Debug, Clone)]
-pub struct ImportedLevel {
-    pub source: String,
-    pub summary: LevelSummary,
-    pub extras: LevelExtras,
-    /// The export's own top-level object (for `aiperf_version`, `benchmark_id`).
-    pub raw_head: Value,
 }
 
 /// Parses every export into a level, sorted by concurrency then start time, numbered 0.. .
@@ -193,25 +163,19 @@ pub fn parse_exports(exports: &[ExportText]) -> Result<Vec<ImportedLevel>, Impor
             return Err(bad(m));
         }
         let (summary, extras) = parse_level(&obj, concurrency);
-        let raw_head = json!({
-            "aiperf_version": obj.get("aiperf_version"),
-            "schema_version": obj.get("schema_version"),
-            "benchmark_id": obj.get("benchmark_id"),
-        });
         levels.push(ImportedLevel {
             source: e.source.clone(),
             summary,
-            extras,
-            raw_head,
+            notes: extras.notes,
+            head: json!({
+                "aiperf_version": obj.get("aiperf_version"),
+                "schema_version": obj.get("schema_version"),
+                "benchmark_id": obj.get("benchmark_id"),
+            }),
+            config: extras.input_config,
         });
     }
-    levels.sort_by(|a, b| {
-        (a.summary.concurrency, &a.summary.start_time)
-            .cmp(&(b.summary.concurrency, &b.summary.start_time))
-    });
-    for (i, l) in levels.iter_mut().enumerate() {
-        l.summary.index = i as u32;
-    }
+    number_by_concurrency(&mut levels);
     Ok(levels)
 }
 
@@ -234,7 +198,7 @@ fn negative_metric(obj: &Value) -> Option<String> {
 pub fn import_echo(path: &Path, levels: &[ImportedLevel], names: &ImportNames) -> ImportedEcho {
     let cfg = levels
         .first()
-        .map(|l| l.extras.input_config.clone())
+        .map(|l| l.config.clone())
         .unwrap_or(Value::Null);
     let model = names.model.clone().unwrap_or_else(|| {
         cfg.pointer("/endpoint/model_names/0")
@@ -256,27 +220,6 @@ pub fn import_echo(path: &Path, levels: &[ImportedLevel], names: &ImportNames) -
     };
     let input_tokens = mean("/input/prompt/input_tokens/mean").or(isl);
     let output_tokens = mean("/input/prompt/output_tokens/mean").or(osl);
-    let notes: Vec<String> = levels
-        .iter()
-        .flat_map(|l| {
-            l.extras
-                .notes
-                .iter()
-                .map(move |n| format!("{}: {n}", l.source))
-        })
-        .collect();
-    let mut source = serde_json::Map::new();
-    source.insert(
-        "files".into(),
-        json!(levels.iter().map(|l| l.source.clone()).collect::<Vec<_>>()),
-    );
-    source.insert(
-        "exports".into(),
-        json!(levels
-            .iter()
-            .map(|l| l.raw_head.clone())
-            .collect::<Vec<_>>()),
-    );
     ImportedEcho {
         tool: "aiperf",
         path: path.display().to_string(),
@@ -292,7 +235,7 @@ pub fn import_echo(path: &Path, levels: &[ImportedLevel], names: &ImportNames) -
             .or_else(|| {
                 levels
                     .first()
-                    .and_then(|l| schema::phase_of(&l.extras.input_config)?.get("request_count"))
+                    .and_then(|l| schema::phase_of(&l.config)?.get("request_count"))
             })
             .cloned()
             .unwrap_or(Value::Null),
@@ -305,8 +248,8 @@ pub fn import_echo(path: &Path, levels: &[ImportedLevel], names: &ImportNames) -
             .pointer("/rightsize_plan/max_error_rate")
             .cloned()
             .unwrap_or(Value::Null),
-        source,
-        notes,
+        source: files_and_heads(levels, "exports"),
+        notes: level_notes(levels, &[]),
     }
 }
 
@@ -317,8 +260,7 @@ pub fn import_aiperf(
     names: &ImportNames,
 ) -> anyhow::Result<ImportOutcome> {
     let levels = parse_exports(&read_exports(path)?)?;
-    let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
-    import_run(root, &summaries, &import_echo(path, &levels, names))
+    import_levels(root, &levels, &import_echo(path, &levels, names))
 }
 
 #[cfg(test)]

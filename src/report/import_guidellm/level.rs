@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::metrics::{ErrorSummaryEntry, LevelSummary, Scalar, Stats, TokenSourceCounts};
+use crate::metrics::{ErrorSummaryEntry, LevelSummary, Scalar, Stats};
 use crate::metrics::{UNIT_MS, UNIT_TOKENS};
 use crate::record::ErrorKind;
+use crate::report::import_run::imported_level;
 use crate::report::import_stats::{errors_by_kind, group_errors, stats_from, time_text};
 
 /// Our statistic names and GuideLLM's (`avg` is its `mean`, `p1` its `percentiles.p01`).
@@ -168,7 +169,8 @@ pub fn place(strategy: &Value, metrics: &Value) -> Result<(u32, Option<String>),
 }
 
 /// Reads one benchmark; `concurrency` comes from [`place`]. The level's `index` is 0: the
-/// caller numbers levels once they are sorted.
+/// caller numbers levels once they are sorted. GuideLLM does not judge whether a benchmark
+/// held its load: taken as held.
 pub fn parse_benchmark(bench: &Value, concurrency: u32, notes: &mut Vec<String>) -> LevelSummary {
     let empty = Value::Null;
     let metrics = bench.get("metrics").unwrap_or(&empty);
@@ -202,63 +204,34 @@ pub fn parse_benchmark(bench: &Value, concurrency: u32, notes: &mut Vec<String>)
         ));
     }
     let planned = (ok + errors + incomplete) as u64;
-    let mut take = |name: &str| dists.remove(name);
     LevelSummary {
-        index: 0,
-        concurrency,
         planned_requests: planned,
         requests_asked: planned,
-        // GuideLLM does not judge whether a benchmark held its load: taken as held
-        held: true,
-        sampling: None,
-        measurements: Vec::new(),
-        server: None,
-        slas: Vec::new(),
-        verdict: None,
         start_time: time_text(bench.get("start_time").unwrap_or(&empty)),
         end_time: time_text(bench.get("end_time").unwrap_or(&empty)),
-        partial: false,
-        time_to_first_token: take("time_to_first_token"),
-        inter_token_latency: take("inter_token_latency"),
-        inter_chunk_latency: None,
-        request_latency: take("request_latency"),
-        output_sequence_length: take("output_sequence_length"),
-        input_sequence_length: take("input_sequence_length"),
-        output_token_throughput_per_user: None,
+        time_to_first_token: dists.remove("time_to_first_token"),
+        inter_token_latency: dists.remove("inter_token_latency"),
+        request_latency: dists.remove("request_latency"),
+        output_sequence_length: dists.remove("output_sequence_length"),
+        input_sequence_length: dists.remove("input_sequence_length"),
         output_token_throughput: Scalar::new(
             "tokens/sec",
             mean(metrics, "output_tokens_per_second", "successful").unwrap_or(0.0),
         ),
-        output_token_throughput_steady: None,
-        output_token_throughput_sustained: None,
         request_throughput: Scalar::new(
             "requests/sec",
             mean(metrics, "requests_per_second", "successful").unwrap_or(0.0),
         ),
-        request_count: Scalar::new("requests", ok),
-        error_request_count: Scalar::new("requests", errors),
         benchmark_duration: Scalar::new("sec", num(bench.get("duration")).unwrap_or(0.0)),
         total_osl: Scalar::new("tokens", total_sum("output_token_count").unwrap_or(0.0)),
         total_isl: Scalar::new("tokens", total_sum("prompt_token_count").unwrap_or(0.0)),
         goodput: mean(metrics, "request_goodput", "successful")
             .map(|v| Scalar::new("requests/sec", v)),
         error_summary: error_list,
-        error_rate: if ok + errors > 0.0 {
-            errors / (ok + errors)
-        } else {
-            0.0
-        },
         errors_by_kind,
         cancelled_count: incomplete as u64,
-        steady_window: None,
-        achieved_concurrency: None,
         mean_in_flight: mean(metrics, "request_concurrency", "total"),
-        slot_to_send: None,
-        output_tokens_source: TokenSourceCounts::default(),
-        reconnect_count: 0,
-        client_lag: None,
-        workload: Default::default(),
-        open_loop: Default::default(),
+        ..imported_level(concurrency, ok, errors)
     }
 }
 

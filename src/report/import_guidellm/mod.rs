@@ -13,10 +13,10 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::metrics::LevelSummary;
 use crate::report::import_run::{
-    endpoint_name, import_run, not_this_tool, parse_json, read_limited, workload_name, ImportError,
-    ImportNames, ImportOutcome, ImportedEcho,
+    endpoint_name, import_levels, level_notes, not_this_tool, number_by_concurrency, parse_json,
+    read_limited, workload_name, ImportError, ImportNames, ImportOutcome, ImportedEcho,
+    ImportedLevel,
 };
 
 /// What GuideLLM records that rightsize has no place for, or lacks: said once per run.
@@ -35,19 +35,9 @@ pub const DROPPED: [&str; 5] = [
     "GuideLLM does not judge whether a benchmark held its load: every level counts as held",
 ];
 
-/// One parsed benchmark with its label (`concurrent@4`) and notes.
-#[derive(Debug, Clone)]
-pub struct ImportedBenchmark {
-    pub label: String,
-    pub summary: LevelSummary,
-    pub notes: Vec<String>,
-    /// `{index, strategy, id}` as the file has them.
-    pub head: Value,
-}
-
 /// Parses a benchmarks file (`source` names it in errors) into levels, sorted by concurrency
 /// then start time, numbered 0.. .
-pub fn parse_report(source: &str, obj: &Value) -> Result<Vec<ImportedBenchmark>, ImportError> {
+pub fn parse_report(source: &str, obj: &Value) -> Result<Vec<ImportedLevel>, ImportError> {
     let bad = |message: String| ImportError::Bad {
         source_name: source.to_string(),
         message,
@@ -91,25 +81,20 @@ pub fn parse_report(source: &str, obj: &Value) -> Result<Vec<ImportedBenchmark>,
             .map_err(|m| bad(format!("benchmarks[{i}] ({label}): {m}")))?;
         let mut notes: Vec<String> = place_note.into_iter().collect();
         let summary = level::parse_benchmark(bench, concurrency, &mut notes);
-        out.push(ImportedBenchmark {
+        out.push(ImportedLevel {
+            source: format!("{label} (c={concurrency})"),
             head: json!({
                 "index": i,
                 "label": label,
                 "strategy": strategy,
                 "id": bench.pointer("/config/id_"),
             }),
-            label,
             summary,
             notes,
+            config: Value::Null,
         });
     }
-    out.sort_by(|a, b| {
-        (a.summary.concurrency, &a.summary.start_time)
-            .cmp(&(b.summary.concurrency, &b.summary.start_time))
-    });
-    for (i, l) in out.iter_mut().enumerate() {
-        l.summary.index = i as u32;
-    }
+    number_by_concurrency(&mut out);
     Ok(out)
 }
 
@@ -118,7 +103,7 @@ pub fn parse_report(source: &str, obj: &Value) -> Result<Vec<ImportedBenchmark>,
 pub fn import_echo(
     path: &Path,
     report: &Value,
-    levels: &[ImportedBenchmark],
+    levels: &[ImportedLevel],
     names: &ImportNames,
 ) -> ImportedEcho {
     let spec = report.pointer("/config/spec").unwrap_or(&Value::Null);
@@ -141,15 +126,6 @@ pub fn import_echo(
         .and_then(|c| c.get("count"))
         .cloned()
         .unwrap_or(Value::Null);
-    let mut notes: Vec<String> = levels
-        .iter()
-        .flat_map(|l| {
-            l.notes
-                .iter()
-                .map(move |n| format!("{} (c={}): {n}", l.label, l.summary.concurrency))
-        })
-        .collect();
-    notes.extend(DROPPED.iter().map(|s| s.to_string()));
     let mut source = serde_json::Map::new();
     source.insert(
         "guidellm_version".into(),
@@ -185,7 +161,7 @@ pub fn import_echo(
         slas: json!([]),
         max_error_rate: Value::Null,
         source,
-        notes,
+        notes: level_notes(levels, &DROPPED),
     }
 }
 
@@ -210,10 +186,5 @@ pub fn import_guidellm(
     let source = path.display().to_string();
     let report = parse_json(&source, &read_limited(path)?)?;
     let levels = parse_report(&source, &report)?;
-    let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
-    import_run(
-        root,
-        &summaries,
-        &import_echo(path, &report, &levels, names),
-    )
+    import_levels(root, &levels, &import_echo(path, &report, &levels, names))
 }
