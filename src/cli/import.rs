@@ -21,8 +21,9 @@ pub enum ImportCommand {
     /// per benchmark; concurrent ones at their streams, rate and throughput ones at the
     /// concurrency GuideLLM measured
     Guidellm(GuidellmArgs),
-    /// vllm bench serve --save-result files: one JSON file per level (its max_concurrency),
-    /// or folders of them; files written with --append-result hold one level per line
+    /// vllm bench serve --save-result files: one JSON file per level, placed at its
+    /// max_concurrency (a result without one is refused), or folders of them; a file written
+    /// with --append-result holds one level per line
     Vllm(VllmArgs),
 }
 
