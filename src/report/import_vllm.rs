@@ -267,17 +267,18 @@ pub fn parse_result(obj: &Value) -> Result<(LevelSummary, Vec<String>), String> 
         .and_then(Value::as_u64)
         .and_then(|c| u32::try_from(c).ok())
         .filter(|c| *c > 0)
-        .ok_or_else(|| match finite_rate {
-            Some(r) => format!(
-                "max_concurrency is null: the level was sent at request_rate {r} req/s with no \
-                 concurrency limit, and vLLM records neither the concurrency it reached nor the \
-                 rate it sent, so it has no place on rightsize's concurrency axis; run vllm \
-                 bench serve with --max-concurrency N (the rate may stay)"
-            ),
-            None => "max_concurrency is null: every request was sent at once (request_rate \
-                     inf, no --max-concurrency), so the level has no concurrency to be placed at; \
-                     run vllm bench serve with --max-concurrency N"
-                .to_string(),
+        .ok_or_else(|| {
+            let sent = match (finite_rate, obj.get("ramp_up_strategy")) {
+                (Some(r), _) => format!("at request_rate {r} req/s"),
+                (None, Some(ramp)) => format!("at a rate ramped up ({ramp})"),
+                (None, None) => "all at once (request_rate inf)".into(),
+            };
+            format!(
+                "max_concurrency is null: the level was sent {sent} with no concurrency limit, \
+                 and vLLM records neither the concurrency it reached nor the rate it sent, so \
+                 it has no place on rightsize's concurrency axis; run vllm bench serve with \
+                 --max-concurrency N (the rate may stay)"
+            )
         })?;
     let mut notes = Vec::new();
     if let Some(r) = finite_rate {
@@ -537,6 +538,11 @@ mod tests {
             e.starts_with("max_concurrency is null: the level was sent at request_rate 4 req/s"),
             "{e}"
         );
+        let at_once = json!({"completed": 3, "request_rate": "inf", "max_concurrency": null});
+        assert!(parse_result(&at_once).unwrap_err().starts_with(
+            "max_concurrency is null: the level was sent all at once (request_rate inf) \
+                 with no concurrency limit"
+        ));
         let guidellm = json!({"benchmarks": []});
         assert_eq!(
             parse_result(&guidellm).unwrap_err(),
