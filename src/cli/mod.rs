@@ -61,7 +61,8 @@ pub enum Command {
     Compare(history::CompareArgs),
     /// Export a run's charts (PNG, SVG), levels (CSV), run (JSON) or AIPerf files
     Export(export::ExportArgs),
-    /// Bring results made elsewhere into a run (AIPerf / SageMaker benchmark exports)
+    /// Bring results made elsewhere into a run (AIPerf / SageMaker benchmark exports, GuideLLM,
+    /// vllm bench serve; docs/formats.md)
     #[command(subcommand)]
     Import(import::ImportCommand),
 }

@@ -22,8 +22,8 @@ fn or_dash(s: &str) -> String {
 /// The `rightsize runs` table, in the order given.
 pub fn render_runs(runs: &[RunInfo]) -> String {
     if runs.is_empty() {
-        return "no runs yet: `rightsize sweep` makes one, `rightsize import aiperf` brings \
-                one in\n"
+        return "no runs yet: `rightsize sweep` makes one, `rightsize import \
+                aiperf|guidellm|vllm` brings one in\n"
             .into();
     }
     let rows: Vec<Vec<String>> = runs

@@ -95,3 +95,31 @@ pub fn rs(root: &Path, args: &[&str]) -> Output {
         .output()
         .expect("run rightsize")
 }
+
+/// `rightsize import ARGS --runs-dir ROOT`, which must succeed; returns its stderr (the
+/// notes) and the new run's folder.
+pub fn import_ok(root: &Path, args: &[&str]) -> (String, PathBuf) {
+    let before = runs_in(root);
+    let o = rs(root, &[&["import"], args].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dir = runs_in(root)
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("a new run folder");
+    (stderr(&o), dir)
+}
+
+/// `rightsize show RUN --json`: the run's echo, levels and summary.
+pub fn show_json(root: &Path, run: &Path) -> serde_json::Value {
+    let o = rs(root, &["show", &id(run), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("show --json prints JSON")
+}
+
+/// `rightsize import ARGS --runs-dir ROOT`, which must refuse its input (exit 2); returns its
+/// stderr.
+pub fn import_refused(root: &Path, args: &[&str]) -> String {
+    let o = rs(root, &[&["import"], args].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    stderr(&o)
+}

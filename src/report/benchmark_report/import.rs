@@ -14,8 +14,10 @@ use super::{
     UnitFactor, DISTRIBUTIONS, REQUEST_RATE_UNITS, STAT_FIELDS, TOKEN_RATE_UNITS, VERSION,
 };
 use crate::metrics::LevelSummary;
-use crate::report::import_aiperf::{concurrency_in_path, parse_level, ImportError, ImportNames};
-use crate::report::import_run::{find_files, read_limited, write_imported_run, ImportOutcome};
+use crate::report::import_aiperf::{concurrency_in_path, parse_level};
+use crate::report::import_run::{
+    files_under, read_limited, write_imported_run, ImportError, ImportNames, ImportOutcome,
+};
 
 /// The versions read: 0.2, and 0.2.1, which only adds optional fields.
 const VERSIONS: [&str; 2] = [VERSION, "0.2.1"];
@@ -309,7 +311,10 @@ fn read_reports(path: &Path) -> Result<Vec<ReadReport>, ImportError> {
         return Err(ImportError::NotFound(path.to_path_buf()));
     }
     let files = if path.is_dir() {
-        find_files(path, &is_report_name).map_err(|(dir, e)| ImportError::Io(dir, e))?
+        files_under(path, &|p: &Path| {
+            p.file_name()
+                .is_some_and(|n| is_report_name(&n.to_string_lossy()))
+        })?
     } else {
         vec![path.to_path_buf()]
     };
@@ -325,7 +330,7 @@ fn read_reports(path: &Path) -> Result<Vec<ReadReport>, ImportError> {
         .iter()
         .map(|f| {
             let source = f.display().to_string();
-            let text = read_limited(f).map_err(|e| ImportError::Io(f.clone(), e))?;
+            let text = read_limited(f)?;
             read_report(&source, &text).map_err(|message| ImportError::Bad {
                 source_name: source,
                 message,

@@ -4,28 +4,14 @@
 //! there (throughput from totals and duration, errors from `error_summary`).
 
 use std::collections::BTreeMap;
-use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::metrics::{
-    ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, TokenSourceCounts, DISTRIBUTIONS,
-};
+use crate::metrics::{ErrorDetails, ErrorSummaryEntry, LevelSummary, Scalar, Stats, DISTRIBUTIONS};
 use crate::record::ErrorKind;
-use crate::wallclock::rfc3339_utc;
-
-/// The percentiles a metric object carries, by rank (0 = min and 100 = max are anchors).
-const RANKS: [(&str, f64); 9] = [
-    ("p1", 1.0),
-    ("p5", 5.0),
-    ("p10", 10.0),
-    ("p25", 25.0),
-    ("p50", 50.0),
-    ("p75", 75.0),
-    ("p90", 90.0),
-    ("p95", 95.0),
-    ("p99", 99.0),
-];
+use crate::report::import_run::imported_level;
+pub use crate::report::import_stats::time_text;
+use crate::report::import_stats::{errors_by_kind, stats_from};
 
 fn num(v: &Value) -> Option<f64> {
     v.as_f64().filter(|x| x.is_finite())
@@ -47,117 +33,16 @@ fn stats(
     notes: &mut Vec<String>,
 ) -> Option<Stats> {
     let m = obj.get(name)?.as_object()?;
-    let get = |k: &str| m.get(k).and_then(num);
-    let mut known: Vec<(f64, f64)> = RANKS
-        .iter()
-        .filter_map(|(k, r)| Some((*r, get(k)?)))
-        .collect();
-    let avg = get("avg");
-    if known.is_empty() && avg.is_none() && get("min").is_none() && get("max").is_none() {
-        return None;
-    }
-    let min = get("min")
-        .or_else(|| known.first().map(|k| k.1))
-        .or(avg)
-        .or_else(|| get("max"))?;
-    let max = get("max")
-        .or_else(|| known.last().map(|k| k.1))
-        .or(avg)
-        .unwrap_or(min);
-    known.insert(0, (0.0, min));
-    known.push((100.0, max));
-    let mut filled = Vec::new();
-    let mut at = |key: &str, rank: f64| -> f64 {
-        if let Some(v) = get(key) {
-            return v;
-        }
-        filled.push(key.to_string());
-        let hi = known
-            .iter()
-            .position(|(r, _)| *r > rank)
-            .unwrap_or(known.len() - 1);
-        let (r0, v0) = known[hi.saturating_sub(1)];
-        let (r1, v1) = known[hi];
-        if r1 > r0 {
-            v0 + (v1 - v0) * (rank - r0) / (r1 - r0)
-        } else {
-            v0
-        }
-    };
-    let p = RANKS.map(|(k, r)| at(k, r));
-    let avg = avg.unwrap_or_else(|| {
-        filled.push("avg".into());
-        p[4]
-    });
-    let std = get("std").unwrap_or_else(|| {
-        filled.push("std".into());
-        0.0
-    });
-    let count = m.get("count").and_then(Value::as_u64).unwrap_or_else(|| {
-        filled.push("count".into());
-        count
-    });
-    if !filled.is_empty() {
-        notes.push(format!("{name}: {} not in the export", filled.join(", ")));
-    }
+    let unit = m.get("unit").and_then(Value::as_str).unwrap_or(unit);
+    let s = stats_from(name, unit, |k| m.get(k).and_then(num), count, notes)?;
     Some(Stats {
-        unit: m
-            .get("unit")
-            .and_then(Value::as_str)
-            .unwrap_or(unit)
-            .to_string(),
-        avg,
-        min,
-        max,
-        p1: p[0],
-        p5: p[1],
-        p10: p[2],
-        p25: p[3],
-        p50: p[4],
-        p75: p[5],
-        p90: p[6],
-        p95: p[7],
-        p99: p[8],
-        std,
-        count,
         // an AIPerf export has no histogram to read order statistics from; a rightsize
         // export carries its intervals
         ci95: m
             .get("ci95")
             .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        ..s
     })
-}
-
-/// A time stamp as RFC 3339: strings are kept; numbers are read as epoch seconds, ms, µs or ns
-/// by their size.
-pub fn time_text(v: &Value) -> String {
-    if let Some(s) = v.as_str() {
-        return s.to_string();
-    }
-    let Some(x) = num(v).filter(|x| *x > 0.0) else {
-        return String::new();
-    };
-    let secs = if x > 1e17 {
-        x / 1e9
-    } else if x > 1e14 {
-        x / 1e6
-    } else if x > 1e11 {
-        x / 1e3
-    } else {
-        x
-    };
-    rfc3339_utc(UNIX_EPOCH + Duration::from_secs_f64(secs))
-}
-
-fn error_kind(kind: &str, code: Option<u16>) -> Option<ErrorKind> {
-    let lower = kind.to_ascii_lowercase();
-    ErrorKind::ALL
-        .into_iter()
-        .find(|k| k.as_str() == lower)
-        .or_else(|| lower.contains("timeout").then_some(ErrorKind::Timeout))
-        .or_else(|| lower.contains("cancel").then_some(ErrorKind::Cancelled))
-        .or_else(|| lower.contains("connect").then_some(ErrorKind::Connect))
-        .or_else(|| code.map(|_| ErrorKind::HttpStatus))
 }
 
 fn error_summary(obj: &Value) -> Vec<ErrorSummaryEntry> {
@@ -202,12 +87,7 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
     let mut notes = Vec::new();
     let cfg = obj.get("input_config").cloned().unwrap_or(Value::Null);
     let errors_list = error_summary(obj);
-    let mut errors_by_kind: BTreeMap<ErrorKind, u64> = BTreeMap::new();
-    for e in &errors_list {
-        if let Some(k) = error_kind(&e.error_details.kind, e.error_details.code) {
-            *errors_by_kind.entry(k).or_default() += e.count;
-        }
-    }
+    let errors_by_kind = errors_by_kind(&errors_list);
     let cancelled = errors_by_kind
         .get(&ErrorKind::Cancelled)
         .copied()
@@ -248,8 +128,6 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
         .unwrap_or(count + errors as u64);
     let mut take = |name: &str| metrics.remove(name);
     let summary = LevelSummary {
-        index: 0,
-        concurrency,
         planned_requests: planned,
         requests_asked: obj
             .get("requests_asked")
@@ -257,12 +135,6 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
             .unwrap_or(planned),
         // an AIPerf export does not say how much concurrency it held: taken as held
         held: obj.get("held").and_then(Value::as_bool).unwrap_or(true),
-        sampling: None,
-        measurements: Vec::new(),
-        // AIPerf records no server telemetry
-        server: None,
-        slas: Vec::new(),
-        verdict: None,
         start_time,
         end_time,
         partial: obj
@@ -291,21 +163,13 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
             },
         ),
         request_throughput: Scalar::new("requests/sec", rps),
-        request_count: Scalar::new("requests", ok),
-        error_request_count: Scalar::new("requests", errors),
         benchmark_duration: Scalar::new("sec", duration),
         total_osl: Scalar::new("tokens", total_osl),
         total_isl: Scalar::new("tokens", total_isl),
         goodput: scalar(obj, "goodput").map(|v| Scalar::new("requests/sec", v)),
         error_summary: errors_list,
-        error_rate: if ok + errors > 0.0 {
-            errors / (ok + errors)
-        } else {
-            0.0
-        },
         errors_by_kind,
         cancelled_count: cancelled,
-        steady_window: None,
         // AIPerf 0.13 reports the concurrency it kept as `effective_concurrency`
         achieved_concurrency: obj
             .get("achieved_concurrency")
@@ -313,11 +177,8 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
             .or_else(|| scalar(obj, "effective_concurrency")),
         mean_in_flight: obj.get("mean_in_flight").and_then(num),
         slot_to_send: take("slot_to_send"),
-        output_tokens_source: TokenSourceCounts::default(),
-        reconnect_count: 0,
-        client_lag: None,
-        workload: Default::default(),
-        open_loop: Default::default(),
+        // AIPerf records no server telemetry
+        ..imported_level(concurrency, ok, errors)
     };
     (
         summary,
@@ -332,33 +193,6 @@ pub fn parse_level(obj: &Value, concurrency: u32) -> (LevelSummary, LevelExtras)
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn missing_percentiles_are_interpolated_and_noted() {
-        let obj = json!({"request_latency": {"unit": "ms", "avg": 50.0, "min": 10.0,
-            "max": 110.0, "p50": 50.0, "p90": 90.0, "p99": 100.0, "std": 5.0}});
-        let mut notes = Vec::new();
-        let s = stats(&obj, "request_latency", "ms", 7, &mut notes).unwrap();
-        assert_eq!(s.p25, 30.0);
-        assert_eq!(s.p95, 90.0 + 10.0 * 5.0 / 9.0);
-        assert_eq!(s.p1, 10.0 + 40.0 / 50.0);
-        assert_eq!(s.count, 7);
-        assert!(
-            notes[0].contains("p25") && notes[0].contains("count"),
-            "{notes:?}"
-        );
-    }
-
-    #[test]
-    fn numeric_times_by_magnitude() {
-        let ns = json!(1_764_405_012_000_000_000u64);
-        assert_eq!(time_text(&ns), "2025-11-29T08:30:12.000Z");
-        assert_eq!(
-            time_text(&json!(1_764_405_012.0)),
-            "2025-11-29T08:30:12.000Z"
-        );
-        assert_eq!(time_text(&json!("x")), "x");
-    }
 
     #[test]
     fn errors_come_from_the_summary_when_not_counted() {

@@ -13,33 +13,20 @@ mod schema;
 
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 pub use level::{parse_level, LevelExtras};
 
-use crate::metrics::LevelSummary;
-use crate::report::import_run::{self, write_imported_run, ImportOutcome, MAX_FILE};
+use crate::report::import_run::{
+    endpoint_name, files_and_heads, files_under, import_levels, level_notes, number_by_concurrency,
+    read_limited, workload_name, ImportOutcome, ImportedEcho, MAX_FILE,
+};
+pub use crate::report::import_run::{ImportError, ImportNames, ImportedLevel};
 
 /// The file name AIPerf writes.
 pub const EXPORT_FILE: &str = "profile_export_aiperf.json";
-
-/// Why an import could not read its input.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportError {
-    #[error("{0}: no such file or folder")]
-    NotFound(PathBuf),
-    #[error("{0}: no {EXPORT_FILE} found (give one export file, a folder of them, or a SageMaker .tar.gz)")]
-    NoExports(PathBuf),
-    #[error("{source_name}: {message}")]
-    Bad {
-        source_name: String,
-        message: String,
-    },
-    #[error("{0}: {1}")]
-    Io(PathBuf, std::io::Error),
-}
 
 /// One export file's text and where it came from (a path, or `archive.tar.gz:inner/path`).
 #[derive(Debug, Clone)]
@@ -51,10 +38,6 @@ pub struct ExportText {
 fn is_tarball(p: &Path) -> bool {
     let n = p.to_string_lossy().to_ascii_lowercase();
     n.ends_with(".tar.gz") || n.ends_with(".tgz")
-}
-
-fn read_limited(path: &Path) -> Result<String, ImportError> {
-    import_run::read_limited(path).map_err(|e| ImportError::Io(path.to_path_buf(), e))
 }
 
 fn read_tarball(path: &Path) -> Result<Vec<ExportText>, ImportError> {
@@ -83,8 +66,7 @@ pub fn read_exports(path: &Path) -> Result<Vec<ExportText>, ImportError> {
         return Err(ImportError::NotFound(path.to_path_buf()));
     }
     let mut out = if path.is_dir() {
-        import_run::find_files(path, &|n| n == EXPORT_FILE)
-            .map_err(|(dir, e)| ImportError::Io(dir, e))?
+        files_under(path, &|f| f.file_name().is_some_and(|n| n == EXPORT_FILE))?
             .into_iter()
             .map(|f| {
                 Ok(ExportText {
@@ -131,16 +113,6 @@ pub fn concurrency_in_path(source: &str) -> Option<u32> {
         }
     }
     None
-}
-
-/// One parsed level with where it came from.
-#[derive(Debug, Clone)]
-pub struct ImportedLevel {
-    pub source: String,
-    pub summary: LevelSummary,
-    pub extras: LevelExtras,
-    /// The export's own top-level object (for `aiperf_version`, `benchmark_id`).
-    pub raw_head: Value,
 }
 
 /// Parses every export into a level, sorted by concurrency then start time, numbered 0.. .
@@ -191,25 +163,19 @@ pub fn parse_exports(exports: &[ExportText]) -> Result<Vec<ImportedLevel>, Impor
             return Err(bad(m));
         }
         let (summary, extras) = parse_level(&obj, concurrency);
-        let raw_head = json!({
-            "aiperf_version": obj.get("aiperf_version"),
-            "schema_version": obj.get("schema_version"),
-            "benchmark_id": obj.get("benchmark_id"),
-        });
         levels.push(ImportedLevel {
             source: e.source.clone(),
             summary,
-            extras,
-            raw_head,
+            notes: extras.notes,
+            head: json!({
+                "aiperf_version": obj.get("aiperf_version"),
+                "schema_version": obj.get("schema_version"),
+                "benchmark_id": obj.get("benchmark_id"),
+            }),
+            config: extras.input_config,
         });
     }
-    levels.sort_by(|a, b| {
-        (a.summary.concurrency, &a.summary.start_time)
-            .cmp(&(b.summary.concurrency, &b.summary.start_time))
-    });
-    for (i, l) in levels.iter_mut().enumerate() {
-        l.summary.index = i as u32;
-    }
+    number_by_concurrency(&mut levels);
     Ok(levels)
 }
 
@@ -228,27 +194,11 @@ fn negative_metric(obj: &Value) -> Option<String> {
     })
 }
 
-/// Names to record for an imported run (defaults come from the exports).
-#[derive(Debug, Clone, Default)]
-pub struct ImportNames {
-    /// Endpoint name (default `aiperf`).
-    pub endpoint: Option<String>,
-    /// Model name (default: the exports' `input_config.endpoint.model_names[0]`).
-    pub model: Option<String>,
-    /// Workload name (default `aiperf`).
-    pub workload: Option<String>,
-}
-
 /// The `run.json` of an imported run, shaped like a recorded run's echo.
-pub fn import_echo(
-    run_id: &str,
-    path: &Path,
-    levels: &[ImportedLevel],
-    names: &ImportNames,
-) -> Value {
+pub fn import_echo(path: &Path, levels: &[ImportedLevel], names: &ImportNames) -> ImportedEcho {
     let cfg = levels
         .first()
-        .map(|l| l.extras.input_config.clone())
+        .map(|l| l.config.clone())
         .unwrap_or(Value::Null);
     let model = names.model.clone().unwrap_or_else(|| {
         cfg.pointer("/endpoint/model_names/0")
@@ -263,76 +213,44 @@ pub fn import_echo(
         .cloned()
         .unwrap_or(json!(""));
     let (isl, osl) = schema::lengths(&cfg);
-    let stream = cfg.pointer("/endpoint/streaming").and_then(Value::as_bool);
     let mean = |p: &str| {
         cfg.pointer(p)
             .and_then(Value::as_f64)
             .map(|v| v.round() as u64)
     };
-    let starts = levels
-        .iter()
-        .map(|l| l.summary.start_time.as_str())
-        .filter(|s| !s.is_empty());
-    let ends = levels
-        .iter()
-        .map(|l| l.summary.end_time.as_str())
-        .filter(|s| !s.is_empty());
-    let notes: Vec<String> = levels
-        .iter()
-        .flat_map(|l| {
-            l.extras
-                .notes
-                .iter()
-                .map(move |n| format!("{}: {n}", l.source))
-        })
-        .collect();
-    json!({
-        "tool": "rightsize",
-        "version": env!("CARGO_PKG_VERSION"),
-        "run_id": run_id,
-        "kind": "import-aiperf",
-        "endpoint": {
-            "name": names.endpoint.clone().unwrap_or_else(|| match base_url.as_str() {
-                Some(u) if !u.is_empty() => crate::secrets::redact_url(u),
-                _ => "aiperf".into(),
-            }),
-            "base_url": base_url,
-            "model": model,
-            "stream": stream,
-        },
-        "workload": {
-            "name": names.workload.clone().unwrap_or_else(|| match (
-                mean("/input/prompt/input_tokens/mean").or(isl),
-                mean("/input/prompt/output_tokens/mean").or(osl),
-            ) {
-                (Some(i), Some(o)) => format!("aiperf {i}/{o}"),
-                _ => "aiperf".into(),
-            }),
-            "input_tokens": mean("/input/prompt/input_tokens/mean").or(isl),
-            "output_tokens": mean("/input/prompt/output_tokens/mean").or(osl),
-            "stream": stream,
-        },
-        "plan": {
-            "kind": "import",
-            "concurrency": levels.iter().map(|l| l.summary.concurrency).collect::<Vec<_>>(),
-            // a rightsize export carries its run's SLAs and error-rate limit
-            "slas": cfg.pointer("/rightsize_plan/slas").cloned().unwrap_or(json!([])),
-            "max_error_rate": cfg.pointer("/rightsize_plan/max_error_rate").cloned(),
-        },
-        "request_count": cfg
+    let input_tokens = mean("/input/prompt/input_tokens/mean").or(isl);
+    let output_tokens = mean("/input/prompt/output_tokens/mean").or(osl);
+    ImportedEcho {
+        tool: "aiperf",
+        path: path.display().to_string(),
+        endpoint: endpoint_name(&names.endpoint, &base_url, "aiperf"),
+        base_url,
+        model,
+        stream: cfg.pointer("/endpoint/streaming").and_then(Value::as_bool),
+        workload: workload_name(&names.workload, "aiperf", input_tokens, output_tokens),
+        input_tokens,
+        output_tokens,
+        request_count: cfg
             .pointer("/loadgen/request_count")
-            .or_else(|| levels.first().and_then(|l| schema::phase_of(&l.extras.input_config)?.get("request_count"))),
-        "started_at": starts.min(),
-        "ended_at": ends.max(),
-        "interrupted": false,
-        "source": {
-            "format": "aiperf",
-            "path": path.display().to_string(),
-            "files": levels.iter().map(|l| l.source.clone()).collect::<Vec<_>>(),
-            "exports": levels.iter().map(|l| l.raw_head.clone()).collect::<Vec<_>>(),
-            "notes": notes,
-        },
-    })
+            .or_else(|| {
+                levels
+                    .first()
+                    .and_then(|l| schema::phase_of(&l.config)?.get("request_count"))
+            })
+            .cloned()
+            .unwrap_or(Value::Null),
+        // a rightsize export carries its run's SLAs and error-rate limit
+        slas: cfg
+            .pointer("/rightsize_plan/slas")
+            .cloned()
+            .unwrap_or(json!([])),
+        max_error_rate: cfg
+            .pointer("/rightsize_plan/max_error_rate")
+            .cloned()
+            .unwrap_or(Value::Null),
+        source: files_and_heads(levels, "exports"),
+        notes: level_notes(levels, &[]),
+    }
 }
 
 /// Reads the exports under `path` and writes them as a new run under `root`.
@@ -342,10 +260,7 @@ pub fn import_aiperf(
     names: &ImportNames,
 ) -> anyhow::Result<ImportOutcome> {
     let levels = parse_exports(&read_exports(path)?)?;
-    let summaries: Vec<LevelSummary> = levels.iter().map(|l| l.summary.clone()).collect();
-    write_imported_run(root, "aiperf", &summaries, |run_id| {
-        import_echo(run_id, path, &levels, names)
-    })
+    import_levels(root, &levels, &import_echo(path, &levels, names))
 }
 
 #[cfg(test)]
