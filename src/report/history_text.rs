@@ -23,7 +23,7 @@ fn or_dash(s: &str) -> String {
 pub fn render_runs(runs: &[RunInfo]) -> String {
     if runs.is_empty() {
         return "no runs yet: `rightsize sweep` makes one, `rightsize import \
-                aiperf|guidellm|vllm` brings one in\n"
+                aiperf|guidellm|vllm|benchmark-report` brings one in\n"
             .into();
     }
     let rows: Vec<Vec<String>> = runs
