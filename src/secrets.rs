@@ -125,6 +125,21 @@ fn redact_toml_line(line: &str) -> String {
     out
 }
 
+/// The environment variable that carries a distributed run's token: the controller requires
+/// it on every worker call, and workers send it (`docs/distributed.md`).
+pub const WORKER_TOKEN_ENV: &str = "RIGHTSIZE_WORKER_TOKEN";
+
+/// A fresh random token (32 bytes from the operating system, hex): for a distributed run
+/// whose controller starts its own workers, and for a rendered Kubernetes Secret.
+pub fn random_token() -> String {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 32];
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .expect("the operating system's random source is available");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Serializes a URL (or a name that may be one) with its secrets masked.
 pub fn ser_url<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&redact_url(text))
@@ -143,6 +158,14 @@ pub fn ser_headers<S: Serializer>(headers: &[(String, String)], s: S) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_64_hex_digits_and_never_repeat() {
+        let (a, b) = (random_token(), random_token());
+        assert_eq!(a.len(), 64);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn toml_table() {
