@@ -506,8 +506,8 @@ mod tests {
         // a missing percentile is filled in and said, by the report's name
         assert!(
             r.notes.iter().any(|n| n
-                == "results.request_performance.aggregate.latency.request_latency: p1, p5, \
-                    p10, p25, p75, p90, p95, stddev not in the report"),
+                == "results.request_performance.aggregate.latency.request_latency: min, \
+                    max, p1, p5, p10, p25, p75, p90, p95, stddev not in the report"),
             "{:?}",
             r.notes
         );
