@@ -159,6 +159,7 @@ async fn one_level(
         config_sources: vec![],
         open: Default::default(),
         traffic: None,
+        fleet: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     // CPU is counted from the level's start to its end: set-up (TLS roots, pre-flight) and

@@ -86,6 +86,7 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
             ..OpenSettings::default()
         },
         traffic: None,
+        fleet: None,
     };
     let planner = SweepPlanner::open(
         vec![LevelLoad::Open(LoadShape::Rate { rps })],

@@ -19,6 +19,7 @@ use crate::record::sla::SlaThreshold;
 use crate::report::folder::FolderSink;
 use crate::workload::arrivals::LoadShape;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Which plan a run follows, with its own choices.
 #[derive(Debug, Clone)]
@@ -343,6 +344,64 @@ pub struct Prepared {
     pub sim_time_scale: Option<f64>,
 }
 
+/// A distributed run's controller, listening, with its local workers started: the run
+/// waits for them (and, for external workers, for them to be started elsewhere).
+async fn start_fleet(
+    choice: &crate::config::overrides::FleetChoice,
+    in_process_sim: bool,
+) -> anyhow::Result<Arc<dyn crate::engine::fleet::Fleet>> {
+    use crate::config::overrides::WorkerBackend;
+    let n = choice.workers as usize;
+    let (token, listen) = match choice.backend {
+        WorkerBackend::Local => (
+            crate::secrets::random_token(),
+            choice
+                .listen
+                .clone()
+                .unwrap_or_else(|| "127.0.0.1:0".into()),
+        ),
+        WorkerBackend::External => {
+            if in_process_sim {
+                return Err(InputError(
+                    "--worker-backend external: the built-in simulator runs inside this \
+                     process on 127.0.0.1, where other machines' workers cannot reach it; \
+                     pass the URL of an endpoint they can reach with --endpoint, or use \
+                     --worker-backend local"
+                        .into(),
+                )
+                .into());
+            }
+            let token = std::env::var(crate::secrets::WORKER_TOKEN_ENV)
+                .ok()
+                .filter(|t| !t.trim().is_empty())
+                .ok_or_else(|| {
+                    InputError(format!(
+                        "--worker-backend external needs the run's token in {}: the workers \
+                         present it (the Secret `rightsize k8s render` makes holds one)",
+                        crate::secrets::WORKER_TOKEN_ENV
+                    ))
+                })?;
+            (
+                token.trim().to_string(),
+                choice
+                    .listen
+                    .clone()
+                    .unwrap_or_else(|| "0.0.0.0:7077".into()),
+            )
+        }
+    };
+    let controller = crate::fleet::Controller::start(&listen, n, token.clone())
+        .await
+        .map_err(|e| InputError(e.to_string()))?;
+    if choice.backend == WorkerBackend::Local {
+        let url = format!("http://{}", controller.addr());
+        let children = crate::fleet::local::start(&url, n, &token, controller.losses())
+            .map_err(|e| anyhow::anyhow!("cannot start the local workers: {e}"))?;
+        controller.adopt(children);
+    }
+    Ok(Arc::new(controller))
+}
+
 /// Loads the gate's baseline and starts the simulator if asked.
 pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
     let results_root = match l.run.results_root.clone() {
@@ -379,6 +438,10 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
             (s, Some(server), Some(*time_scale))
         }
     };
+    let fleet = match &l.run.fleet {
+        Some(choice) => Some(start_fleet(choice, sim.is_some()).await?),
+        None => None,
+    };
     let req = RunRequest {
         kind: l.kind.into(),
         endpoint,
@@ -397,6 +460,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         config_sources: l.run.config_sources.clone(),
         open: l.run.open,
         traffic: l.traffic,
+        fleet,
     };
     Ok(Prepared {
         req,

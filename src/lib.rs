@@ -14,6 +14,7 @@ pub mod config;
 pub mod endpoint;
 pub mod engine;
 pub mod fdlimit;
+pub mod fleet;
 pub mod headless;
 pub mod launch;
 pub mod metrics;

@@ -12,6 +12,7 @@ pub mod search;
 pub mod session_args;
 pub mod sweep;
 pub mod traffic;
+pub mod worker;
 pub mod workload_args;
 
 use clap::{Parser, Subcommand};
@@ -65,6 +66,9 @@ pub enum Command {
     /// vllm bench serve; docs/formats.md)
     #[command(subcommand)]
     Import(import::ImportCommand),
+    /// Run as a worker of a distributed run: take shares of its levels from the controller
+    /// at URL and send back every request's record (docs/distributed.md)
+    Worker(worker::WorkerArgs),
 }
 
 /// Runs the program. Errors are returned for `main` to print and map to exit codes.
@@ -103,6 +107,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Some(Command::Compare(args)) => history::compare(args, cli.config.as_deref()),
         Some(Command::Export(args)) => export::execute(args, cli.config.as_deref()),
         Some(Command::Import(cmd)) => import::execute(cmd, cli.config.as_deref()),
+        Some(Command::Worker(args)) => worker::execute(args).await,
         Some(Command::ConfigPath) => {
             match crate::config::file::user_config_path() {
                 Some(p) => println!(

@@ -413,6 +413,26 @@ pub struct RunArgs {
     /// load
     #[arg(long, value_name = "SHARE", value_parser = parse_fraction_or_pct)]
     pub max_error_rate: Option<f64>,
+    /// Run each level on N workers, merged exactly into one level (docs/distributed.md):
+    /// each holds an even share of the concurrency and sends back every request's record
+    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    pub workers: Option<u32>,
+    /// Who starts the workers: `local` (processes of this binary on this machine) or
+    /// `external` (started elsewhere, e.g. by `rightsize k8s render`'s Job, with the run's
+    /// token in RIGHTSIZE_WORKER_TOKEN; the controller waits for them)
+    #[arg(long, value_enum, value_name = "BACKEND", requires = "workers")]
+    pub worker_backend: Option<WorkerBackendArg>,
+    /// Where the controller listens for its workers [default: 127.0.0.1:0 for local
+    /// workers, 0.0.0.0:7077 for external ones]
+    #[arg(long, value_name = "ADDR", requires = "workers")]
+    pub controller_listen: Option<String>,
+}
+
+/// `--worker-backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkerBackendArg {
+    Local,
+    External,
 }
 
 /// `--gpu-metrics`: an http(s) URL.
@@ -449,6 +469,18 @@ impl RunArgs {
             out: self.out.clone(),
             max_error_rate: self.max_error_rate,
             open: Default::default(),
+            fleet: self
+                .workers
+                .map(|workers| crate::config::overrides::FleetChoice {
+                    workers,
+                    backend: match self.worker_backend {
+                        Some(WorkerBackendArg::External) => {
+                            crate::config::overrides::WorkerBackend::External
+                        }
+                        _ => crate::config::overrides::WorkerBackend::Local,
+                    },
+                    listen: self.controller_listen.clone(),
+                }),
         }
     }
 

@@ -88,6 +88,29 @@ pub struct RunOverrides {
     pub gpu_metrics: Option<String>,
     /// `--arrival`, `--burstiness`, `--max-in-flight`, `--window`: how open-loop levels send.
     pub open: crate::workload::arrivals::OpenSettings,
+    /// `--workers`, `--worker-backend`, `--controller-listen`: a distributed run.
+    pub fleet: Option<FleetChoice>,
+}
+
+/// A distributed run as asked (`docs/distributed.md`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetChoice {
+    /// Workers that run each level's shares.
+    pub workers: u32,
+    pub backend: WorkerBackend,
+    /// Where the controller listens for them (default: loopback for local workers,
+    /// `0.0.0.0:7077` for external ones).
+    pub listen: Option<String>,
+}
+
+/// Who starts the workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerBackend {
+    /// Processes of this binary on this machine.
+    Local,
+    /// Started by someone else (a Kubernetes Job, `rightsize k8s render`): the controller
+    /// waits for them.
+    External,
 }
 
 /// Where the load goes.

@@ -34,6 +34,8 @@ pub struct RunSettings {
     /// Config files that were read, for the record.
     pub config_sources: Vec<String>,
     pub open: crate::workload::arrivals::OpenSettings,
+    /// A distributed run (`--workers`); `None`: one process.
+    pub fleet: Option<super::overrides::FleetChoice>,
 }
 
 /// The telemetry interval when none is given: a second, or against the built-in simulator a
@@ -88,6 +90,7 @@ pub(crate) fn run_settings(
             requests: r.requests,
             ..r.open
         },
+        fleet: r.fleet.clone(),
     }
 }
 

@@ -66,6 +66,10 @@ pub struct LevelPlan {
     pub order: u32,
     /// A screen: the plan steers by it and takes its first batch only.
     pub screen: bool,
+    /// The first prompt (and session) index of this measurement: 0 in one process; a
+    /// worker's share of a distributed level starts where the shares before it end, so the
+    /// workers together send the prompts one process would.
+    pub prompt_base: u64,
 }
 
 /// What the earlier measurements of a level measured again left.
@@ -121,8 +125,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     let base = u64::from(plan.request_count);
     let may_grow = plan.request_cap > base;
     let work = Work::with_sessions(
-        prompts(workload, plan.order, 0, base),
-        SessionSource::of(workload, plan.order, 0),
+        prompts(workload, plan.order, plan.prompt_base, base),
+        SessionSource::of(workload, plan.order, plan.prompt_base),
         may_grow.then(|| PromptMaker {
             workload: workload.clone(),
             level: plan.order,
@@ -173,10 +177,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             prompts(
                 workload,
                 plan.order,
-                WARMUP_INDEX_BASE,
+                WARMUP_INDEX_BASE + plan.prompt_base,
                 u64::from(plan.warmup),
             ),
-            SessionSource::of(workload, plan.order, WARMUP_SESSION_BASE),
+            SessionSource::of(workload, plan.order, WARMUP_SESSION_BASE + plan.prompt_base),
         );
         let places = Arc::new(tokio::sync::Semaphore::new(0));
         workers::spawn(
@@ -227,7 +231,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // a worker that gets there first makes its own (`PromptMaker`)
     let next_prompts = |from: u64| {
         let room = plan.request_cap.saturating_sub(from).min(base);
-        let (w, level) = (workload.clone(), plan.index);
+        let (w, level) = (workload.clone(), plan.order);
         (room > 0).then(|| tokio::task::spawn_blocking(move || prompts(&w, level, from, room)))
     };
     let mut upcoming = if may_grow {
@@ -299,7 +303,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             }, if pending.is_some() => {
                 pending = None;
                 let grow = snapshot.is_ok_and(|snapshot| {
-                    next_batch(&snapshot, &work, planner, plan, cancel, &mut sampling)
+                    next_batch(&snapshot, work.limit(), planner, plan, cancel, &mut sampling)
                 });
                 if grow && !work.stocked() {
                     if let Some(h) = upcoming.take() {
@@ -356,7 +360,17 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         (acc.finish(meta(partial, sampling)), None)
     };
     let label = format!("concurrency {}", plan.concurrency);
-    let mut summary = finish_level(summary, probe, sink, events, planner, plan.index, &label).await;
+    let summary = finish_level(
+        summary,
+        probe,
+        (0.0, 0.0),
+        sink,
+        events,
+        planner,
+        plan.index,
+        &label,
+    )
+    .await;
     if let Some(note) = summary
         .ttft_p95_ms()
         .filter(|_| !partial)
@@ -373,6 +387,18 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     if kept.is_none() {
         return Measured { summary, acc: None };
     }
+    let summary = with_measurement(summary, before, plan, batches);
+    Measured { summary, acc: kept }
+}
+
+/// A pooling plan's level after a measurement: its measurements (the earlier ones of
+/// `before`, then this one of `batches` batches), with batches and cap over all of them.
+pub(super) fn with_measurement(
+    mut summary: LevelSummary,
+    before: Option<LevelSummary>,
+    plan: LevelPlan,
+    batches: u32,
+) -> LevelSummary {
     let before_requests = before.as_ref().map_or(0, |b| b.planned_requests);
     let mut measurements = before.map(|b| b.measurements).unwrap_or_default();
     measurements.push(Measurement {
@@ -394,15 +420,18 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         s.cap += before_requests;
     }
     summary.measurements = measurements;
-    Measured { summary, acc: kept }
+    summary
 }
 
 /// The end of any level: the request log flushed, the level
 /// judged against the plan's SLAs, and the client's own lag measured and, when large, said.
+/// `workers_lag` is the worst timer lag (p99, max; ms) of a distributed level's workers,
+/// zero in one process: the level's client lag is the worse of it and this process's.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn finish_level(
     mut summary: LevelSummary,
     probe: LagProbe,
+    workers_lag: (f64, f64),
     sink: &mut dyn RunSink,
     events: &mpsc::Sender<EngineEvent>,
     planner: &dyn LevelPlanner,
@@ -410,6 +439,7 @@ pub(super) async fn finish_level(
     label: &str,
 ) -> LevelSummary {
     let (timer_p99, timer_max) = probe.stop().await;
+    let (timer_p99, timer_max) = (timer_p99.max(workers_lag.0), timer_max.max(workers_lag.1));
     // a failed write stops the run through the engine's sink, which keeps the error for
     // the run to end with: nothing to do with it here
     let _ = sink.flush_requests();
@@ -458,9 +488,9 @@ fn settle(work: &Work, completed: u64) {
 
 /// Near the end of a batch: whether the level runs another one, and why it stops when it
 /// does not. The verdict is read from `snapshot`, what had finished by then.
-fn next_batch(
+pub(super) fn next_batch(
     snapshot: &LevelSummary,
-    work: &Work,
+    limit: u64,
     planner: &dyn LevelPlanner,
     plan: LevelPlan,
     cancel: &CancellationToken,
@@ -487,7 +517,7 @@ fn next_batch(
         sampling.stopped = SamplingStop::Decided;
         return false;
     }
-    if work.limit() >= plan.request_cap {
+    if limit >= plan.request_cap {
         sampling.stopped = SamplingStop::Cap;
         return false;
     }

@@ -6,6 +6,8 @@ pub mod closed_loop;
 #[cfg(feature = "sagemaker")]
 mod cloudwatch;
 pub mod events;
+pub mod fleet;
+pub mod fleet_level;
 pub mod intended;
 pub mod lag;
 pub mod open_loop;

@@ -381,7 +381,17 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
             .await;
     }
     let label = plan.shape.label();
-    finish_level(summary, probe, sink, events, planner, plan.index, &label).await
+    finish_level(
+        summary,
+        probe,
+        (0.0, 0.0),
+        sink,
+        events,
+        planner,
+        plan.index,
+        &label,
+    )
+    .await
 }
 
 /// How many prompts are made ahead of the dispatcher.

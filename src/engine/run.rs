@@ -6,6 +6,8 @@
 
 use super::closed_loop::{run_level, Earlier, LevelCtx, LevelPlan};
 use super::events::EngineEvent;
+use super::fleet::{Fleet, FleetRunSpec};
+use super::fleet_level::run_fleet_level;
 use super::open_loop::{run_open_level, OpenPlan};
 use super::sink::{RunEcho, RunSink, StopOnFailure};
 use crate::clock::now_ns;
@@ -48,6 +50,9 @@ pub struct RunRequest {
     pub open: OpenSettings,
     /// A replay's traffic as recorded, echoed in `run.json`.
     pub traffic: Option<crate::workload::traffic::Traffic>,
+    /// A distributed run: the workers that run each level's shares (`docs/distributed.md`);
+    /// `None`: this process sends the load.
+    pub fleet: Option<Arc<dyn Fleet>>,
 }
 
 /// Why a run could not start or had to stop.
@@ -73,6 +78,9 @@ pub enum RunError {
     FdLimit { soft: u64, need: u64 },
     #[error(transparent)]
     Workload(#[from] crate::workload::WorkloadError),
+    /// A distributed run's workers could not start, or one was lost (the message names it).
+    #[error("{0}")]
+    Fleet(String),
 }
 
 impl From<PreflightError> for RunError {
@@ -108,7 +116,16 @@ pub async fn run(
     // the levels run until the consumer cancels or a write fails
     let stop = cancel.child_token();
     let mut sink = StopOnFailure::new(&mut *given, stop.clone());
-    let limits = raise_nofile_limit();
+    let fleet = req.fleet.clone();
+    if fleet.is_some() && planner.open_loop() {
+        return Err(RunError::Fleet(
+            "--workers runs closed-loop levels (sweep, search, campaign); open-loop levels \
+             (--rates, --schedule, replay) run in one process: leave out --workers"
+                .into(),
+        ));
+    }
+    // a distributed run's streams are its workers' sockets, not this process's
+    let limits = raise_nofile_limit().filter(|_| fleet.is_none());
     if let Some((soft, _)) = limits {
         let need = nofile_needed(planner.max_concurrency(), req.in_process_sim);
         if soft < need {
@@ -120,6 +137,17 @@ pub async fn run(
         r = setup(&req.endpoint, &req.workload, req.timeout, &events) => r?,
         _ = cancel.cancelled() => return Err(RunError::Cancelled),
     };
+    if let Some(fleet) = &fleet {
+        let spec = FleetRunSpec {
+            endpoint: endpoint.spec().clone(),
+            workload: workload.clone(),
+            timeout: req.timeout,
+        };
+        tokio::select! {
+            r = fleet.prepare(spec) => r.map_err(RunError::Fleet)?,
+            _ = cancel.cancelled() => return Err(RunError::Cancelled),
+        }
+    }
     let model = match &endpoint.spec().sagemaker {
         // a SageMaker container serves the model it holds, unnamed
         Some(sm) if endpoint.spec().model.is_empty() => {
@@ -215,6 +243,8 @@ pub async fn run(
     let mut raised_said = false;
     // what deciding costs: said before the first level, and timed after it
     let mut need = None;
+    // a distributed level that lost a worker: the run ends after keeping it
+    let mut lost_worker: Option<String> = None;
     if !planner.open_loop() {
         if let Some(note) = planner.deciding_note(u64::from(req.request_count)) {
             need = Some(planner.min_requests());
@@ -277,6 +307,7 @@ pub async fn run(
                     warmup: req.warmup,
                     order,
                     screen: planner.screening(),
+                    prompt_base: 0,
                 };
                 let earlier = again.and_then(|p| {
                     Some(Earlier {
@@ -284,7 +315,10 @@ pub async fn run(
                         summary: levels[p].clone(),
                     })
                 });
-                let measured = run_level(ctx, plan, earlier).await;
+                let measured = match &fleet {
+                    Some(f) => run_fleet_level(ctx, plan, earlier, &**f).await,
+                    None => run_level(ctx, plan, earlier).await,
+                };
                 if let Some(acc) = measured.acc {
                     pooled.insert(index, acc);
                 }
@@ -332,12 +366,28 @@ pub async fn run(
         if let Some(e) = sink.failure() {
             return Err(RunError::Results(e));
         }
+        if let Some(lost) = summary
+            .workers
+            .as_ref()
+            .map(|w| w.lost())
+            .filter(|l| !l.is_empty())
+        {
+            lost_worker = Some(format!(
+                "level {} ({}): lost {}",
+                index + 1,
+                crate::metrics::summary::load_label(&summary),
+                lost.join("; ")
+            ));
+        }
         if let Some(p) = again.filter(|_| summary.partial) {
             // cut short while measured again: the level stays what its earlier measurements
             // made it (the cut measurement's requests are in the request log, not in it)
             let _ = events
                 .send(EngineEvent::LevelFinished(Box::new(levels[p].clone())))
                 .await;
+            if lost_worker.is_some() {
+                break;
+            }
             continue;
         }
         sink.write_level(&summary)?;
@@ -350,6 +400,14 @@ pub async fn run(
         match again {
             Some(p) => levels[p] = summary,
             None => levels.push(summary),
+        }
+        if lost_worker.is_some() {
+            break;
+        }
+    }
+    if let Some(f) = &fleet {
+        for note in f.finish().await {
+            let _ = events.send(EngineEvent::Warning(note)).await;
         }
     }
     scrape_stop.cancel();
@@ -393,6 +451,13 @@ pub async fn run(
     }
     sink.write_summary(&summary)?;
     let _ = events.send(EngineEvent::RunFinished { interrupted }).await;
+    if let Some(lost) = lost_worker {
+        return Err(RunError::Fleet(format!(
+            "{lost}; the run ended there: finished levels are kept in {} (the cut level is \
+             partial, and a search does not use it)",
+            dir.display()
+        )));
+    }
     Ok(RunOutcome {
         run_id,
         dir,

@@ -535,6 +535,7 @@ impl LevelAccumulator {
             output_tokens_source: self.sources,
             reconnect_count: self.reconnects,
             client_lag: meta.lag,
+            workers: None,
             workload: super::lengths::WorkloadMetrics {
                 turns: self.turns.finish(),
                 ..self.lengths.finish()

@@ -6,6 +6,7 @@ pub mod batch;
 pub mod ci;
 #[cfg(test)]
 pub mod fixtures;
+pub mod fleet;
 pub mod histogram;
 pub mod lengths;
 pub mod progress;

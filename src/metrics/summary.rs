@@ -294,6 +294,10 @@ pub struct LevelSummary {
     /// Client lag measured by the engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_lag: Option<ClientLag>,
+    /// A distributed level (`--workers`): each worker's share and how far apart they
+    /// started (`docs/distributed.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<super::fleet::FleetLevel>,
 
     // The workload block (docs/workloads.md): lengths target / client / server, reasoning.
     #[serde(flatten)]

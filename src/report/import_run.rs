@@ -199,6 +199,7 @@ pub fn imported_level(concurrency: u32, ok: f64, errors: f64) -> LevelSummary {
         output_tokens_source: TokenSourceCounts::default(),
         reconnect_count: 0,
         client_lag: None,
+        workers: None,
         workload: Default::default(),
         open_loop: Default::default(),
     }

@@ -68,6 +68,7 @@ pub async fn run_plan_with(
         config_sources: vec![],
         open,
         traffic: None,
+        fleet: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move {

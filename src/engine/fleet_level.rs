@@ -1,0 +1,357 @@
+//! One closed-loop level run by the workers of a distributed run (`docs/distributed.md`).
+//!
+//! Each batch of the level is split over the workers ([`split_level`]): streams as even as
+//! possible, requests in proportion, consecutive prompt ranges, one start instant. Every
+//! worker runs its share with the same engine as one process (its own warmup, cooldown and
+//! timing in the task that reads the bytes) and sends each request's record back; here the
+//! records are put on the level's timeline (the share's start is the batch's start on every
+//! worker's clock) and folded into one accumulator, exactly as one process folds its own. So
+//! every percentile is the percentile of the union of the workers' requests, the steady
+//! window is where every stream of every worker was busy, and the intervals and verdict use
+//! the same method on the same records.
+//!
+//! Adaptive sampling runs batch by batch: when a batch's shares have all ended, the planner
+//! reads the level and, while it is undecided, the next batch is split and sent. Unlike one
+//! process, the workers drain between batches; each batch counts as its own measurement of
+//! the level (`LevelAccumulator::resume`), so the pause is left out of its timeline.
+//!
+//! A worker lost mid-batch (no word for a heartbeat's time, its process gone) stops every
+//! share: the level is kept partial with that worker named, and the run ends.
+
+use super::closed_loop::{finish_level, fold, next_batch, with_measurement};
+use super::closed_loop::{Earlier, LevelCtx, LevelPlan, Measured, PROGRESS_PERIOD};
+use super::events::EngineEvent;
+use super::fleet::{split_level, BatchSplit, Fleet, FleetMsg};
+use super::lag::LagProbe;
+use crate::clock::now_ns;
+use crate::metrics::fleet::{FleetLevel, WorkerShare};
+use crate::metrics::{
+    AdaptiveSampling, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, SamplingStop,
+};
+use crate::record::RequestRecord;
+use std::time::Duration;
+
+/// How far ahead of now a batch's start instant is set: time for every worker to get its
+/// share and be ready before it.
+pub const START_LEAD: Duration = Duration::from_millis(300);
+
+/// Per worker, over the level's batches.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    concurrency: u32,
+    requests: u64,
+    errors: u64,
+    timer_p99: f64,
+    timer_max: f64,
+    lost: Option<String>,
+    in_flight: u64,
+}
+
+/// Moves a record from its share's timeline onto the level's: its times start `shift` ns
+/// later, its stream and index are numbered after the shares before it.
+fn place(rec: &mut RequestRecord, shift: u64, slot_base: u32, index_base: u64) {
+    let at = |t: &mut u64| *t += shift;
+    at(&mut rec.slot_free_ns);
+    at(&mut rec.start_ns);
+    at(&mut rec.end_ns);
+    for t in [
+        &mut rec.first_token_ns,
+        &mut rec.last_token_ns,
+        &mut rec.server_first_sent_ns,
+        &mut rec.server_last_sent_ns,
+        &mut rec.detail.first_output_ns,
+        &mut rec.detail.intended_ns,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        at(t);
+    }
+    rec.worker += slot_base;
+    rec.index += index_base;
+}
+
+/// Runs one level on the fleet (see the module header); with `earlier`, one more
+/// measurement of a level measured before, pooled with it.
+pub async fn run_fleet_level(
+    ctx: LevelCtx<'_>,
+    plan: LevelPlan,
+    earlier: Option<Earlier>,
+    fleet: &dyn Fleet,
+) -> Measured {
+    let LevelCtx {
+        cancel,
+        events,
+        sink,
+        planner,
+        ..
+    } = ctx;
+    let base = u64::from(plan.request_count);
+    let may_grow = plan.request_cap > base;
+    let _ = events
+        .send(EngineEvent::LevelStarted {
+            shape: None,
+            index: plan.index,
+            concurrency: plan.concurrency,
+            request_count: base,
+            request_cap: plan.request_cap.max(base),
+            earlier: earlier.as_ref().map_or(0, |e| e.summary.planned_requests),
+        })
+        .await;
+    let started_at = match &earlier {
+        Some(e) => e.summary.start_time.clone(),
+        None => crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+    };
+    let probe = LagProbe::start();
+    let (mut acc, mut shift, index_offset, before) = match earlier {
+        Some(Earlier { mut acc, summary }) => {
+            let from = acc.resume();
+            acc.plan_more(base);
+            let offset = summary.planned_requests;
+            (acc, from, offset, Some(summary))
+        }
+        None => (
+            LevelAccumulator::new(plan.concurrency, base).with_goodput(planner.goodput_limits()),
+            0,
+            0,
+            None,
+        ),
+    };
+    let mut live = LiveLevel::new(
+        plan.index,
+        plan.concurrency,
+        base,
+        Duration::from_millis(500),
+        20,
+    );
+    let meta = |partial: bool, sampling: Option<AdaptiveSampling>| LevelMeta {
+        index: plan.index,
+        started_at: started_at.clone(),
+        ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+        partial,
+        lag: None,
+        requests_asked: u64::from(plan.requests_asked),
+        sampling,
+    };
+    let mut sampling = AdaptiveSampling {
+        batch: base,
+        batches: 0,
+        cap: plan.request_cap,
+        stopped: SamplingStop::Decided,
+    };
+    let workers = fleet.workers();
+    let mut tally = vec![Tally::default(); fleet.size()];
+    let mut spread_ns = 0u64;
+    // requests of this measurement's batches so far (the next batch's prompts start there)
+    let mut planned = 0u64;
+    let mut lost = false;
+    let level_origin = now_ns();
+    while !cancel.is_cancelled() {
+        let batch = if planned == 0 {
+            base
+        } else {
+            base.min(plan.request_cap.saturating_sub(planned))
+        };
+        let start_at_ns = now_ns() + START_LEAD.as_nanos() as u64;
+        let shares = split_level(
+            BatchSplit {
+                level: plan.index,
+                order: plan.order,
+                concurrency: plan.concurrency,
+                requests: batch,
+                // each measurement warms up once, before its first batch
+                warmup: if planned == 0 { plan.warmup } else { 0 },
+                prompt_base: plan.prompt_base + planned,
+                start_at_ns,
+            },
+            fleet.size(),
+        );
+        for s in &shares {
+            tally[s.worker].concurrency = s.concurrency;
+        }
+        sampling.batches += 1;
+        let bases: Vec<(u32, u64, u32)> = {
+            let mut b = vec![(0u32, 0u64, 0u32); fleet.size()];
+            for s in &shares {
+                b[s.worker] = (s.slot_base, s.prompt_base - plan.prompt_base, s.requests);
+            }
+            b
+        };
+        let mut rx = fleet.start(shares.clone());
+        // when each share really began, on the controller's clock: its records' times count
+        // from there, so they go onto the level's timeline that much after the batch's start
+        let mut starts: Vec<Option<u64>> = vec![None; fleet.size()];
+        // cooldown records are numbered past the batch's requests
+        let mut cooldown_index = index_offset + planned + batch;
+        let mut tick = tokio::time::interval(PROGRESS_PERIOD);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut stopping = false;
+        loop {
+            tokio::select! {
+                biased;
+                msg = rx.recv() => match msg {
+                    Some(FleetMsg::Records { worker, records }) => {
+                        let (slot_base, index_base, _) = bases[worker];
+                        for mut rec in records {
+                            let index_base = if rec.cooldown {
+                                rec.index = 0;
+                                cooldown_index += 1;
+                                cooldown_index - 1
+                            } else {
+                                index_offset + index_base
+                            };
+                            let late = starts[worker].map_or(0, |s| s.saturating_sub(start_at_ns));
+                            place(&mut rec, shift + late, slot_base, index_base);
+                            if rec.warmup {
+                                let _ = sink.append_request(plan.index, &rec);
+                                continue;
+                            }
+                            if rec.counted() {
+                                let t = &mut tally[worker];
+                                t.requests += 1;
+                                t.errors += u64::from(rec.error.is_some());
+                            }
+                            fold(plan.index, &rec, &mut acc, &mut live, sink);
+                        }
+                    }
+                    Some(FleetMsg::Status { worker, in_flight }) => {
+                        tally[worker].in_flight = in_flight;
+                    }
+                    Some(FleetMsg::Started { worker, at_ns }) => starts[worker] = Some(at_ns),
+                    Some(FleetMsg::Done { worker, timer_late_p99_ms, timer_late_max_ms }) => {
+                        let t = &mut tally[worker];
+                        t.timer_p99 = t.timer_p99.max(timer_late_p99_ms);
+                        t.timer_max = t.timer_max.max(timer_late_max_ms);
+                        t.in_flight = 0;
+                    }
+                    Some(FleetMsg::Lost { worker, why }) => {
+                        tally[worker].lost = Some(why);
+                        tally[worker].in_flight = 0;
+                        lost = true;
+                        if !stopping {
+                            stopping = true;
+                            fleet.stop_shares();
+                        }
+                    }
+                    None => break,
+                },
+                _ = cancel.cancelled(), if !stopping => {
+                    stopping = true;
+                    fleet.stop_shares();
+                }
+                _ = tick.tick() => {
+                    let now = now_ns().saturating_sub(level_origin);
+                    let mut snapshot = live.snapshot(now);
+                    snapshot.in_flight = tally.iter().map(|t| t.in_flight).sum();
+                    let _ = events.try_send(EngineEvent::Progress(snapshot));
+                }
+            }
+        }
+        let began = starts.iter().flatten();
+        if let (Some(first), Some(last)) = (began.clone().min(), began.max()) {
+            spread_ns = spread_ns.max(last - first);
+        }
+        planned += batch;
+        if lost || cancel.is_cancelled() {
+            sampling.stopped = SamplingStop::Interrupted;
+            break;
+        }
+        if !may_grow {
+            break;
+        }
+        let (snapshot_of, meta_now) = (acc.clone(), meta(false, None));
+        let Ok(snapshot) = tokio::task::spawn_blocking(move || snapshot_of.finish(meta_now)).await
+        else {
+            break;
+        };
+        if !next_batch(&snapshot, planned, planner, plan, cancel, &mut sampling) {
+            break;
+        }
+        let more = base.min(plan.request_cap.saturating_sub(planned));
+        acc.plan_more(more);
+        live.set_total(planned + more);
+        shift = acc.resume();
+    }
+    let partial = lost || cancel.is_cancelled();
+    let batches = sampling.batches;
+    let sampling = may_grow.then_some(sampling);
+    let (summary, kept) = if planner.pools() {
+        (acc.clone().finish(meta(partial, sampling)), Some(acc))
+    } else {
+        (acc.finish(meta(partial, sampling)), None)
+    };
+    let workers_lag = tally.iter().fold((0.0f64, 0.0f64), |(p, m), t| {
+        (p.max(t.timer_p99), m.max(t.timer_max))
+    });
+    let label = format!("concurrency {}", plan.concurrency);
+    let mut summary = finish_level(
+        summary,
+        probe,
+        workers_lag,
+        sink,
+        events,
+        planner,
+        plan.index,
+        &label,
+    )
+    .await;
+    summary.workers = Some(fleet_level(&workers, &tally, spread_ns, &summary));
+    if let Some(w) = summary.workers.as_ref().and_then(|f| f.warning.clone()) {
+        let _ = events
+            .send(EngineEvent::Warning(format!(
+                "level {} ({label}): {w}",
+                plan.index + 1
+            )))
+            .await;
+    }
+    let summary = match kept {
+        Some(_) => with_measurement(summary, before, plan, batches),
+        None => summary,
+    };
+    Measured { summary, acc: kept }
+}
+
+/// The level's workers block: each share, the start spread and what to warn about.
+fn fleet_level(
+    workers: &[super::fleet::FleetWorker],
+    tally: &[Tally],
+    spread_ns: u64,
+    summary: &LevelSummary,
+) -> FleetLevel {
+    let shares: Vec<WorkerShare> = tally
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.concurrency > 0)
+        .map(|(i, t)| WorkerShare {
+            worker: workers.get(i).map_or(i as u32, |w| w.index),
+            host: workers.get(i).map_or_else(String::new, |w| w.host.clone()),
+            concurrency: t.concurrency,
+            requests: t.requests,
+            errors: t.errors,
+            timer_late_p99_ms: t.timer_p99,
+            lost: t.lost.clone(),
+        })
+        .collect();
+    let mut level = FleetLevel {
+        workers: shares.len() as u32,
+        start_spread_ms: spread_ns as f64 / 1e6,
+        clock_uncertainty_ms: workers
+            .iter()
+            .map(|w| w.clock_uncertainty_ns)
+            .max()
+            .unwrap_or(0) as f64
+            / 1e6,
+        shares,
+        warning: None,
+    };
+    let lost = level.lost();
+    level.warning = if lost.is_empty() {
+        level.spread_warning(summary.benchmark_duration.avg)
+    } else {
+        Some(format!(
+            "lost {}: the level is partial, and a search does not use it",
+            lost.join("; ")
+        ))
+    };
+    level
+}
