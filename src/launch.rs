@@ -342,14 +342,17 @@ pub struct Prepared {
     pub sim: Option<crate::sim::SimServer>,
     /// The simulator's time scale, when it runs in-process.
     pub sim_time_scale: Option<f64>,
+    /// A distributed run: where its controller listens for how many workers.
+    pub fleet_note: Option<String>,
 }
 
 /// A distributed run's controller, listening, with its local workers started: the run
-/// waits for them (and, for external workers, for them to be started elsewhere).
+/// waits for them (and, for external workers, for them to be started elsewhere). The note
+/// says where it listens.
 async fn start_fleet(
     choice: &crate::config::overrides::FleetChoice,
     in_process_sim: bool,
-) -> anyhow::Result<Arc<dyn crate::engine::fleet::Fleet>> {
+) -> anyhow::Result<(Arc<dyn crate::engine::fleet::Fleet>, String)> {
     use crate::config::overrides::WorkerBackend;
     let n = choice.workers as usize;
     let (token, listen) = match choice.backend {
@@ -393,13 +396,26 @@ async fn start_fleet(
     let controller = crate::fleet::Controller::start(&listen, n, token.clone())
         .await
         .map_err(|e| InputError(e.to_string()))?;
+    let note = match choice.backend {
+        WorkerBackend::Local => format!(
+            "controller on {}: starting {n} local workers",
+            controller.addr()
+        ),
+        WorkerBackend::External => format!(
+            "controller on {}: waiting for {n} workers (`rightsize worker --controller \
+             http://HOST:{}` with the run's token in {})",
+            controller.addr(),
+            controller.addr().port(),
+            crate::secrets::WORKER_TOKEN_ENV
+        ),
+    };
     if choice.backend == WorkerBackend::Local {
         let url = format!("http://{}", controller.addr());
         let children = crate::fleet::local::start(&url, n, &token, controller.losses())
             .map_err(|e| anyhow::anyhow!("cannot start the local workers: {e}"))?;
         controller.adopt(children);
     }
-    Ok(Arc::new(controller))
+    Ok((Arc::new(controller), note))
 }
 
 /// Loads the gate's baseline and starts the simulator if asked.
@@ -438,9 +454,12 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
             (s, Some(server), Some(*time_scale))
         }
     };
-    let fleet = match &l.run.fleet {
-        Some(choice) => Some(start_fleet(choice, sim.is_some()).await?),
-        None => None,
+    let (fleet, fleet_note) = match &l.run.fleet {
+        Some(choice) => {
+            let (fleet, note) = start_fleet(choice, sim.is_some()).await?;
+            (Some(fleet), Some(note))
+        }
+        None => (None, None),
     };
     let req = RunRequest {
         kind: l.kind.into(),
@@ -469,6 +488,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         gate,
         sim,
         sim_time_scale,
+        fleet_note,
     })
 }
 

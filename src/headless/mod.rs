@@ -118,7 +118,11 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
         gate,
         sim,
         sim_time_scale,
+        fleet_note,
     } = prepare(l).await?;
+    if let Some(note) = fleet_note {
+        eprintln!("{note}");
+    }
     if let Some(note) = sim_time_scale.and_then(time_scale_note) {
         eprintln!("{note}");
     }

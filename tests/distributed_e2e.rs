@@ -1,0 +1,396 @@
+//! Distributed runs (`--workers`, docs/distributed.md) against the simulator: the merged
+//! level files carry the single-process keys, every merged percentile is the percentile of
+//! the union of the workers' records, a killed worker makes its level partial and named,
+//! Ctrl-C at the controller leaves no worker running, and a worker with a wrong token is
+//! refused while the token stays out of every file of the run.
+#![cfg(unix)]
+
+mod common;
+use common::{bin, on_sim_at, only_run_dir, read_json, stderr, tmpdir, SimProcess};
+use rightsize::metrics::{LevelAccumulator, LevelMeta};
+use rightsize::record::RequestRecord;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The level files of a run, by concurrency.
+fn levels(dir: &Path) -> BTreeMap<u64, Value> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("level-") && name.ends_with(".json") {
+            let v = read_json(&p);
+            out.insert(v["concurrency"].as_u64().unwrap(), v);
+        }
+    }
+    out
+}
+
+/// The measured records of level `index`, as the request log holds them.
+fn records(dir: &Path, index: u64) -> Vec<RequestRecord> {
+    std::fs::read_to_string(dir.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).unwrap()["level"].as_u64() == Some(index))
+        .map(|l| serde_json::from_str::<RequestRecord>(l).unwrap())
+        .filter(|r| r.counted())
+        .collect()
+}
+
+#[test]
+fn four_local_workers_merge_a_sweep_exactly() {
+    let sweep = |out: &Path, workers: bool| {
+        let mut c = on_sim_at("sweep", 32, 128, 10.0);
+        c.args([
+            "-c",
+            "64,256,1024",
+            "-n",
+            "256",
+            "--no-tui",
+            "--json",
+            "--seed",
+            "7",
+        ])
+        .arg("--out")
+        .arg(out);
+        if workers {
+            c.args(["--workers", "4", "--worker-backend", "local"]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        only_run_dir(out)
+    };
+    let one = levels(&sweep(&tmpdir("dist-one"), false));
+    let dir = sweep(&tmpdir("dist-four"), true);
+    let four = levels(&dir);
+    assert_eq!(
+        four.keys().copied().collect::<Vec<_>>(),
+        vec![64, 256, 1024]
+    );
+    for (c, merged) in &four {
+        let keys = |v: &Value| {
+            v.as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect::<BTreeSet<_>>()
+        };
+        let extra: Vec<String> = keys(merged).difference(&keys(&one[c])).cloned().collect();
+        let missing: Vec<String> = keys(&one[c]).difference(&keys(merged)).cloned().collect();
+        assert_eq!(extra, vec!["workers".to_string()], "c={c}");
+        assert!(
+            missing.is_empty(),
+            "c={c}: the merged level lacks {missing:?}"
+        );
+        // four shares of a quarter each, every one finished
+        let w = &merged["workers"];
+        assert_eq!(w["workers"], 4, "c={c}: {w}");
+        let shares = w["shares"].as_array().unwrap();
+        let streams: Vec<u64> = shares
+            .iter()
+            .map(|s| s["concurrency"].as_u64().unwrap())
+            .collect();
+        assert_eq!(streams, vec![c / 4; 4], "c={c}");
+        assert!(shares.iter().all(|s| s.get("lost").is_none()), "{w}");
+        let requests: u64 = shares.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
+        // the union of the workers' records, folded as one process folds its own, gives
+        // every figure the merged level shows
+        let index = merged["index"].as_u64().unwrap();
+        let recs = records(&dir, index);
+        assert_eq!(recs.len() as u64, requests, "c={c}");
+        let slots: BTreeSet<u32> = recs.iter().map(|r| r.worker).collect();
+        assert_eq!(
+            slots.len() as u64,
+            *c,
+            "c={c}: every stream of every worker ran"
+        );
+        let mut acc =
+            LevelAccumulator::new(*c as u32, merged["planned_requests"].as_u64().unwrap());
+        recs.iter().for_each(|r| acc.add(r));
+        let union = serde_json::to_value(acc.finish(LevelMeta::default())).unwrap();
+        for stat in [
+            "time_to_first_token",
+            "request_latency",
+            "output_sequence_length",
+            "input_sequence_length",
+            "output_token_throughput_per_user",
+        ] {
+            assert_eq!(merged[stat], union[stat], "c={c}: {stat}");
+        }
+        for scalar in [
+            "request_count",
+            "steady_window",
+            "achieved_concurrency",
+            "output_token_throughput",
+        ] {
+            assert_eq!(merged[scalar], union[scalar], "c={c}: {scalar}");
+        }
+        let achieved = merged["achieved_concurrency"].as_f64().unwrap();
+        assert!(
+            (achieved / *c as f64 - 1.0).abs() <= 0.01,
+            "c={c}: achieved concurrency {achieved}"
+        );
+    }
+}
+
+/// The worker processes the controller `pid` started.
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+    {
+        let p = task.unwrap().path().join("children");
+        for c in std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .split_whitespace()
+        {
+            out.push(c.parse().unwrap());
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether process `pid` still runs (a zombie does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().to_string()))
+        .is_some_and(|r| !r.starts_with('Z'))
+}
+
+/// Waits for `child` to exit, failing past a bound far above what stopping takes.
+fn exit_code(child: &mut Child) -> Option<i32> {
+    let began = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s.code();
+        }
+        if began.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("still running after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Reads `child`'s stderr until a line holds `what`; returns the lines so far and a thread
+/// that collects the rest.
+fn read_until(
+    child: &mut Child,
+    what: &str,
+) -> (Vec<String>, std::thread::JoinHandle<Vec<String>>) {
+    use std::io::BufRead;
+    let err = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(err).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let hit = line.contains(what);
+        seen.push(line);
+        if hit {
+            let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect());
+            return (seen, rest);
+        }
+    }
+    panic!("stderr ended without {what:?}: {seen:?}");
+}
+
+/// A sweep of one long level on two local workers against a slow simulator.
+fn long_level(sim: &SimProcess, out: &Path) -> Child {
+    bin()
+        .args([
+            "sweep",
+            "-e",
+            &sim.url,
+            "--input-tokens",
+            "32",
+            "--output-tokens",
+            "64",
+        ])
+        .args([
+            "-c",
+            "8",
+            "-n",
+            "4000",
+            "--no-tui",
+            "--workers",
+            "2",
+            "--worker-backend",
+            "local",
+        ])
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
+    let sim = SimProcess::start(&["--time-scale", "2"]);
+    let out = tmpdir("dist-kill");
+    let mut child = long_level(&sim, &out);
+    let (_, rest) = read_until(&mut child, "level 1:");
+    let workers = children(child.id());
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    // SAFETY: kill sends a signal to a worker process this test's child started.
+    unsafe { libc::kill(workers[1] as i32, libc::SIGKILL) };
+    let code = exit_code(&mut child);
+    let err = rest.join().unwrap().join("\n");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("lost worker 1"), "{err}");
+    assert!(err.contains("the run ended there"), "{err}");
+    let dir = only_run_dir(&out);
+    let level = read_json(&dir.join("level-001-c0008.json"));
+    assert_eq!(level["partial"], true);
+    let shares = level["workers"]["shares"].as_array().unwrap();
+    assert!(shares[0].get("lost").is_none(), "{shares:?}");
+    let why = shares[1]["lost"].as_str().unwrap();
+    assert!(why.contains("its process exited"), "{why}");
+    assert!(level["workers"]["warning"]
+        .as_str()
+        .unwrap()
+        .contains("worker 1"));
+    assert!(!running(workers[0]), "worker {} still runs", workers[0]);
+}
+
+#[test]
+fn ctrl_c_at_the_controller_leaves_no_worker_running() {
+    let sim = SimProcess::start(&["--time-scale", "2"]);
+    let out = tmpdir("dist-int");
+    let mut child = long_level(&sim, &out);
+    let (_, rest) = read_until(&mut child, "level 1:");
+    let workers = children(child.id());
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    // SAFETY: kill sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let code = exit_code(&mut child);
+    let err = rest.join().unwrap().join("\n");
+    assert_eq!(code, Some(130), "{err}");
+    for w in &workers {
+        assert!(
+            !running(*w),
+            "worker {w} still runs after the controller ended"
+        );
+    }
+    let level = read_json(&only_run_dir(&out).join("level-001-c0008.json"));
+    assert_eq!(level["partial"], true);
+}
+
+/// A port free on loopback a moment ago.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Kills the processes it holds when the test ends, however it ends.
+struct Reaper(Vec<Child>);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn a_worker_with_a_wrong_token_is_refused_and_the_token_is_in_no_file() {
+    let sim = SimProcess::start(&["--time-scale", "20"]);
+    let out = tmpdir("dist-token");
+    let port = free_port();
+    let token = format!("run-token-{}-4f9c2a", std::process::id());
+    let controller_url = format!("http://127.0.0.1:{port}");
+    let mut controller = bin()
+        .args([
+            "sweep",
+            "-e",
+            &sim.url,
+            "--input-tokens",
+            "32",
+            "--output-tokens",
+            "16",
+        ])
+        .args(["-c", "4", "-n", "64", "--no-tui", "--workers", "2"])
+        .args(["--worker-backend", "external", "--controller-listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--out")
+        .arg(&out)
+        .env("RIGHTSIZE_WORKER_TOKEN", &token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (before, rest) = read_until(&mut controller, "waiting for 2 workers");
+    let worker = |token: &str, index: u32| -> Command {
+        let mut c = bin();
+        c.args([
+            "worker",
+            "--controller",
+            &controller_url,
+            "--index",
+            &index.to_string(),
+        ])
+        .args(["--connect-timeout", "20s"])
+        .env("RIGHTSIZE_WORKER_TOKEN", token)
+        .env_remove("JOB_COMPLETION_INDEX");
+        c
+    };
+    let bad = worker("not-the-token", 0).output().unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("refused this worker's token"),
+        "{}",
+        stderr(&bad)
+    );
+    let mut good = Reaper(vec![]);
+    for i in 0..2 {
+        good.0.push(
+            worker(&token, i)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    let code = exit_code(&mut controller);
+    let mut text = before.join("\n");
+    text.push_str(&rest.join().unwrap().join("\n"));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut controller.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert_eq!(code, Some(0), "{text}");
+    for w in &mut good.0 {
+        assert_eq!(exit_code(w), Some(0), "a worker ends with the run");
+    }
+    // the refused worker changed nothing: both places went to the run's workers
+    let dir = only_run_dir(&out);
+    let level = read_json(&dir.join("level-001-c0004.json"));
+    let shares = level["workers"]["shares"].as_array().unwrap();
+    assert_eq!(shares.len(), 2);
+    assert!(shares.iter().all(|s| s.get("lost").is_none()), "{shares:?}");
+    assert!(
+        text.contains("refused 1 call without the run's token"),
+        "{text}"
+    );
+    // the token is in no file of the run, nor in what the controller printed
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let body = std::fs::read(&p).unwrap();
+        assert!(
+            !body.windows(token.len()).any(|w| w == token.as_bytes()),
+            "{} holds the token",
+            p.display()
+        );
+    }
+    assert!(!text.contains(&token) && !stdout.contains(&token));
+}
