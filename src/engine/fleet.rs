@@ -61,6 +61,8 @@ pub enum FleetMsg {
         worker: usize,
         timer_late_p99_ms: f64,
         timer_late_max_ms: f64,
+        /// CPU time the worker used while the share ran (s).
+        cpu_s: f64,
     },
     /// The worker died, hung or lost its connection (no word for a heartbeat's time).
     Lost { worker: usize, why: String },

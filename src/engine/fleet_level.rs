@@ -45,6 +45,7 @@ struct Tally {
     timer_max: f64,
     lost: Option<String>,
     in_flight: u64,
+    cpu_s: f64,
 }
 
 /// Moves a record from its share's timeline onto the level's: its times start `shift` ns
@@ -146,6 +147,7 @@ pub async fn run_fleet_level(
     let mut planned = 0u64;
     let mut lost = false;
     let level_origin = now_ns();
+    let cpu_before = crate::clock::process_cpu_ns();
     while !cancel.is_cancelled() {
         let batch = if planned == 0 {
             base
@@ -218,8 +220,9 @@ pub async fn run_fleet_level(
                         tally[worker].in_flight = in_flight;
                     }
                     Some(FleetMsg::Started { worker, at_ns }) => starts[worker] = Some(at_ns),
-                    Some(FleetMsg::Done { worker, timer_late_p99_ms, timer_late_max_ms }) => {
+                    Some(FleetMsg::Done { worker, timer_late_p99_ms, timer_late_max_ms, cpu_s }) => {
                         let t = &mut tally[worker];
+                        t.cpu_s += cpu_s;
                         t.timer_p99 = t.timer_p99.max(timer_late_p99_ms);
                         t.timer_max = t.timer_max.max(timer_late_max_ms);
                         t.in_flight = 0;
@@ -272,6 +275,7 @@ pub async fn run_fleet_level(
         live.set_total(planned + more);
         shift = acc.resume();
     }
+    let controller_cpu_s = crate::clock::process_cpu_ns().saturating_sub(cpu_before) as f64 / 1e9;
     let partial = lost || cancel.is_cancelled();
     let batches = sampling.batches;
     let sampling = may_grow.then_some(sampling);
@@ -295,7 +299,13 @@ pub async fn run_fleet_level(
         &label,
     )
     .await;
-    summary.workers = Some(fleet_level(&workers, &tally, spread_ns, &summary));
+    summary.workers = Some(fleet_level(
+        &workers,
+        &tally,
+        spread_ns,
+        controller_cpu_s,
+        &summary,
+    ));
     if let Some(w) = summary.workers.as_ref().and_then(|f| f.warning.clone()) {
         let _ = events
             .send(EngineEvent::Warning(format!(
@@ -316,6 +326,7 @@ fn fleet_level(
     workers: &[super::fleet::FleetWorker],
     tally: &[Tally],
     spread_ns: u64,
+    controller_cpu_s: f64,
     summary: &LevelSummary,
 ) -> FleetLevel {
     let shares: Vec<WorkerShare> = tally
@@ -329,6 +340,7 @@ fn fleet_level(
             requests: t.requests,
             errors: t.errors,
             timer_late_p99_ms: t.timer_p99,
+            cpu_s: t.cpu_s,
             lost: t.lost.clone(),
         })
         .collect();
@@ -341,6 +353,7 @@ fn fleet_level(
             .max()
             .unwrap_or(0) as f64
             / 1e6,
+        controller_cpu_s,
         shares,
         warning: None,
     };

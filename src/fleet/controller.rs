@@ -693,6 +693,7 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
                         worker: place,
                         timer_late_p99_ms: lag.timer_late_p99_ms,
                         timer_late_max_ms: lag.timer_late_max_ms,
+                        cpu_s: lag.cpu_s,
                     });
                     slot.share = None;
                 }

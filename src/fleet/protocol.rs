@@ -160,6 +160,9 @@ pub struct Report {
 pub struct ShareLag {
     pub timer_late_p99_ms: f64,
     pub timer_late_max_ms: f64,
+    /// CPU time the worker process used while the share ran (s).
+    #[serde(default)]
+    pub cpu_s: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]

@@ -354,6 +354,7 @@ async fn run_share(
     let mut sink = ForwardSink(out.clone());
     let (events_tx, events) = mpsc::channel(64);
     let started_ns = now_ns();
+    let cpu_before = crate::clock::process_cpu_ns();
     let reporter = tokio::spawn(report_share(
         link.clone(),
         place,
@@ -400,6 +401,7 @@ async fn run_share(
         done: Some(ShareLag {
             timer_late_p99_ms: lag.map_or(0.0, |l| l.timer_late_p99_ms),
             timer_late_max_ms: lag.map_or(0.0, |l| l.timer_late_max_ms),
+            cpu_s: crate::clock::process_cpu_ns().saturating_sub(cpu_before) as f64 / 1e9,
         }),
         ..Report::default()
     };

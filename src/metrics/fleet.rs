@@ -16,6 +16,9 @@ pub struct FleetLevel {
     /// The clock offsets' uncertainty (ms): half the fastest round trip, the largest of any
     /// worker; spreads below it are noise.
     pub clock_uncertainty_ms: f64,
+    /// CPU time the controller process used during the level (s): folding the workers'
+    /// records, and the built-in simulator's too when it runs in the same process.
+    pub controller_cpu_s: f64,
     pub shares: Vec<WorkerShare>,
     /// Said when the spread is a large share of the level, or a worker was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,6 +40,8 @@ pub struct WorkerShare {
     pub errors: u64,
     /// p99 of how late its timer fired (ms): its own client lag.
     pub timer_late_p99_ms: f64,
+    /// CPU time its process used while its shares ran (s).
+    pub cpu_s: f64,
     /// Why its share did not finish (the worker died, hung or lost its connection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost: Option<String>,
@@ -83,6 +88,7 @@ mod tests {
             workers: 2,
             start_spread_ms: spread_ms,
             clock_uncertainty_ms: 0.1,
+            controller_cpu_s: 0.0,
             shares: vec![],
             warning: None,
         }
