@@ -97,6 +97,11 @@ pub struct LevelCtx<'a> {
     pub sink: &'a mut dyn RunSink,
     /// Judges the level and decides whether it needs more requests.
     pub planner: &'a dyn LevelPlanner,
+    /// A distributed run's share (`fleet_level`): its cooldown requests go on until this
+    /// fires, when every share's measured requests have ended, not when its own have, so
+    /// the level's last measured requests run with every stream of every worker busy.
+    /// `None` in one process.
+    pub hold: Option<&'a CancellationToken>,
 }
 
 /// The prompts of requests `from..from + count` of level `level`. With multi-turn sessions a
@@ -121,6 +126,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         events,
         sink,
         planner,
+        hold,
     } = ctx;
     let base = u64::from(plan.request_count);
     let may_grow = plan.request_cap > base;
@@ -205,6 +211,20 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
         tx,
         handover,
     );
+    // a share's cooldown ends when the controller says every share's measured requests have
+    let settles_here = hold.is_none();
+    if let Some(hold) = hold {
+        let (hold, work) = (hold.clone(), work.clone());
+        tokio::spawn(async move {
+            hold.cancelled().await;
+            work.settled.cancel();
+        });
+    }
+    let settle = |work: &Work, completed: u64| {
+        if settles_here {
+            settle(work, completed);
+        }
+    };
     let mut live = LiveLevel::new(
         plan.index,
         plan.concurrency,

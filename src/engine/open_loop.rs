@@ -216,6 +216,7 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
         events,
         sink,
         planner,
+        ..
     } = ctx;
     let schedule = Schedule {
         shape: plan.shape.clone(),

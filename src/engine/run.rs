@@ -278,6 +278,7 @@ pub async fn run(
             events: &events,
             sink: &mut sink,
             planner: &*planner,
+            hold: None,
         };
         let mut summary = match load {
             LevelLoad::Concurrency(concurrency) => {

@@ -40,6 +40,8 @@ struct Active {
     /// once every share has.
     tx: mpsc::UnboundedSender<FleetMsg>,
     stop: bool,
+    /// Its measured requests have all ended.
+    measured_done: bool,
 }
 
 /// One worker's place.
@@ -345,6 +347,7 @@ impl Fleet for Controller {
                 id,
                 tx: tx.clone(),
                 stop: false,
+                measured_done: false,
             });
             slot.wake.notify_one();
         }
@@ -662,6 +665,11 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
         changed = true;
     }
     let mut stop = false;
+    if let (Some(id), true) = (r.share, r.measured_done) {
+        if let Some(a) = slot.share.as_mut().filter(|a| a.id == id) {
+            a.measured_done = true;
+        }
+    }
     if let Some(id) = r.share {
         let offset = slot.offset;
         match slot.share.as_ref().filter(|a| a.id == id) {
@@ -700,9 +708,17 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
             }
         }
     }
+    // the batch's cooldown ends once every running share's measured requests have
+    let settle = r.share.is_some()
+        && st
+            .slots
+            .iter()
+            .flatten()
+            .filter_map(|s| s.share.as_ref())
+            .all(|a| a.measured_done);
     drop(st);
     if changed {
         shared.changed.notify_waiters();
     }
-    json(&ReportReply { stop })
+    json(&ReportReply { stop, settle })
 }

@@ -148,6 +148,10 @@ pub struct Report {
     pub records: Vec<WireRecord>,
     #[serde(default)]
     pub in_flight: u64,
+    /// Every measured request of the share has ended (its cooldown requests run on until
+    /// the controller says every share's have).
+    #[serde(default)]
+    pub measured_done: bool,
     /// When the share's first request went out (worker's clock, ns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_ns: Option<u64>,
@@ -169,6 +173,9 @@ pub struct ShareLag {
 pub struct ReportReply {
     /// Stop the share now (the level was cut: an interrupt or a lost worker).
     pub stop: bool,
+    /// Every share's measured requests have ended: stop the cooldown requests.
+    #[serde(default)]
+    pub settle: bool,
 }
 
 #[cfg(test)]

@@ -350,19 +350,25 @@ async fn run_share(
     let wait = share.start_at_ns.saturating_sub(now_ns());
     tokio::time::sleep(Duration::from_nanos(wait)).await;
     let stop = gone.child_token();
+    let hold = CancellationToken::new();
     let out: Arc<Mutex<Vec<WireRecord>>> = Arc::default();
-    let mut sink = ForwardSink(out.clone());
+    let measured = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut sink = ForwardSink(out.clone(), measured.clone());
     let (events_tx, events) = mpsc::channel(64);
     let started_ns = now_ns();
     let cpu_before = crate::clock::process_cpu_ns();
     let reporter = tokio::spawn(report_share(
         link.clone(),
         place,
-        share.id,
+        Share {
+            id: share.id,
+            requests: u64::from(share.requests),
+            measured,
+        },
         started_ns,
         out.clone(),
         events,
-        stop.clone(),
+        (stop.clone(), hold.clone()),
     ));
     let plan = LevelPlan {
         index: share.level,
@@ -384,6 +390,7 @@ async fn run_share(
             events: &events_tx,
             sink: &mut sink,
             planner: &planner,
+            hold: Some(&hold),
         },
         plan,
         None,
@@ -414,18 +421,29 @@ async fn run_share(
     }
 }
 
+/// A running share, as its reporter sees it.
+struct Share {
+    id: u64,
+    /// Its measured requests, and how many have ended.
+    requests: u64,
+    measured: Arc<std::sync::atomic::AtomicU64>,
+}
+
 /// Four times a second until the share's events end: the records so far, the requests in
-/// flight. A stop from the controller, or two reports in a row that cannot be delivered,
-/// stop the share. Returns the last in-flight count.
+/// flight, whether its measured requests have all ended. A stop from the controller, or two
+/// reports in a row that cannot be delivered, stop the share (`stop`); the controller's
+/// word that every share's measured requests have ended stops its cooldown (`hold`).
+/// Returns the last in-flight count.
 async fn report_share(
     link: Link,
     place: usize,
-    id: u64,
+    share: Share,
     started_ns: u64,
     out: Arc<Mutex<Vec<WireRecord>>>,
     mut events: mpsc::Receiver<EngineEvent>,
-    stop: CancellationToken,
+    (stop, hold): (CancellationToken, CancellationToken),
 ) -> u64 {
+    let id = share.id;
     let mut tick = tokio::time::interval(REPORT_PERIOD);
     let mut in_flight = 0u64;
     let mut failed = 0u32;
@@ -442,6 +460,8 @@ async fn report_share(
                     share: Some(id),
                     records,
                     in_flight,
+                    measured_done: share.measured.load(std::sync::atomic::Ordering::Relaxed)
+                        >= share.requests,
                     started_ns: Some(started_ns),
                     ..Report::default()
                 };
@@ -450,6 +470,9 @@ async fn report_share(
                         failed = 0;
                         if reply.stop {
                             stop.cancel();
+                        }
+                        if reply.settle {
+                            hold.cancel();
                         }
                     }
                     Err(CallError::Status(..)) | Err(CallError::Decode(_)) => stop.cancel(),
@@ -468,8 +491,12 @@ async fn report_share(
     }
 }
 
-/// The records of a share go to the controller; nothing is written here.
-struct ForwardSink(Arc<Mutex<Vec<WireRecord>>>);
+/// The records of a share go to the controller; nothing is written here. Counts the
+/// measured ones.
+struct ForwardSink(
+    Arc<Mutex<Vec<WireRecord>>>,
+    Arc<std::sync::atomic::AtomicU64>,
+);
 
 impl RunSink for ForwardSink {
     fn open(&mut self, run_id: &str) -> std::io::Result<(String, PathBuf)> {
@@ -479,6 +506,9 @@ impl RunSink for ForwardSink {
         Ok(())
     }
     fn append_request(&mut self, _level: u32, record: &RequestRecord) -> std::io::Result<()> {
+        if record.counted() {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
