@@ -394,3 +394,53 @@ fn a_worker_with_a_wrong_token_is_refused_and_the_token_is_in_no_file() {
     }
     assert!(!text.contains(&token) && !stdout.contains(&token));
 }
+
+#[test]
+fn bad_distributed_input_names_the_flag_or_variable() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["sweep", "--worker-backend", "local"], "--workers"),
+        (&["sweep", "--workers", "0"], "must be at least 1, got 0"),
+        (
+            &["sweep", "--rates", "1,2", "--workers", "2"],
+            "open-loop levels (--rate, --rates, --schedule, replay) run in one process",
+        ),
+        (
+            &["sweep", "--workers", "2", "--worker-backend", "external"],
+            "the built-in simulator runs inside this process",
+        ),
+        (
+            &[
+                "sweep",
+                "-e",
+                "http://127.0.0.1:9/v1",
+                "-m",
+                "m",
+                "--workers",
+                "2",
+                "--worker-backend",
+                "external",
+            ],
+            "--worker-backend external needs the run's token in RIGHTSIZE_WORKER_TOKEN",
+        ),
+        (
+            &["worker", "--controller", "nope"],
+            "--controller `nope` is not an http(s) URL",
+        ),
+        (
+            &["worker", "--controller", "http://127.0.0.1:9"],
+            "RIGHTSIZE_WORKER_TOKEN is not set",
+        ),
+    ];
+    let out = tmpdir("dist-bad");
+    for (args, want) in cases {
+        let mut c = bin();
+        c.args(*args).env_remove("RIGHTSIZE_WORKER_TOKEN");
+        if args[0] == "sweep" {
+            c.arg("--no-tui").arg("--out").arg(&out);
+        }
+        let o = c.output().unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+}
