@@ -15,6 +15,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod fdlimit;
 pub mod headless;
+pub mod k8s;
 pub mod launch;
 pub mod metrics;
 pub mod plan;
