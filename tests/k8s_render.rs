@@ -294,6 +294,8 @@ fn optional_flags_reach_both_pods() {
         "500m",
         "--worker-memory",
         "512Mi",
+        "--results-pvc",
+        "loadtest-results",
     ]);
     let objects = render_objects(&with_command(&flags, &["search", "--e2e-sla", "p99<=10s"]));
     let controller = find(&objects, "Job", "r1");
@@ -310,9 +312,22 @@ fn optional_flags_reach_both_pods() {
             "--worker-backend",
             "external",
             "--controller-listen",
-            "0.0.0.0:8080"
+            "0.0.0.0:8080",
+            "--out",
+            "/results"
         ]
     );
+    // the results folder goes to the claim, mounted in the controller's pod alone
+    let pod = &controller["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["volumes"],
+        json!([{"name": "results", "persistentVolumeClaim": {"claimName": "loadtest-results"}}])
+    );
+    assert_eq!(
+        container(controller)["volumeMounts"],
+        json!([{"name": "results", "mountPath": "/results"}])
+    );
+    assert!(workers["spec"]["template"]["spec"].get("volumes").is_none());
     assert_eq!(service["spec"]["ports"][0]["port"], 8080);
     assert_eq!(container(controller)["ports"][0]["containerPort"], 8080);
     assert!(strings(&container(workers)["args"]).contains(&"http://r1.perf.svc:8080"));
@@ -396,7 +411,8 @@ fn the_token_is_the_environments_or_a_fresh_one() {
 #[test]
 fn bad_input_fails_naming_the_flag_and_prints_nothing() {
     let long_name = "a".repeat(41);
-    let cases: Vec<(Vec<&str>, &str)> = vec![
+    let cases: Vec<(Vec<&str>, &str)> =
+        vec![
         (
             vec!["--workers", "4", "--", "run", "-c", "4"],
             "`run` cannot be distributed: the command after `--` must be sweep, search or campaign",
@@ -507,6 +523,14 @@ fn bad_input_fails_naming_the_flag_and_prints_nothing() {
             vec!["--workers", "100001", "--", "sweep"],
             "--workers: 100001 is more than an Indexed Job runs",
         ),
+        (
+            vec!["--workers", "4", "--results-pvc", "keep", "--", "sweep", "--out=/data"],
+            "--results-pvc: the command after `--` sets --out",
+        ),
+        (
+            vec!["--workers", "4", "--results-pvc", "Keep", "--", "sweep"],
+            "--results-pvc: `Keep` is not a Kubernetes object name",
+        ),
     ];
     for (args, want) in cases {
         let o = render_with(&args, Some(TOKEN));
@@ -549,6 +573,10 @@ fn the_comment_gives_commands_that_make_the_same_objects() {
         "4Gi",
         "--env-from-secret",
         "endpoint-key",
+        "--results-pvc",
+        "loadtest-results",
+        "--active-deadline-seconds",
+        "600",
     ]);
     // arguments a shell has to have quoted, one with a line break that must not end the comment
     let command = [
@@ -710,6 +738,8 @@ fn rendered_objects_pass_kubernetes_validate_strict() {
         "512Mi",
         "--ttl-seconds",
         "0",
+        "--results-pvc",
+        "loadtest-results",
     ]);
     let mut workers_only = r1_flags();
     workers_only.extend(["--only", "workers"]);

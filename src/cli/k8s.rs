@@ -115,6 +115,11 @@ pub struct RenderArgs {
     /// holding the variable --api-key-env names (repeatable)
     #[arg(long, value_name = "SECRET")]
     pub env_from_secret: Vec<String>,
+    /// A PersistentVolumeClaim to keep the results folder on: mounted at /results in the
+    /// controller's pod, whose command gets --out /results (default: the folder stays in the
+    /// pod and is lost with it; the table is in its log)
+    #[arg(long, value_name = "CLAIM")]
+    pub results_pvc: Option<String>,
     /// How long a worker tries to reach the controller before it gives up (its
     /// --connect-timeout): long enough for the controller's pod to be scheduled and pulled
     #[arg(long, value_name = "DURATION", default_value = CONNECT_TIMEOUT)]
@@ -190,7 +195,8 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
             args.env_from_secret
                 .iter()
                 .map(|s| ("--env-from-secret", s)),
-        );
+        )
+        .chain(args.results_pvc.iter().map(|s| ("--results-pvc", s)));
     for (flag, value) in names {
         if !k8s::is_dns_subdomain(value) {
             return Err(format!(
@@ -218,6 +224,13 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
     if only != Only::Workers || !args.command.is_empty() {
         k8s::check_command(&args.command)?;
     }
+    let sets_out = |a: &String| a == "--out" || a.starts_with("--out=");
+    if args.results_pvc.is_some() && args.command.iter().any(sets_out) {
+        return Err(format!(
+            "--results-pvc: the command after `--` sets --out, which --results-pvc sets to {}",
+            k8s::RESULTS_DIR
+        ));
+    }
     let token = if only == Only::Controller {
         None
     } else {
@@ -244,6 +257,7 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
         owner_uid: args.owner_uid.clone(),
         only,
         command: args.command.clone(),
+        results_pvc: args.results_pvc.clone(),
         worker_connect_timeout: args.worker_connect_timeout.clone(),
         token_env: crate::secrets::WORKER_TOKEN_ENV.to_string(),
         token,
@@ -315,6 +329,9 @@ fn render_flags(args: &RenderArgs) -> Vec<String> {
     }
     for s in &args.env_from_secret {
         flags.push(("--env-from-secret", s.clone()));
+    }
+    if let Some(claim) = &args.results_pvc {
+        flags.push(("--results-pvc", claim.clone()));
     }
     flags
         .into_iter()

@@ -19,6 +19,9 @@ pub const RENDERED_FLAGS: [&str; 3] = ["--workers", "--worker-backend", "--contr
 /// The commands that can be distributed.
 pub const DISTRIBUTED_COMMANDS: [&str; 3] = ["sweep", "search", "campaign"];
 
+/// Where the controller's pod mounts the results volume (`--results-pvc`), passed as `--out`.
+pub const RESULTS_DIR: &str = "/results";
+
 /// Kubernetes' limit on an Indexed Job's completions.
 pub const MAX_WORKERS: u32 = 100_000;
 
@@ -67,6 +70,9 @@ pub struct RenderSpec {
     /// The command to distribute: `sweep|search|campaign ARGS...` (empty with
     /// [`Only::Workers`], which does not print the controller).
     pub command: Vec<String>,
+    /// A PersistentVolumeClaim the controller keeps its results folder on (mounted at
+    /// [`RESULTS_DIR`], which the command gets as `--out`).
+    pub results_pvc: Option<String>,
     /// The workers' `--connect-timeout`.
     pub worker_connect_timeout: String,
     /// The variable the token is read from, in both pods.
@@ -289,7 +295,8 @@ pub fn secret(spec: &RenderSpec, token: &str) -> Value {
     })
 }
 
-/// The controller Job: the command plus the flags that make it serve its workers.
+/// The controller Job: the command plus the flags that make it serve its workers (and keep
+/// its results on the volume, when there is one).
 pub fn controller_job(spec: &RenderSpec) -> Value {
     let mut args = spec.command.clone();
     args.extend([
@@ -300,7 +307,10 @@ pub fn controller_job(spec: &RenderSpec) -> Value {
         "--controller-listen".into(),
         format!("0.0.0.0:{}", spec.port),
     ]);
-    let container = json!({
+    if spec.results_pvc.is_some() {
+        args.extend(["--out".to_string(), RESULTS_DIR.to_string()]);
+    }
+    let mut container = json!({
         "name": "controller",
         "image": spec.image,
         "command": ["rightsize"],
@@ -312,11 +322,19 @@ pub fn controller_job(spec: &RenderSpec) -> Value {
             "failureThreshold": 3,
         },
     });
+    let volume = "results";
+    if spec.results_pvc.is_some() {
+        container["volumeMounts"] = json!([{"name": volume, "mountPath": RESULTS_DIR}]);
+    }
+    let mut pod = pod_spec(spec, container, &spec.controller);
+    if let Some(claim) = &spec.results_pvc {
+        pod["volumes"] = json!([{"name": volume, "persistentVolumeClaim": {"claimName": claim}}]);
+    }
     json!({
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata(spec, &spec.name, "controller", false),
-        "spec": job_spec(spec, "controller", pod_spec(spec, container, &spec.controller)),
+        "spec": job_spec(spec, "controller", pod),
     })
 }
 
