@@ -16,6 +16,7 @@ pub mod engine;
 pub mod fdlimit;
 pub mod fleet;
 pub mod headless;
+pub mod k8s;
 pub mod launch;
 pub mod metrics;
 pub mod plan;

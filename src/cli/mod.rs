@@ -5,6 +5,7 @@ pub mod campaign;
 pub mod export;
 pub mod history;
 pub mod import;
+pub mod k8s;
 pub mod open_args;
 pub mod replay;
 pub mod run_args;
@@ -69,6 +70,10 @@ pub enum Command {
     /// Run as a worker of a distributed run: take shares of its levels from the controller
     /// at URL and send back every request's record (docs/distributed.md)
     Worker(worker::WorkerArgs),
+    /// Kubernetes: `k8s render` prints the objects of a distributed run (controller Job,
+    /// Service, token Secret, Indexed Job of workers) for kubectl apply
+    #[command(subcommand)]
+    K8s(k8s::K8sCommand),
 }
 
 /// Runs the program. Errors are returned for `main` to print and map to exit codes.
@@ -108,6 +113,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Some(Command::Export(args)) => export::execute(args, cli.config.as_deref()),
         Some(Command::Import(cmd)) => import::execute(cmd, cli.config.as_deref()),
         Some(Command::Worker(args)) => worker::execute(args).await,
+        Some(Command::K8s(cmd)) => k8s::execute(cmd),
         Some(Command::ConfigPath) => {
             match crate::config::file::user_config_path() {
                 Some(p) => println!(
