@@ -170,6 +170,7 @@ mod tests {
             output_tokens_per_sec: 0.0,
             output_tps_series: vec![],
             elapsed_s,
+            chunks: 0,
             open: Some(OpenProgress {
                 offered_rps: 2.0,
                 ..OpenProgress::default()

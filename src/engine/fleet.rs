@@ -52,8 +52,12 @@ pub enum FleetMsg {
         worker: usize,
         records: Vec<RequestRecord>,
     },
-    /// Requests in flight.
-    Status { worker: usize, in_flight: u64 },
+    /// Requests in flight, and content chunks the share has received so far.
+    Status {
+        worker: usize,
+        in_flight: u64,
+        chunks: u64,
+    },
     /// When the share's first request went out, on the controller's clock (ns).
     Started { worker: usize, at_ns: u64 },
     /// The share ended: every record was sent before this; its client lag (ms).

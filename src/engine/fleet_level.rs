@@ -45,6 +45,8 @@ struct Tally {
     timer_max: f64,
     lost: Option<String>,
     in_flight: u64,
+    /// Content chunks its share of the running batch has received.
+    chunks: u64,
     cpu_s: f64,
 }
 
@@ -145,6 +147,8 @@ pub async fn run_fleet_level(
     let mut spread_ns = 0u64;
     // requests of this measurement's batches so far (the next batch's prompts start there)
     let mut planned = 0u64;
+    // content chunks of the level's finished batches (the live token count goes on from it)
+    let mut chunks_before = 0u64;
     let mut lost = false;
     let level_origin = now_ns();
     let cpu_before = crate::clock::process_cpu_ns();
@@ -216,8 +220,9 @@ pub async fn run_fleet_level(
                             fold(plan.index, &rec, &mut acc, &mut live, sink);
                         }
                     }
-                    Some(FleetMsg::Status { worker, in_flight }) => {
+                    Some(FleetMsg::Status { worker, in_flight, chunks }) => {
                         tally[worker].in_flight = in_flight;
+                        tally[worker].chunks = tally[worker].chunks.max(chunks);
                     }
                     Some(FleetMsg::Started { worker, at_ns }) => starts[worker] = Some(at_ns),
                     Some(FleetMsg::Done { worker, timer_late_p99_ms, timer_late_max_ms, cpu_s }) => {
@@ -244,6 +249,7 @@ pub async fn run_fleet_level(
                 }
                 _ = tick.tick() => {
                     let now = now_ns().saturating_sub(level_origin);
+                    live.on_chunks(now, chunks_before + tally.iter().map(|t| t.chunks).sum::<u64>());
                     let mut snapshot = live.snapshot(now);
                     snapshot.in_flight = tally.iter().map(|t| t.in_flight).sum();
                     let _ = events.try_send(EngineEvent::Progress(snapshot));
@@ -255,6 +261,11 @@ pub async fn run_fleet_level(
             spread_ns = spread_ns.max(last - first);
         }
         planned += batch;
+        // the next batch's shares count their chunks from zero
+        chunks_before += tally
+            .iter_mut()
+            .map(|t| std::mem::take(&mut t.chunks))
+            .sum::<u64>();
         if lost || cancel.is_cancelled() {
             sampling.stopped = SamplingStop::Interrupted;
             break;

@@ -695,6 +695,7 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
                 let _ = tx.send(FleetMsg::Status {
                     worker: place,
                     in_flight: r.in_flight,
+                    chunks: r.chunks,
                 });
                 if let Some(lag) = r.done {
                     let _ = tx.send(FleetMsg::Done {

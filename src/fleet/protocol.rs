@@ -148,6 +148,9 @@ pub struct Report {
     pub records: Vec<WireRecord>,
     #[serde(default)]
     pub in_flight: u64,
+    /// Content chunks the share has received so far (its live token count).
+    #[serde(default)]
+    pub chunks: u64,
     /// Every measured request of the share has ended (its cooldown requests run on until
     /// the controller says every share's have).
     #[serde(default)]

@@ -445,12 +445,12 @@ async fn report_share(
 ) -> u64 {
     let id = share.id;
     let mut tick = tokio::time::interval(REPORT_PERIOD);
-    let mut in_flight = 0u64;
+    let (mut in_flight, mut chunks) = (0u64, 0u64);
     let mut failed = 0u32;
     loop {
         tokio::select! {
             e = events.recv() => match e {
-                Some(EngineEvent::Progress(p)) => in_flight = p.in_flight,
+                Some(EngineEvent::Progress(p)) => (in_flight, chunks) = (p.in_flight, p.chunks),
                 Some(_) => {}
                 None => return in_flight,
             },
@@ -460,6 +460,7 @@ async fn report_share(
                     share: Some(id),
                     records,
                     in_flight,
+                    chunks,
                     measured_done: share.measured.load(std::sync::atomic::Ordering::Relaxed)
                         >= share.requests,
                     started_ns: Some(started_ns),

@@ -34,6 +34,10 @@ pub struct LevelProgress {
     pub output_tps_series: Vec<f64>,
     /// Time since the level started (s).
     pub elapsed_s: f64,
+    /// Content chunks received so far by every request of the level, finished or not (the
+    /// live token count a distributed level's workers report; not shown).
+    #[serde(skip)]
+    pub chunks: u64,
     /// An open-loop level's rates, queue and recent latencies (the dashboard's time view).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open: Option<OpenProgress>,
@@ -96,6 +100,7 @@ impl LiveLevel {
                 output_tokens_per_sec: 0.0,
                 output_tps_series: Vec::new(),
                 elapsed_s: 0.0,
+                chunks: 0,
             },
             tokens: RollingRate::new(bucket, buckets),
             chunks_seen: 0,
@@ -109,6 +114,7 @@ impl LiveLevel {
         if new > 0 {
             self.tokens.add(now_ns, new as f64);
             self.chunks_seen = total;
+            self.progress.chunks = total;
         }
     }
 

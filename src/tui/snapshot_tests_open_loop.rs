@@ -46,6 +46,7 @@ fn open_progress(t: f64) -> EngineEvent {
         output_tokens_per_sec: sent * 64.0,
         output_tps_series: vec![],
         elapsed_s: t,
+        chunks: 0,
         open: Some(OpenProgress {
             offered_rps: offered,
             sent_rps: sent,
