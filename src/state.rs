@@ -48,6 +48,8 @@ pub struct RunState {
     /// The server's latest figures, and its first ones (the baseline for counter rates).
     pub server: Option<ServerSample>,
     pub server_first: Option<ServerSample>,
+    /// A distributed run's workers, as the running (or last) level has them.
+    pub workers: Option<crate::metrics::fleet::FleetLevel>,
     pub finished: bool,
     pub interrupted: bool,
 }
@@ -116,12 +118,16 @@ impl RunState {
                 self.running = None;
                 self.progress = None;
                 // a level measured again replaces what it was: one entry per level
+                if let Some(w) = &summary.workers {
+                    self.workers = Some(w.clone());
+                }
                 match self.levels.iter_mut().find(|l| l.index == summary.index) {
                     Some(l) => *l = (**summary).clone(),
                     None => self.levels.push((**summary).clone()),
                 }
             }
             EngineEvent::Warning(w) => self.warnings.push(w.clone()),
+            EngineEvent::Workers(w) => self.workers = Some((**w).clone()),
             EngineEvent::Telemetry(sample) => {
                 if self.server_first.is_none() {
                     self.server_first = Some(sample.clone());

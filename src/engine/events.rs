@@ -39,6 +39,10 @@ pub enum EngineEvent {
     LevelFinished(Box<LevelSummary>),
     /// The server's own figures from its `/metrics` (a snapshot; may be dropped).
     Telemetry(crate::telemetry::ServerSample),
+    /// A distributed level's workers: each one's share, in-flight count, errors and lag, and
+    /// how far apart they started (a snapshot while the level runs, the final figures when
+    /// it ends; may be dropped).
+    Workers(Box<crate::metrics::fleet::FleetLevel>),
     /// Something the user should know (client lag, file-descriptor limit, ...).
     Warning(String),
     /// The run is over; `interrupted` when it was cancelled.

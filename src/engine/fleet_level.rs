@@ -25,9 +25,7 @@ use super::fleet::{split_level, BatchSplit, Fleet, FleetMsg};
 use super::lag::LagProbe;
 use crate::clock::now_ns;
 use crate::metrics::fleet::{FleetLevel, WorkerShare};
-use crate::metrics::{
-    AdaptiveSampling, LevelAccumulator, LevelMeta, LevelSummary, LiveLevel, SamplingStop,
-};
+use crate::metrics::{AdaptiveSampling, LevelAccumulator, LevelMeta, LiveLevel, SamplingStop};
 use crate::record::RequestRecord;
 use std::time::Duration;
 
@@ -215,7 +213,11 @@ pub async fn run_fleet_level(
                             if rec.counted() {
                                 let t = &mut tally[worker];
                                 t.requests += 1;
-                                t.errors += u64::from(rec.error.is_some());
+                                // as the level counts them: a request the stop cut is not
+                                // the endpoint's error
+                                t.errors += u64::from(rec.error.as_ref().is_some_and(|e| {
+                                    e.kind != crate::record::ErrorKind::Cancelled
+                                }));
                             }
                             fold(plan.index, &rec, &mut acc, &mut live, sink);
                         }
@@ -248,6 +250,13 @@ pub async fn run_fleet_level(
                     fleet.stop_shares();
                 }
                 _ = tick.tick() => {
+                    let began = starts.iter().flatten();
+                    let spread_now = match (began.clone().min(), began.max()) {
+                        (Some(a), Some(b)) => spread_ns.max(b - a),
+                        _ => spread_ns,
+                    };
+                    let live_workers = fleet_level(&workers, &tally, spread_now, 0.0, 0.0);
+                    let _ = events.try_send(EngineEvent::Workers(Box::new(live_workers)));
                     let now = now_ns().saturating_sub(level_origin);
                     live.on_chunks(now, chunks_before + tally.iter().map(|t| t.chunks).sum::<u64>());
                     let mut snapshot = live.snapshot(now);
@@ -315,7 +324,7 @@ pub async fn run_fleet_level(
         &tally,
         spread_ns,
         controller_cpu_s,
-        &summary,
+        summary.benchmark_duration.avg,
     ));
     if let Some(w) = summary.workers.as_ref().and_then(|f| f.warning.clone()) {
         let _ = events
@@ -332,13 +341,14 @@ pub async fn run_fleet_level(
     Measured { summary, acc: kept }
 }
 
-/// The level's workers block: each share, the start spread and what to warn about.
+/// The level's workers block: each share, the start spread and what to warn about (a spread
+/// is warned about against the level's `duration_s`; 0 while it runs).
 fn fleet_level(
     workers: &[super::fleet::FleetWorker],
     tally: &[Tally],
     spread_ns: u64,
     controller_cpu_s: f64,
-    summary: &LevelSummary,
+    duration_s: f64,
 ) -> FleetLevel {
     let shares: Vec<WorkerShare> = tally
         .iter()
@@ -352,6 +362,7 @@ fn fleet_level(
             errors: t.errors,
             timer_late_p99_ms: t.timer_p99,
             cpu_s: t.cpu_s,
+            in_flight: t.in_flight,
             lost: t.lost.clone(),
         })
         .collect();
@@ -370,7 +381,7 @@ fn fleet_level(
     };
     let lost = level.lost();
     level.warning = if lost.is_empty() {
-        level.spread_warning(summary.benchmark_duration.avg)
+        level.spread_warning(duration_s)
     } else {
         Some(format!(
             "lost {}: the level is partial, and a search does not use it",

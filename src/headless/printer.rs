@@ -124,7 +124,7 @@ pub async fn print_progress(
                     .map(|t| format!("\n        {t}"))
                     .unwrap_or_default()
             )),
-            EngineEvent::Telemetry(_) => None,
+            EngineEvent::Telemetry(_) | EngineEvent::Workers(_) => None,
             EngineEvent::Warning(w) => Some(format!(
                 "{}warning: {w}",
                 if tty { "\r\x1b[2K" } else { "" }

@@ -36,12 +36,16 @@ pub struct WorkerShare {
     pub concurrency: u32,
     /// Measured requests it finished (successes and failures), every batch.
     pub requests: u64,
-    /// Of them, failures.
+    /// Of them, failures (requests cut by a stop are not counted: they are the level's
+    /// `cancelled_count`).
     pub errors: u64,
     /// p99 of how late its timer fired (ms): its own client lag.
     pub timer_late_p99_ms: f64,
     /// CPU time its process used while its shares ran (s).
     pub cpu_s: f64,
+    /// Requests in flight (live snapshots only; 0 in a level file).
+    #[serde(skip)]
+    pub in_flight: u64,
     /// Why its share did not finish (the worker died, hung or lost its connection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost: Option<String>,

@@ -148,6 +148,55 @@ fn mid_run_with_two_levels_done() {
     insta::assert_snapshot!(draw(&a, 120, 36));
 }
 
+/// A distributed run (`--workers 4`): the workers panel above the notes, one worker lost.
+#[test]
+fn mid_run_with_four_workers_one_lost() {
+    use crate::metrics::fleet::{FleetLevel, WorkerShare};
+    let mut a = app();
+    a.run_started(Some(20.0), Analysis::default());
+    a.on_engine(&started());
+    for l in sweep_levels().into_iter().take(2) {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    a.on_engine(&EngineEvent::LevelStarted {
+        shape: None,
+        index: 2,
+        concurrency: 256,
+        request_count: 1024,
+        request_cap: 1024,
+        earlier: 0,
+    });
+    a.on_engine(&progress(2, 256, 412, &[]));
+    let share = |worker: u32, in_flight: u64, requests: u64, lost: Option<&str>| WorkerShare {
+        worker,
+        host: format!("rightsize-workers-{worker}-x7k2q:1"),
+        concurrency: 64,
+        requests,
+        errors: 0,
+        timer_late_p99_ms: if worker == 0 { 0.0 } else { 1.2 },
+        cpu_s: 0.0,
+        in_flight,
+        lost: lost.map(str::to_string),
+    };
+    a.on_engine(&EngineEvent::Workers(Box::new(FleetLevel {
+        workers: 4,
+        start_spread_ms: 1.84,
+        clock_uncertainty_ms: 0.2,
+        controller_cpu_s: 0.0,
+        shares: vec![
+            share(0, 64, 104, None),
+            share(1, 64, 103, None),
+            share(2, 0, 98, Some("its process exited (signal: 9)")),
+            share(3, 64, 107, None),
+        ],
+        warning: Some("lost worker 2".into()),
+    })));
+    // room for every worker
+    insta::assert_snapshot!(draw(&a, 120, 44));
+    // a shorter screen: the lost worker first, and how many more there are
+    insta::assert_snapshot!(draw(&a, 120, 36));
+}
+
 #[test]
 fn finished_search_with_knee_sla_line_and_planning() {
     let mut a = app();

@@ -9,6 +9,7 @@ mod runs;
 mod server_chart;
 mod setup;
 mod timeline;
+mod workers;
 
 use super::app::{App, Screen};
 use ratatui::layout::{Constraint, Flex, Layout, Rect};

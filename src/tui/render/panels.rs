@@ -78,7 +78,20 @@ fn render_table_and_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Them
     let [bl, br] =
         Layout::horizontal([Constraint::Percentage(64), Constraint::Percentage(36)]).areas(area);
     render_levels_table(frame, bl, app, theme);
-    render_notes(frame, br, app, theme);
+    match &app.run.workers {
+        // a distributed run: its workers above the notes, at most half the column
+        Some(w) => {
+            // the notes keep two lines
+            let h = super::workers::height(w)
+                .min(br.height.saturating_sub(4))
+                .max(3);
+            let [top, rest] =
+                Layout::vertical([Constraint::Length(h), Constraint::Min(0)]).areas(br);
+            super::workers::render_workers(frame, top, w, theme);
+            render_notes(frame, rest, app, theme);
+        }
+        None => render_notes(frame, br, app, theme),
+    }
 }
 
 fn render_level(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
