@@ -14,7 +14,8 @@ pub const PROBE_PERIOD: Duration = Duration::from_millis(20);
 /// A running probe; stop it to get the lateness histogram (microseconds).
 pub struct LagProbe {
     stop: CancellationToken,
-    handle: JoinHandle<Histogram<u64>>,
+    /// `None`: no probe runs ([`LagProbe::off`]).
+    handle: Option<JoinHandle<Histogram<u64>>>,
 }
 
 impl LagProbe {
@@ -40,13 +41,28 @@ impl LagProbe {
             }
             hist
         });
-        LagProbe { stop, handle }
+        LagProbe {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// No probe: a process that times no request (a distributed run's controller, whose
+    /// level's lag is its workers') does not wake 50 times a second to measure its own.
+    pub fn off() -> Self {
+        LagProbe {
+            stop: CancellationToken::new(),
+            handle: None,
+        }
     }
 
     /// Stops the probe and returns (p99, max) wake-up lateness in milliseconds.
     pub async fn stop(self) -> (f64, f64) {
         self.stop.cancel();
-        match self.handle.await {
+        let Some(handle) = self.handle else {
+            return (0.0, 0.0);
+        };
+        match handle.await {
             Ok(h) if !h.is_empty() => {
                 (h.value_at_quantile(0.99) as f64 / 1e3, h.max() as f64 / 1e3)
             }
