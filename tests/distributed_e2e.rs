@@ -444,3 +444,50 @@ fn bad_distributed_input_names_the_flag_or_variable() {
         assert!(e.contains(want), "{args:?}: {e}");
     }
 }
+
+#[test]
+fn a_search_on_two_workers_has_one_entry_per_level_and_every_share_in_it() {
+    let out = tmpdir("dist-search");
+    let o = on_sim_at("search", 32, 64, 10.0)
+        .args([
+            "--e2e-sla",
+            "p99:2s",
+            "--min",
+            "8",
+            "--max",
+            "32",
+            "-n",
+            "64",
+        ])
+        .args(["--workers", "2", "--no-tui", "--json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON");
+    let searched = v["levels"].as_array().unwrap();
+    let loads: Vec<u64> = searched
+        .iter()
+        .map(|l| l["concurrency"].as_u64().unwrap())
+        .collect();
+    let unique: BTreeSet<u64> = loads.iter().copied().collect();
+    assert_eq!(unique.len(), loads.len(), "a level twice: {loads:?}");
+    assert_eq!(v["answer"]["concurrency"], 32, "{}", v["answer"]);
+    let dir = only_run_dir(&out);
+    for (c, l) in levels(&dir) {
+        let w = &l["workers"];
+        let shares = w["shares"].as_array().unwrap();
+        assert_eq!(shares.len(), 2, "c={c}: {w}");
+        let streams: u64 = shares
+            .iter()
+            .map(|s| s["concurrency"].as_u64().unwrap())
+            .sum();
+        assert_eq!(streams, c);
+        // every request of every batch is in one share or the other
+        let requests: u64 = shares.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
+        let counted = records(&dir, l["index"].as_u64().unwrap()).len() as u64;
+        assert_eq!(requests, counted, "c={c}");
+        assert_eq!(l["planned_requests"].as_u64().unwrap(), counted, "c={c}");
+        assert!(l["verdict"].is_string(), "c={c}: {}", l["verdict"]);
+    }
+}

@@ -145,6 +145,24 @@ pub async fn run_fleet_level(
     let workers = fleet.workers();
     let mut tally = vec![Tally::default(); fleet.size()];
     let mut spread_ns = 0u64;
+    // a level measured again: its workers block goes on from its earlier measurements'
+    let mut cpu_earlier = 0.0;
+    if let Some(prev) = before.as_ref().and_then(|b| b.workers.as_ref()) {
+        for s in &prev.shares {
+            if let Some(t) = workers
+                .iter()
+                .position(|w| w.index == s.worker)
+                .and_then(|i| tally.get_mut(i))
+            {
+                t.requests += s.requests;
+                t.errors += s.errors;
+                t.cpu_s += s.cpu_s;
+                t.timer_p99 = t.timer_p99.max(s.timer_late_p99_ms);
+            }
+        }
+        spread_ns = (prev.start_spread_ms * 1e6) as u64;
+        cpu_earlier = prev.controller_cpu_s;
+    }
     // requests of this measurement's batches so far (the next batch's prompts start there)
     let mut planned = 0u64;
     // content chunks of the level's finished batches (the live token count goes on from it)
@@ -297,7 +315,8 @@ pub async fn run_fleet_level(
         live.set_total(planned + more);
         shift = acc.resume();
     }
-    let controller_cpu_s = crate::clock::process_cpu_ns().saturating_sub(cpu_before) as f64 / 1e9;
+    let controller_cpu_s =
+        cpu_earlier + crate::clock::process_cpu_ns().saturating_sub(cpu_before) as f64 / 1e9;
     let partial = lost || cancel.is_cancelled();
     let batches = sampling.batches;
     let sampling = may_grow.then_some(sampling);

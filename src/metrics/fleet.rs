@@ -34,7 +34,8 @@ pub struct WorkerShare {
     pub host: String,
     /// Concurrent streams it held.
     pub concurrency: u32,
-    /// Measured requests it finished (successes and failures), every batch.
+    /// Measured requests it finished (successes and failures), every batch of every
+    /// measurement of the level (a search's level measured again adds to it).
     pub requests: u64,
     /// Of them, failures (requests cut by a stop are not counted: they are the level's
     /// `cancelled_count`).
