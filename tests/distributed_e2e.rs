@@ -15,6 +15,14 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The tests here each run a controller, its workers and a simulator: run one at a time,
+/// they do not measure each other (two cores hold one distributed run well, not five).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    RUNS.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The level files of a run, by concurrency.
 fn levels(dir: &Path) -> BTreeMap<u64, Value> {
     let mut out = BTreeMap::new();
@@ -42,8 +50,9 @@ fn records(dir: &Path, index: u64) -> Vec<RequestRecord> {
 
 #[test]
 fn four_local_workers_merge_a_sweep_exactly() {
+    let _one = one_at_a_time();
     let sweep = |out: &Path, workers: bool| {
-        let mut c = on_sim_at("sweep", 32, 128, 10.0);
+        let mut c = on_sim_at("sweep", 32, 128, 5.0);
         c.args([
             "-c",
             "64,256,1024",
@@ -233,6 +242,7 @@ fn long_level(sim: &SimProcess, out: &Path) -> Child {
 
 #[test]
 fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
+    let _one = one_at_a_time();
     let sim = SimProcess::start(&["--time-scale", "2"]);
     let out = tmpdir("dist-kill");
     let mut child = long_level(&sim, &out);
@@ -262,6 +272,7 @@ fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
 
 #[test]
 fn ctrl_c_at_the_controller_leaves_no_worker_running() {
+    let _one = one_at_a_time();
     let sim = SimProcess::start(&["--time-scale", "2"]);
     let out = tmpdir("dist-int");
     let mut child = long_level(&sim, &out);
@@ -306,6 +317,7 @@ impl Drop for Reaper {
 
 #[test]
 fn a_worker_with_a_wrong_token_is_refused_and_the_token_is_in_no_file() {
+    let _one = one_at_a_time();
     let sim = SimProcess::start(&["--time-scale", "20"]);
     let out = tmpdir("dist-token");
     let port = free_port();
@@ -447,6 +459,7 @@ fn bad_distributed_input_names_the_flag_or_variable() {
 
 #[test]
 fn a_search_on_two_workers_has_one_entry_per_level_and_every_share_in_it() {
+    let _one = one_at_a_time();
     let out = tmpdir("dist-search");
     let o = on_sim_at("search", 32, 64, 10.0)
         .args([

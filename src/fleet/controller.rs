@@ -360,8 +360,12 @@ impl Fleet for Controller {
             if let Some(a) = slot.share.as_mut() {
                 a.stop = true;
             }
-            // a share not yet taken is not sent
+            // a share not yet taken is not sent, and ends here: no report will end it
+            let before = slot.orders.len();
             slot.orders.retain(|o| !matches!(o, Order::Share(_)));
+            if slot.orders.len() < before {
+                slot.share = None;
+            }
         }
     }
 
