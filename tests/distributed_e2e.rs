@@ -271,6 +271,34 @@ fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
 }
 
 #[test]
+fn a_hung_worker_is_lost_within_a_heartbeat() {
+    let _one = one_at_a_time();
+    let sim = SimProcess::start(&["--time-scale", "2"]);
+    let out = tmpdir("dist-hang");
+    let mut child = long_level(&sim, &out);
+    let (_, rest) = read_until(&mut child, "level 1:");
+    let workers = children(child.id());
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    // SAFETY: kill sends a signal to a worker process this test's child started; SIGSTOP
+    // freezes it whole (its heartbeat too), as a hung process is
+    unsafe { libc::kill(workers[0] as i32, libc::SIGSTOP) };
+    let code = exit_code(&mut child);
+    let err = rest.join().unwrap().join("\n");
+    assert_eq!(code, Some(1), "{err}");
+    let level = read_json(&only_run_dir(&out).join("level-001-c0008.json"));
+    assert_eq!(level["partial"], true);
+    let why = level["workers"]["shares"][0]["lost"].as_str().unwrap();
+    assert!(why.starts_with("nothing heard from it for 5."), "{why}");
+    assert!(level["workers"]["shares"][1].get("lost").is_none());
+    // the controller killed the frozen worker on its way out
+    assert!(
+        !running(workers[0]),
+        "the hung worker {} still runs",
+        workers[0]
+    );
+}
+
+#[test]
 fn ctrl_c_at_the_controller_leaves_no_worker_running() {
     let _one = one_at_a_time();
     let sim = SimProcess::start(&["--time-scale", "2"]);

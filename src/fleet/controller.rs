@@ -6,9 +6,10 @@
 //! five routes do not need one, and hyper is already in the tree for the simulator.
 //!
 //! A worker is lost when nothing has been heard from it for [`HEARTBEAT_TIMEOUT`] (a worker
-//! sends a heartbeat every second, and reports four times a second while it runs a share), or
-//! at once when its local process exits ([`Controller::lose`]). Its running share then ends
-//! with [`FleetMsg::Lost`], naming it.
+//! sends a heartbeat every second, and reports four times a second while it runs a share),
+//! when its running share has sent no report for as long (the share hung while the heartbeat
+//! went on, or its order never reached the worker), or at once when its local process exits
+//! ([`Losses::lose`]). Its running share then ends with [`FleetMsg::Lost`], naming it.
 
 use super::protocol::{
     best_offset, Clock, Join, Joined, Order, Report, ReportReply, WireShare, HEARTBEAT_TIMEOUT,
@@ -42,6 +43,10 @@ struct Active {
     stop: bool,
     /// Its measured requests have all ended.
     measured_done: bool,
+    /// When a report last named it (controller's clock; its start instant before the
+    /// first): a share silent for a heartbeat's time is lost even while its worker's
+    /// heartbeat goes on (the share hung, or its order never reached the worker).
+    last_report: u64,
 }
 
 /// One worker's place.
@@ -348,6 +353,7 @@ impl Fleet for Controller {
                 tx: tx.clone(),
                 stop: false,
                 measured_done: false,
+                last_report: s.start_at_ns,
             });
             slot.wake.notify_one();
         }
@@ -419,12 +425,27 @@ async fn watchdog(shared: Arc<Shared>, stop: CancellationToken) {
         if st.finished {
             continue;
         }
+        let limit = HEARTBEAT_TIMEOUT.as_nanos() as u64;
         for slot in st.slots.iter_mut().flatten() {
+            if slot.lost.is_some() {
+                continue;
+            }
             let silent = now.saturating_sub(slot.last_seen);
-            if slot.lost.is_none() && silent > HEARTBEAT_TIMEOUT.as_nanos() as u64 {
+            let share_silent = slot
+                .share
+                .as_ref()
+                .map_or(0, |a| now.saturating_sub(a.last_report));
+            if silent > limit {
                 let why = format!(
                     "nothing heard from it for {:.1} s: it died, hung or lost its connection",
                     silent as f64 / 1e9
+                );
+                mark_lost(slot, why);
+                any = true;
+            } else if share_silent > limit {
+                let why = format!(
+                    "its share sent no report for {:.1} s: it hung, or never got the share",
+                    share_silent as f64 / 1e9
                 );
                 mark_lost(slot, why);
                 any = true;
@@ -673,6 +694,12 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
         if let Some(a) = slot.share.as_mut().filter(|a| a.id == id) {
             a.measured_done = true;
         }
+    }
+    if let Some(a) = r
+        .share
+        .and_then(|id| slot.share.as_mut().filter(|a| a.id == id))
+    {
+        a.last_report = now_ns();
     }
     if let Some(id) = r.share {
         let offset = slot.offset;
