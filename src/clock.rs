@@ -9,14 +9,22 @@
 #[cfg(unix)]
 #[inline]
 pub fn now_ns() -> u64 {
+    read_clock(libc::CLOCK_MONOTONIC)
+}
+
+/// One of the system's clocks, in nanoseconds (zero if the call fails, which it cannot for
+/// the clocks read here: CLOCK_MONOTONIC and CLOCK_PROCESS_CPUTIME_ID are always available
+/// on the platforms rightsize supports).
+#[cfg(unix)]
+#[inline]
+fn read_clock(id: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC is always available on the
-    // platforms rightsize supports, so the call cannot fail.
+    // SAFETY: `ts` is a valid, writable timespec.
     unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+        libc::clock_gettime(id, &mut ts);
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
@@ -38,15 +46,7 @@ pub fn now_ns() -> u64 {
 /// platform does not say.
 #[cfg(unix)]
 pub fn process_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; on failure it stays zero.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    read_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
 /// CPU time this process has used so far: not known here.

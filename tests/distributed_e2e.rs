@@ -209,9 +209,21 @@ fn read_until(
     panic!("stderr ended without {what:?}: {seen:?}");
 }
 
-/// A sweep of one long level on two local workers against a slow simulator.
-fn long_level(sim: &SimProcess, out: &Path) -> Child {
-    bin()
+/// A sweep of one long level on two local workers against a slow simulator, seen to have
+/// begun the level: its controller, its two worker processes and the rest of its stderr.
+struct MidLevel {
+    /// Bound by name where used: the simulator stops when it is dropped.
+    _sim: SimProcess,
+    out: std::path::PathBuf,
+    child: Child,
+    rest: std::thread::JoinHandle<Vec<String>>,
+    workers: Vec<u32>,
+}
+
+fn mid_level(name: &str) -> MidLevel {
+    let sim = SimProcess::start(&["--time-scale", "2"]);
+    let out = tmpdir(name);
+    let mut child = bin()
         .args([
             "sweep",
             "-e",
@@ -233,22 +245,33 @@ fn long_level(sim: &SimProcess, out: &Path) -> Child {
             "local",
         ])
         .arg("--out")
-        .arg(out)
+        .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    let (_, rest) = read_until(&mut child, "level 1:");
+    let workers = children(child.id());
+    assert_eq!(workers.len(), 2, "{workers:?}");
+    MidLevel {
+        _sim: sim,
+        out,
+        child,
+        rest,
+        workers,
+    }
 }
 
 #[test]
 fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
     let _one = one_at_a_time();
-    let sim = SimProcess::start(&["--time-scale", "2"]);
-    let out = tmpdir("dist-kill");
-    let mut child = long_level(&sim, &out);
-    let (_, rest) = read_until(&mut child, "level 1:");
-    let workers = children(child.id());
-    assert_eq!(workers.len(), 2, "{workers:?}");
+    let MidLevel {
+        out,
+        mut child,
+        rest,
+        workers,
+        _sim,
+    } = mid_level("dist-kill");
     // SAFETY: kill sends a signal to a worker process this test's child started.
     unsafe { libc::kill(workers[1] as i32, libc::SIGKILL) };
     let code = exit_code(&mut child);
@@ -273,12 +296,13 @@ fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
 #[test]
 fn a_hung_worker_is_lost_within_a_heartbeat() {
     let _one = one_at_a_time();
-    let sim = SimProcess::start(&["--time-scale", "2"]);
-    let out = tmpdir("dist-hang");
-    let mut child = long_level(&sim, &out);
-    let (_, rest) = read_until(&mut child, "level 1:");
-    let workers = children(child.id());
-    assert_eq!(workers.len(), 2, "{workers:?}");
+    let MidLevel {
+        out,
+        mut child,
+        rest,
+        workers,
+        _sim,
+    } = mid_level("dist-hang");
     // SAFETY: kill sends a signal to a worker process this test's child started; SIGSTOP
     // freezes it whole (its heartbeat too), as a hung process is
     unsafe { libc::kill(workers[0] as i32, libc::SIGSTOP) };
@@ -301,12 +325,13 @@ fn a_hung_worker_is_lost_within_a_heartbeat() {
 #[test]
 fn ctrl_c_at_the_controller_leaves_no_worker_running() {
     let _one = one_at_a_time();
-    let sim = SimProcess::start(&["--time-scale", "2"]);
-    let out = tmpdir("dist-int");
-    let mut child = long_level(&sim, &out);
-    let (_, rest) = read_until(&mut child, "level 1:");
-    let workers = children(child.id());
-    assert_eq!(workers.len(), 2, "{workers:?}");
+    let MidLevel {
+        out,
+        mut child,
+        rest,
+        workers,
+        _sim,
+    } = mid_level("dist-int");
     // SAFETY: kill sends a signal to the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let code = exit_code(&mut child);

@@ -149,28 +149,16 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             earlier: earlier.as_ref().map_or(0, |e| e.summary.planned_requests),
         })
         .await;
-    let started_at = match &earlier {
-        Some(e) => e.summary.start_time.clone(),
-        None => crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
-    };
     let probe = LagProbe::start();
     let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
-    // a level measured again continues its timeline where its last request ended, and its
-    // requests are numbered on from its earlier ones
-    let (mut acc, from_ns, index_offset, before) = match earlier {
-        Some(Earlier { mut acc, summary }) => {
-            let from = acc.resume();
-            acc.plan_more(base);
-            let offset = summary.planned_requests;
-            (acc, from, offset, Some(summary))
-        }
-        None => (
-            LevelAccumulator::new(plan.concurrency, base).with_goodput(planner.goodput_limits()),
-            0,
-            0,
-            None,
-        ),
-    };
+    let Begun {
+        mut acc,
+        from_ns,
+        index_offset,
+        before,
+        started_at,
+        mut live,
+    } = begin(&plan, earlier, planner);
     let done_before = acc.completed();
     let level_start = now_ns().saturating_sub(from_ns);
     // The warmup flows into the level: its workers run the warmup requests and each leaves
@@ -225,21 +213,8 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             settle(work, completed);
         }
     };
-    let mut live = LiveLevel::new(
-        plan.index,
-        plan.concurrency,
-        base,
-        Duration::from_millis(500),
-        20,
-    );
-    let meta = |partial: bool, sampling: Option<AdaptiveSampling>| LevelMeta {
-        index: plan.index,
-        started_at: started_at.clone(),
-        ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
-        partial,
-        lag: None,
-        requests_asked: u64::from(plan.requests_asked),
-        sampling,
+    let meta = |partial: bool, sampling: Option<AdaptiveSampling>| {
+        level_meta(&plan, &started_at, partial, sampling)
     };
     let mut sampling = AdaptiveSampling {
         batch: base,
@@ -409,6 +384,77 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     }
     let summary = with_measurement(summary, before, plan, batches);
     Measured { summary, acc: kept }
+}
+
+/// A measurement as it begins: the level's accumulator (a level measured again resumes its
+/// own: its timeline continues where its last request ended, `from_ns`, and its requests are
+/// numbered on from its earlier ones, `index_offset`), the level as it stood, its start and
+/// its live figures. One process's level and a distributed one begin alike.
+pub(super) struct Begun {
+    pub acc: LevelAccumulator,
+    pub from_ns: u64,
+    pub index_offset: u64,
+    pub before: Option<LevelSummary>,
+    pub started_at: String,
+    pub live: LiveLevel,
+}
+
+pub(super) fn begin(
+    plan: &LevelPlan,
+    earlier: Option<Earlier>,
+    planner: &dyn LevelPlanner,
+) -> Begun {
+    let base = u64::from(plan.request_count);
+    let started_at = match &earlier {
+        Some(e) => e.summary.start_time.clone(),
+        None => crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+    };
+    let (acc, from_ns, index_offset, before) = match earlier {
+        Some(Earlier { mut acc, summary }) => {
+            let from = acc.resume();
+            acc.plan_more(base);
+            let offset = summary.planned_requests;
+            (acc, from, offset, Some(summary))
+        }
+        None => (
+            LevelAccumulator::new(plan.concurrency, base).with_goodput(planner.goodput_limits()),
+            0,
+            0,
+            None,
+        ),
+    };
+    Begun {
+        acc,
+        from_ns,
+        index_offset,
+        before,
+        started_at,
+        live: LiveLevel::new(
+            plan.index,
+            plan.concurrency,
+            base,
+            Duration::from_millis(500),
+            20,
+        ),
+    }
+}
+
+/// What a closed-loop level's summary is told beside its records.
+pub(super) fn level_meta(
+    plan: &LevelPlan,
+    started_at: &str,
+    partial: bool,
+    sampling: Option<AdaptiveSampling>,
+) -> LevelMeta {
+    LevelMeta {
+        index: plan.index,
+        started_at: started_at.to_string(),
+        ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+        partial,
+        lag: None,
+        requests_asked: u64::from(plan.requests_asked),
+        sampling,
+    }
 }
 
 /// A pooling plan's level after a measurement: its measurements (the earlier ones of

@@ -18,14 +18,16 @@
 //! A worker lost mid-batch (no word for a heartbeat's time, its process gone) stops every
 //! share: the level is kept partial with that worker named, and the run ends.
 
-use super::closed_loop::{finish_level, fold, next_batch, with_measurement};
+use super::closed_loop::{
+    begin, finish_level, fold, level_meta, next_batch, with_measurement, Begun,
+};
 use super::closed_loop::{Earlier, LevelCtx, LevelPlan, Measured, PROGRESS_PERIOD};
 use super::events::EngineEvent;
 use super::fleet::{split_level, BatchSplit, Fleet, FleetMsg};
 use super::lag::LagProbe;
 use crate::clock::now_ns;
 use crate::metrics::fleet::{FleetLevel, WorkerShare};
-use crate::metrics::{AdaptiveSampling, LevelAccumulator, LevelMeta, LiveLevel, SamplingStop};
+use crate::metrics::{AdaptiveSampling, SamplingStop};
 use crate::record::RequestRecord;
 use std::time::Duration;
 
@@ -99,42 +101,19 @@ pub async fn run_fleet_level(
             earlier: earlier.as_ref().map_or(0, |e| e.summary.planned_requests),
         })
         .await;
-    let started_at = match &earlier {
-        Some(e) => e.summary.start_time.clone(),
-        None => crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
-    };
     // the level's client lag is the workers' (they time the requests); the controller's own
     // timer would only cost it wake-ups
     let probe = LagProbe::off();
-    let (mut acc, mut shift, index_offset, before) = match earlier {
-        Some(Earlier { mut acc, summary }) => {
-            let from = acc.resume();
-            acc.plan_more(base);
-            let offset = summary.planned_requests;
-            (acc, from, offset, Some(summary))
-        }
-        None => (
-            LevelAccumulator::new(plan.concurrency, base).with_goodput(planner.goodput_limits()),
-            0,
-            0,
-            None,
-        ),
-    };
-    let mut live = LiveLevel::new(
-        plan.index,
-        plan.concurrency,
-        base,
-        Duration::from_millis(500),
-        20,
-    );
-    let meta = |partial: bool, sampling: Option<AdaptiveSampling>| LevelMeta {
-        index: plan.index,
-        started_at: started_at.clone(),
-        ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
-        partial,
-        lag: None,
-        requests_asked: u64::from(plan.requests_asked),
-        sampling,
+    let Begun {
+        mut acc,
+        from_ns: mut shift,
+        index_offset,
+        before,
+        started_at,
+        mut live,
+    } = begin(&plan, earlier, planner);
+    let meta = |partial: bool, sampling: Option<AdaptiveSampling>| {
+        level_meta(&plan, &started_at, partial, sampling)
     };
     let mut sampling = AdaptiveSampling {
         batch: base,

@@ -138,7 +138,7 @@ impl WireRecord {
 /// A worker's report.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Report {
-    /// After the spec: its pre-flight passed (`Ok`) or why not.
+    /// After the run's `Spec` order: the worker's pre-flight passed (`Ok`) or why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<Result<(), String>>,
     /// The share this report is about.

@@ -119,8 +119,8 @@ fn setup_with_a_sagemaker_endpoint_in_a_custom_format() {
     insta::assert_snapshot!("setup_with_a_sagemaker_endpoint_at_80x24", draw(&a, 80, 24));
 }
 
-#[test]
-fn mid_run_with_two_levels_done() {
+/// Two levels of the default sweep done, the third (256) running.
+fn mid_run_at_256() -> App {
     let mut a = app();
     a.run_started(Some(20.0), Analysis::default());
     a.on_engine(&started());
@@ -136,6 +136,12 @@ fn mid_run_with_two_levels_done() {
         earlier: 0,
     });
     a.on_engine(&progress(2, 256, 412, &[]));
+    a
+}
+
+#[test]
+fn mid_run_with_two_levels_done() {
+    let mut a = mid_run_at_256();
     a.on_engine(&EngineEvent::Telemetry(crate::telemetry::ServerSample {
         server: Some("vllm"),
         running: Some(256.0),
@@ -152,21 +158,7 @@ fn mid_run_with_two_levels_done() {
 #[test]
 fn mid_run_with_four_workers_one_lost() {
     use crate::metrics::fleet::{FleetLevel, WorkerShare};
-    let mut a = app();
-    a.run_started(Some(20.0), Analysis::default());
-    a.on_engine(&started());
-    for l in sweep_levels().into_iter().take(2) {
-        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
-    }
-    a.on_engine(&EngineEvent::LevelStarted {
-        shape: None,
-        index: 2,
-        concurrency: 256,
-        request_count: 1024,
-        request_cap: 1024,
-        earlier: 0,
-    });
-    a.on_engine(&progress(2, 256, 412, &[]));
+    let mut a = mid_run_at_256();
     let share = |worker: u32, in_flight: u64, requests: u64, lost: Option<&str>| WorkerShare {
         worker,
         host: format!("rightsize-workers-{worker}-x7k2q:1"),
