@@ -212,12 +212,42 @@ fn read_until(
 /// A sweep of one long level on two local workers against a slow simulator, seen to have
 /// begun the level: its controller, its two worker processes and the rest of its stderr.
 struct MidLevel {
-    /// Bound by name where used: the simulator stops when it is dropped.
+    /// Kept until the run has ended: the simulator stops when it is dropped.
     _sim: SimProcess,
     out: std::path::PathBuf,
     child: Child,
     rest: std::thread::JoinHandle<Vec<String>>,
     workers: Vec<u32>,
+}
+
+/// How the run of a [`MidLevel`] ended after a signal.
+struct Ended {
+    code: Option<i32>,
+    /// The controller's stderr after the level began.
+    err: String,
+    /// The cut level's file.
+    level: Value,
+    workers: Vec<u32>,
+}
+
+impl MidLevel {
+    /// Sends `sig` to the worker at `worker`, or to the controller when `None`, and waits
+    /// for the run to end.
+    fn signal(mut self, worker: Option<usize>, sig: i32) -> Ended {
+        let pid = worker.map_or(self.child.id(), |w| self.workers[w]);
+        // SAFETY: kill sends a signal to the child this test started or to one of its
+        // worker processes.
+        unsafe { libc::kill(pid as i32, sig) };
+        let code = exit_code(&mut self.child);
+        let err = self.rest.join().unwrap().join("\n");
+        let level = read_json(&only_run_dir(&self.out).join("level-001-c0008.json"));
+        Ended {
+            code,
+            err,
+            level,
+            workers: self.workers,
+        }
+    }
 }
 
 fn mid_level(name: &str) -> MidLevel {
@@ -265,22 +295,15 @@ fn mid_level(name: &str) -> MidLevel {
 #[test]
 fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
     let _one = one_at_a_time();
-    let MidLevel {
-        out,
-        mut child,
-        rest,
+    let Ended {
+        code,
+        err,
+        level,
         workers,
-        _sim,
-    } = mid_level("dist-kill");
-    // SAFETY: kill sends a signal to a worker process this test's child started.
-    unsafe { libc::kill(workers[1] as i32, libc::SIGKILL) };
-    let code = exit_code(&mut child);
-    let err = rest.join().unwrap().join("\n");
+    } = mid_level("dist-kill").signal(Some(1), libc::SIGKILL);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("lost worker 1"), "{err}");
     assert!(err.contains("the run ended there"), "{err}");
-    let dir = only_run_dir(&out);
-    let level = read_json(&dir.join("level-001-c0008.json"));
     assert_eq!(level["partial"], true);
     let shares = level["workers"]["shares"].as_array().unwrap();
     assert!(shares[0].get("lost").is_none(), "{shares:?}");
@@ -296,20 +319,14 @@ fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
 #[test]
 fn a_hung_worker_is_lost_within_a_heartbeat() {
     let _one = one_at_a_time();
-    let MidLevel {
-        out,
-        mut child,
-        rest,
+    // SIGSTOP freezes a worker whole (its heartbeat too), as a hung process is
+    let Ended {
+        code,
+        err,
+        level,
         workers,
-        _sim,
-    } = mid_level("dist-hang");
-    // SAFETY: kill sends a signal to a worker process this test's child started; SIGSTOP
-    // freezes it whole (its heartbeat too), as a hung process is
-    unsafe { libc::kill(workers[0] as i32, libc::SIGSTOP) };
-    let code = exit_code(&mut child);
-    let err = rest.join().unwrap().join("\n");
+    } = mid_level("dist-hang").signal(Some(0), libc::SIGSTOP);
     assert_eq!(code, Some(1), "{err}");
-    let level = read_json(&only_run_dir(&out).join("level-001-c0008.json"));
     assert_eq!(level["partial"], true);
     let why = level["workers"]["shares"][0]["lost"].as_str().unwrap();
     assert!(why.starts_with("nothing heard from it for 5."), "{why}");
@@ -325,17 +342,12 @@ fn a_hung_worker_is_lost_within_a_heartbeat() {
 #[test]
 fn ctrl_c_at_the_controller_leaves_no_worker_running() {
     let _one = one_at_a_time();
-    let MidLevel {
-        out,
-        mut child,
-        rest,
+    let Ended {
+        code,
+        err,
+        level,
         workers,
-        _sim,
-    } = mid_level("dist-int");
-    // SAFETY: kill sends a signal to the child this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let code = exit_code(&mut child);
-    let err = rest.join().unwrap().join("\n");
+    } = mid_level("dist-int").signal(None, libc::SIGINT);
     assert_eq!(code, Some(130), "{err}");
     for w in &workers {
         assert!(
@@ -343,7 +355,6 @@ fn ctrl_c_at_the_controller_leaves_no_worker_running() {
             "worker {w} still runs after the controller ended"
         );
     }
-    let level = read_json(&only_run_dir(&out).join("level-001-c0008.json"));
     assert_eq!(level["partial"], true);
 }
 
