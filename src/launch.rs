@@ -455,14 +455,6 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         }
     };
     let (fleet, fleet_note) = match &l.run.fleet {
-        Some(_) if l.planner.open_loop() => {
-            return Err(InputError(
-                "--workers runs closed-loop levels (sweep -c, search); open-loop levels \
-                 (--rate, --rates, --schedule, replay) run in one process: leave out --workers"
-                    .into(),
-            )
-            .into())
-        }
         Some(choice) => {
             let (fleet, note) = start_fleet(choice, sim.is_some()).await?;
             (Some(fleet), Some(note))

@@ -177,6 +177,7 @@ mod tests {
             output_tps_series: vec![],
             elapsed_s,
             chunks: 0,
+            sent: 0,
             open: Some(OpenProgress {
                 offered_rps: 2.0,
                 ..OpenProgress::default()

@@ -477,10 +477,6 @@ fn bad_distributed_input_names_the_flag_or_variable() {
         (&["sweep", "--worker-backend", "local"], "--workers"),
         (&["sweep", "--workers", "0"], "must be at least 1, got 0"),
         (
-            &["sweep", "--rates", "1,2", "--workers", "2"],
-            "open-loop levels (--rate, --rates, --schedule, replay) run in one process",
-        ),
-        (
             &["sweep", "--workers", "2", "--worker-backend", "external"],
             "the built-in simulator runs inside this process",
         ),
@@ -519,6 +515,72 @@ fn bad_distributed_input_names_the_flag_or_variable() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert!(e.contains(want), "{args:?}: {e}");
     }
+}
+
+/// (arrival, intended send time) of every request of level `index` in the request log.
+fn intended(dir: &Path, index: u64) -> BTreeSet<(u64, u64)> {
+    std::fs::read_to_string(dir.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["level"].as_u64() == Some(index))
+        .map(|v| {
+            let r: RequestRecord = serde_json::from_value(v).unwrap();
+            let at = r
+                .detail
+                .intended_ns
+                .expect("an open-loop record has its intended time");
+            (r.index, at)
+        })
+        .collect()
+}
+
+#[test]
+fn an_open_loop_level_over_four_workers_sends_the_one_process_schedule() {
+    let _one = one_at_a_time();
+    let n = 4_000u64;
+    let sweep = |out: &Path, workers: bool| {
+        let mut c = on_sim_at("sweep", 16, 8, 50.0);
+        c.args(["--rate", "2000", "-n", &n.to_string(), "--no-tui", "--json"])
+            .args(["--seed", "7"])
+            .arg("--out")
+            .arg(out);
+        if workers {
+            c.args(["--workers", "4", "--worker-backend", "local"]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        only_run_dir(out)
+    };
+    let one_dir = sweep(&tmpdir("dist-open-one"), false);
+    let dir = sweep(&tmpdir("dist-open-four"), true);
+    let one = intended(&one_dir, 0);
+    let four = intended(&dir, 0);
+    // every arrival once, at the time one process meant to send it
+    assert_eq!(one.len() as u64, n);
+    assert_eq!(four.len() as u64, n, "the workers sent every arrival once");
+    assert_eq!(
+        four, one,
+        "the merged intended times are the one-process schedule"
+    );
+    // the level is the workers' four segments, a quarter of the arrivals each, all held
+    let level = levels(&dir).into_values().next().expect("the level file");
+    assert_eq!(
+        level["request_count"]["avg"].as_f64(),
+        Some(n as f64),
+        "{level}"
+    );
+    let w = &level["workers"];
+    assert_eq!(w["workers"], 4, "{w}");
+    let shares = w["shares"].as_array().unwrap();
+    let requests: Vec<u64> = shares
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(requests, vec![n / 4; 4], "{w}");
+    assert!(shares.iter().all(|s| s.get("lost").is_none()), "{w}");
+    let rate = &level["open_loop"]["rate"];
+    assert!(rate.get("saturated").is_none(), "{rate}");
 }
 
 #[test]

@@ -4,10 +4,13 @@
 //! implements [`Fleet`]; the engine splits each level ([`split_level`]), hands the shares over
 //! and folds the records that come back into one level (`fleet_level`).
 
+use super::intended::Segment;
 use crate::endpoint::EndpointSpec;
 use crate::record::RequestRecord;
+use crate::workload::arrivals::{Arrival, LoadShape};
 use crate::workload::WorkloadSpec;
 use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -20,8 +23,8 @@ pub struct FleetRunSpec {
     pub timeout: Duration,
 }
 
-/// One worker's part of one batch of a closed-loop level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One worker's part of one batch of a closed-loop level, or of an open-loop level.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Share {
     /// The worker's place in the fleet (0-based).
     pub worker: usize,
@@ -42,6 +45,29 @@ pub struct Share {
     /// When it starts, on the controller's monotonic clock (ns); the fleet sends it in the
     /// worker's own clock.
     pub start_at_ns: u64,
+    /// An open-loop level's share: the schedule and the worker's segment of it (its
+    /// `concurrency` is then its part of the in-flight cap, 0 for none, and `requests` its
+    /// arrivals, at most `u32::MAX` counted).
+    pub open: Option<Box<OpenShare>>,
+}
+
+/// What a worker needs to send its segment of an open-loop level: the level's whole
+/// schedule (every worker draws the same seeded times, or walks the same trace) and which
+/// arrivals are its own. Its times count from the share's start instant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenShare {
+    pub shape: LoadShape,
+    pub arrival: Arrival,
+    pub seed: u64,
+    /// A replayed trace's times (ns from the level's start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times: Option<Vec<u64>>,
+    /// The most requests the whole level sends.
+    pub max_requests: u64,
+    /// This worker's part of the level's in-flight cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<u32>,
+    pub segment: Segment,
 }
 
 /// What the workers say while a batch runs.
@@ -52,10 +78,12 @@ pub enum FleetMsg {
         worker: usize,
         records: Vec<RequestRecord>,
     },
-    /// Requests in flight, and content chunks the share has received so far.
+    /// Requests in flight, requests sent (an open-loop share's) and content chunks the
+    /// share has received so far.
     Status {
         worker: usize,
         in_flight: u64,
+        sent: u64,
         chunks: u64,
     },
     /// When the share's first request went out, on the controller's clock (ns).
@@ -170,6 +198,7 @@ pub fn split_level(b: BatchSplit, workers: usize) -> Vec<Share> {
             prompt_base: prompt,
             slot_base: slot,
             start_at_ns: b.start_at_ns,
+            open: None,
         });
         prompt += requests[w];
         slot += streams[w] as u32;

@@ -23,7 +23,7 @@ use super::closed_loop::{
 };
 use super::closed_loop::{Earlier, LevelCtx, LevelPlan, Measured, PROGRESS_PERIOD};
 use super::events::EngineEvent;
-use super::fleet::{split_level, BatchSplit, Fleet, FleetMsg};
+use super::fleet::{split_level, BatchSplit, Fleet, FleetMsg, FleetWorker};
 use super::lag::LagProbe;
 use crate::clock::now_ns;
 use crate::metrics::fleet::{FleetLevel, WorkerShare};
@@ -37,17 +37,98 @@ pub const START_LEAD: Duration = Duration::from_millis(300);
 
 /// Per worker, over the level's batches.
 #[derive(Debug, Clone, Default)]
-struct Tally {
-    concurrency: u32,
+pub(super) struct Tally {
+    /// It was sent a share of the level.
+    pub took: bool,
+    pub concurrency: u32,
     requests: u64,
     errors: u64,
     timer_p99: f64,
     timer_max: f64,
     lost: Option<String>,
-    in_flight: u64,
+    pub in_flight: u64,
+    /// Requests its share has sent (an open-loop share's).
+    pub sent: u64,
     /// Content chunks its share of the running batch has received.
-    chunks: u64,
+    pub chunks: u64,
     cpu_s: f64,
+}
+
+impl Tally {
+    /// Counts a measured request as the level counts it: a request the stop cut is not the
+    /// endpoint's error.
+    pub(super) fn count(&mut self, rec: &RequestRecord) {
+        if rec.counted() {
+            self.requests += 1;
+            self.errors += u64::from(
+                rec.error
+                    .as_ref()
+                    .is_some_and(|e| e.kind != crate::record::ErrorKind::Cancelled),
+            );
+        }
+    }
+}
+
+/// What a worker's message changes: the records are the caller's to place and fold.
+pub(super) enum Heard {
+    Records(usize, Vec<RequestRecord>),
+    /// A worker was lost: every share stops.
+    Lost,
+    Noted,
+}
+
+/// Notes a worker's message in its tally (and when its share began, on the controller's
+/// clock, in `starts`).
+pub(super) fn hear(tally: &mut [Tally], starts: &mut [Option<u64>], msg: FleetMsg) -> Heard {
+    match msg {
+        FleetMsg::Records { worker, records } => return Heard::Records(worker, records),
+        FleetMsg::Status {
+            worker,
+            in_flight,
+            sent,
+            chunks,
+        } => {
+            let t = &mut tally[worker];
+            t.in_flight = in_flight;
+            t.sent = t.sent.max(sent);
+            t.chunks = t.chunks.max(chunks);
+        }
+        FleetMsg::Started { worker, at_ns } => starts[worker] = Some(at_ns),
+        FleetMsg::Done {
+            worker,
+            timer_late_p99_ms,
+            timer_late_max_ms,
+            cpu_s,
+        } => {
+            let t = &mut tally[worker];
+            t.cpu_s += cpu_s;
+            t.timer_p99 = t.timer_p99.max(timer_late_p99_ms);
+            t.timer_max = t.timer_max.max(timer_late_max_ms);
+            t.in_flight = 0;
+        }
+        FleetMsg::Lost { worker, why } => {
+            tally[worker].lost = Some(why);
+            tally[worker].in_flight = 0;
+            return Heard::Lost;
+        }
+    }
+    Heard::Noted
+}
+
+/// How far apart the shares that have begun began (ns), at least `before`.
+pub(super) fn spread(starts: &[Option<u64>], before: u64) -> u64 {
+    let began = starts.iter().flatten();
+    match (began.clone().min(), began.max()) {
+        (Some(a), Some(b)) => before.max(b - a),
+        _ => before,
+    }
+}
+
+/// The timer lag of the level's workers (p99, max; ms): the level's client lag.
+pub(super) fn workers_lag(tally: &[Tally]) -> (f64, f64) {
+    tally.iter().fold((0.0f64, 0.0f64), |(p, m), t| {
+        (p.max(t.timer_p99), m.max(t.timer_max))
+    })
 }
 
 /// Moves a record from its share's timeline onto the level's: its times start `shift` ns
@@ -170,6 +251,7 @@ pub async fn run_fleet_level(
             fleet.size(),
         );
         for s in &shares {
+            tally[s.worker].took = true;
             tally[s.worker].concurrency = s.concurrency;
         }
         sampling.batches += 1;
@@ -192,8 +274,8 @@ pub async fn run_fleet_level(
         loop {
             tokio::select! {
                 biased;
-                msg = rx.recv() => match msg {
-                    Some(FleetMsg::Records { worker, records }) => {
+                msg = rx.recv() => match msg.map(|m| hear(&mut tally, &mut starts, m)) {
+                    Some(Heard::Records(worker, records)) => {
                         let (slot_base, index_base, _) = bases[worker];
                         for mut rec in records {
                             let index_base = if rec.cooldown {
@@ -209,39 +291,18 @@ pub async fn run_fleet_level(
                                 let _ = sink.append_request(plan.index, &rec);
                                 continue;
                             }
-                            if rec.counted() {
-                                let t = &mut tally[worker];
-                                t.requests += 1;
-                                // as the level counts them: a request the stop cut is not
-                                // the endpoint's error
-                                t.errors += u64::from(rec.error.as_ref().is_some_and(|e| {
-                                    e.kind != crate::record::ErrorKind::Cancelled
-                                }));
-                            }
+                            tally[worker].count(&rec);
                             fold(plan.index, &rec, &mut acc, &mut live, sink);
                         }
                     }
-                    Some(FleetMsg::Status { worker, in_flight, chunks }) => {
-                        tally[worker].in_flight = in_flight;
-                        tally[worker].chunks = tally[worker].chunks.max(chunks);
-                    }
-                    Some(FleetMsg::Started { worker, at_ns }) => starts[worker] = Some(at_ns),
-                    Some(FleetMsg::Done { worker, timer_late_p99_ms, timer_late_max_ms, cpu_s }) => {
-                        let t = &mut tally[worker];
-                        t.cpu_s += cpu_s;
-                        t.timer_p99 = t.timer_p99.max(timer_late_p99_ms);
-                        t.timer_max = t.timer_max.max(timer_late_max_ms);
-                        t.in_flight = 0;
-                    }
-                    Some(FleetMsg::Lost { worker, why }) => {
-                        tally[worker].lost = Some(why);
-                        tally[worker].in_flight = 0;
+                    Some(Heard::Lost) => {
                         lost = true;
                         if !stopping {
                             stopping = true;
                             fleet.stop_shares();
                         }
                     }
+                    Some(Heard::Noted) => {}
                     None => break,
                 },
                 _ = cancel.cancelled(), if !stopping => {
@@ -249,12 +310,7 @@ pub async fn run_fleet_level(
                     fleet.stop_shares();
                 }
                 _ = tick.tick() => {
-                    let began = starts.iter().flatten();
-                    let spread_now = match (began.clone().min(), began.max()) {
-                        (Some(a), Some(b)) => spread_ns.max(b - a),
-                        _ => spread_ns,
-                    };
-                    let live_workers = fleet_level(&workers, &tally, spread_now, 0.0, 0.0);
+                    let live_workers = fleet_level(&workers, &tally, spread(&starts, spread_ns), 0.0, 0.0);
                     let _ = events.try_send(EngineEvent::Workers(Box::new(live_workers)));
                     let now = now_ns().saturating_sub(level_origin);
                     live.on_chunks(now, chunks_before + tally.iter().map(|t| t.chunks).sum::<u64>());
@@ -264,10 +320,7 @@ pub async fn run_fleet_level(
                 }
             }
         }
-        let began = starts.iter().flatten();
-        if let (Some(first), Some(last)) = (began.clone().min(), began.max()) {
-            spread_ns = spread_ns.max(last - first);
-        }
+        spread_ns = spread(&starts, spread_ns);
         planned += batch;
         // the next batch's shares count their chunks from zero
         chunks_before += tally
@@ -304,14 +357,11 @@ pub async fn run_fleet_level(
     } else {
         (acc.finish(meta(partial, sampling)), None)
     };
-    let workers_lag = tally.iter().fold((0.0f64, 0.0f64), |(p, m), t| {
-        (p.max(t.timer_p99), m.max(t.timer_max))
-    });
     let label = format!("concurrency {}", plan.concurrency);
     let mut summary = finish_level(
         summary,
         probe,
-        workers_lag,
+        workers_lag(&tally),
         sink,
         events,
         planner,
@@ -319,21 +369,14 @@ pub async fn run_fleet_level(
         &label,
     )
     .await;
-    summary.workers = Some(fleet_level(
+    let fleet_block = fleet_level(
         &workers,
         &tally,
         spread_ns,
         controller_cpu_s,
         summary.benchmark_duration.avg,
-    ));
-    if let Some(w) = summary.workers.as_ref().and_then(|f| f.warning.clone()) {
-        let _ = events
-            .send(EngineEvent::Warning(format!(
-                "level {} ({label}): {w}",
-                plan.index + 1
-            )))
-            .await;
-    }
+    );
+    with_workers(&mut summary, fleet_block, events, &label).await;
     let summary = match kept {
         Some(_) => with_measurement(summary, before, plan, batches),
         None => summary,
@@ -341,10 +384,28 @@ pub async fn run_fleet_level(
     Measured { summary, acc: kept }
 }
 
+/// Gives the level its workers block, and says what the block warns about.
+pub(super) async fn with_workers(
+    summary: &mut crate::metrics::LevelSummary,
+    block: FleetLevel,
+    events: &tokio::sync::mpsc::Sender<EngineEvent>,
+    label: &str,
+) {
+    if let Some(w) = &block.warning {
+        let _ = events
+            .send(EngineEvent::Warning(format!(
+                "level {} ({label}): {w}",
+                summary.index + 1
+            )))
+            .await;
+    }
+    summary.workers = Some(block);
+}
+
 /// The level's workers block: each share, the start spread and what to warn about (a spread
 /// is warned about against the level's `duration_s`; 0 while it runs).
-fn fleet_level(
-    workers: &[super::fleet::FleetWorker],
+pub(super) fn fleet_level(
+    workers: &[FleetWorker],
     tally: &[Tally],
     spread_ns: u64,
     controller_cpu_s: f64,
@@ -353,7 +414,7 @@ fn fleet_level(
     let shares: Vec<WorkerShare> = tally
         .iter()
         .enumerate()
-        .filter(|(_, t)| t.concurrency > 0)
+        .filter(|(_, t)| t.took)
         .map(|(i, t)| WorkerShare {
             worker: workers.get(i).map_or(i as u32, |w| w.index),
             host: workers.get(i).map_or_else(String::new, |w| w.host.clone()),

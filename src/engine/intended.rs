@@ -19,12 +19,28 @@ pub enum Intended {
 }
 
 impl Intended {
-    /// The times in order (ns since the level's start).
-    pub fn iter(&self) -> Box<dyn Iterator<Item = u64> + Send + '_> {
+    /// The times in order (ns since the level's start); the iterator holds what it needs
+    /// (the trace's shared times, the schedule's seed).
+    pub fn iter(&self) -> Box<dyn Iterator<Item = u64> + Send + Sync> {
         match self {
-            Intended::Trace(t) => Box::new(t.iter().copied()),
+            Intended::Trace(t) => {
+                let t = t.clone();
+                Box::new((0..t.len()).map(move |i| t[i]))
+            }
             Intended::Drawn { schedule, max } => Box::new(schedule.iter().take(*max as usize)),
         }
+    }
+
+    /// One worker's part of the times, with each one's place in the whole (`Segment`):
+    /// every worker walks the same times and keeps its own, so together they send exactly
+    /// the schedule one process would.
+    pub fn segment(&self, segment: Segment) -> impl Iterator<Item = (u64, u64)> + Send + Sync {
+        let of = segment.of.max(1) as usize;
+        self.iter()
+            .enumerate()
+            .skip(segment.part as usize)
+            .step_by(of)
+            .map(|(i, t)| (i as u64, t))
     }
 
     /// How many requests the level sends: a drawn schedule is walked once to count them (a
@@ -45,14 +61,35 @@ impl Intended {
     }
 }
 
+/// Which of a level's arrivals one worker of a distributed run sends (as k6's execution
+/// segments): arrival `i` is worker `i % of`'s. Interleaved rather than cut into runs, so
+/// every worker sends throughout the level at `1/of` of its rate, and the workers' streams
+/// of arrivals together are the level's, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Segment {
+    pub part: u32,
+    pub of: u32,
+}
+
+impl Segment {
+    /// The whole level: one process sends every arrival.
+    pub const WHOLE: Segment = Segment { part: 0, of: 1 };
+
+    /// How many of `n` arrivals are this segment's.
+    pub fn share_of(&self, n: u64) -> u64 {
+        let (part, of) = (u64::from(self.part), u64::from(self.of.max(1)));
+        n / of + u64::from(part < n % of)
+    }
+}
+
 /// Counts the requests due by a time that only moves forward, walking the times once.
-pub struct Due<'a> {
-    times: Peekable<Box<dyn Iterator<Item = u64> + Send + 'a>>,
+pub struct Due {
+    times: Peekable<Box<dyn Iterator<Item = u64> + Send + Sync>>,
     count: u64,
 }
 
-impl<'a> Due<'a> {
-    pub fn new(intended: &'a Intended) -> Due<'a> {
+impl Due {
+    pub fn new(intended: &Intended) -> Due {
         Due {
             times: intended.iter().peekable(),
             count: 0,
@@ -118,5 +155,22 @@ mod tests {
                 .collect();
             assert_eq!(got, [1, 1, 2, 3, 3, 6, 7]);
         }
+        // three workers' segments: every time once, in its place, the counts as said
+        let parts: Vec<Vec<(u64, u64)>> = (0..3)
+            .map(|part| drawn.segment(Segment { part, of: 3 }).collect())
+            .collect();
+        assert_eq!(parts[0], vec![(0, 0), (3, 1_250 * ms), (6, 2_000 * ms)]);
+        assert_eq!(parts[1], vec![(1, 500 * ms), (4, 1_500 * ms)]);
+        assert_eq!(parts[2], vec![(2, 1_000 * ms), (5, 1_750 * ms)]);
+        let lens: Vec<u64> = (0..3)
+            .map(|part| Segment { part, of: 3 }.share_of(7))
+            .collect();
+        assert_eq!(lens, [3, 2, 2]);
+        assert_eq!(Segment::WHOLE.share_of(7), 7);
+        let mut merged: Vec<(u64, u64)> = parts.concat();
+        merged.sort();
+        let whole: Vec<(u64, u64)> = drawn.segment(Segment::WHOLE).collect();
+        assert_eq!(merged, whole);
+        assert_eq!(whole.iter().map(|p| p.1).collect::<Vec<_>>(), want);
     }
 }

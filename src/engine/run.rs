@@ -8,6 +8,7 @@ use super::closed_loop::{run_level, Earlier, LevelCtx, LevelPlan};
 use super::events::EngineEvent;
 use super::fleet::{Fleet, FleetRunSpec};
 use super::fleet_level::run_fleet_level;
+use super::fleet_open::run_fleet_open_level;
 use super::open_loop::{run_open_level, OpenPlan};
 use super::sink::{RunEcho, RunSink, StopOnFailure};
 use crate::clock::now_ns;
@@ -117,13 +118,6 @@ pub async fn run(
     let stop = cancel.child_token();
     let mut sink = StopOnFailure::new(&mut *given, stop.clone());
     let fleet = req.fleet.clone();
-    if fleet.is_some() && planner.open_loop() {
-        return Err(RunError::Fleet(
-            "--workers runs closed-loop levels (sweep, search, campaign); open-loop levels \
-             (--rates, --schedule, replay) run in one process: leave out --workers"
-                .into(),
-        ));
-    }
     // a distributed run's streams are its workers' sockets, not this process's
     let limits = raise_nofile_limit().filter(|_| fleet.is_none());
     if let Some((soft, _)) = limits {
@@ -327,11 +321,17 @@ pub async fn run(
             }
             LevelLoad::Open(shape) => {
                 let plan = open_plan(&req.open, &*planner, &workload, index, shape, None);
-                run_open_level(ctx, plan).await
+                match &fleet {
+                    Some(f) => run_fleet_open_level(ctx, plan, &**f).await,
+                    None => run_open_level(ctx, plan).await,
+                }
             }
             LevelLoad::Replay { times, shape } => {
                 let plan = open_plan(&req.open, &*planner, &workload, index, shape, Some(times));
-                run_open_level(ctx, plan).await
+                match &fleet {
+                    Some(f) => run_fleet_open_level(ctx, plan, &**f).await,
+                    None => run_open_level(ctx, plan).await,
+                }
             }
         };
         #[cfg(feature = "sagemaker")]

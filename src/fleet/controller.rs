@@ -347,6 +347,7 @@ impl Fleet for Controller {
                 warmup: s.warmup,
                 prompt_base: s.prompt_base,
                 start_at_ns: start.max(0) as u64,
+                open: s.open,
             }));
             slot.share = Some(Active {
                 id,
@@ -726,6 +727,7 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
                 let _ = tx.send(FleetMsg::Status {
                     worker: place,
                     in_flight: r.in_flight,
+                    sent: r.sent,
                     chunks: r.chunks,
                 });
                 if let Some(lag) = r.done {

@@ -97,7 +97,7 @@ pub enum Order {
     Stop,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WireShare {
     /// Names the share in the worker's reports.
     pub id: u64,
@@ -109,6 +109,9 @@ pub struct WireShare {
     pub prompt_base: u64,
     /// When to start, on the worker's own monotonic clock (ns).
     pub start_at_ns: u64,
+    /// An open-loop level's share (its schedule and the worker's segment of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<Box<crate::engine::fleet::OpenShare>>,
 }
 
 /// A request's record as sent: the record and its inter-chunk gaps (which `requests.jsonl`
@@ -148,6 +151,9 @@ pub struct Report {
     pub records: Vec<WireRecord>,
     #[serde(default)]
     pub in_flight: u64,
+    /// Requests the share has sent (an open-loop share's; 0 otherwise).
+    #[serde(default)]
+    pub sent: u64,
     /// Content chunks the share has received so far (its live token count).
     #[serde(default)]
     pub chunks: u64,
@@ -216,6 +222,7 @@ mod tests {
             warmup: 0,
             prompt_base: 16,
             start_at_ns: 99,
+            open: None,
         });
         let text = serde_json::to_string(&share).unwrap();
         assert!(text.starts_with(r#"{"do":"share","id":3"#), "{text}");

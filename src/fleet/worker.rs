@@ -2,7 +2,8 @@
 //! controller (with the run's token and a few clock round trips), takes the run's endpoint
 //! and workload and runs its own pre-flight, then runs each share it is given with the same
 //! engine as one process (`engine::closed_loop::run_level`), starting at the instant the
-//! controller set, and sends every request's record back four times a second.
+//! controller set, and sends every request's record back four times a second. An open-loop
+//! level's share is its segment of the level's schedule (`engine::open_loop::run_open_share`).
 //!
 //! It never sends load on its own: a share runs only while the controller answers. A report
 //! that cannot be delivered stops the share; a worker that cannot reach its controller for
@@ -15,6 +16,7 @@ use super::protocol::{
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, EndpointSpec};
 use crate::engine::closed_loop::{run_level, LevelCtx, LevelPlan};
+use crate::engine::open_loop::run_open_share;
 use crate::engine::sink::{RunEcho, RunSink};
 use crate::engine::EngineEvent;
 use crate::metrics::LevelSummary;
@@ -337,8 +339,9 @@ async fn prepare(
 }
 
 /// Runs one share: waits for its start instant, runs it as a level of its own that never
-/// grows, and reports its records as they finish; stops when the controller says so or
-/// cannot be told.
+/// grows (a closed-loop batch) or its segment of the level's schedule counted from that
+/// instant (an open-loop level), and reports its records as they finish; stops when the
+/// controller says so or cannot be told.
 async fn run_share(
     link: &Link,
     place: usize,
@@ -347,15 +350,20 @@ async fn run_share(
     workload: &WorkloadSpec,
     gone: &CancellationToken,
 ) {
-    let wait = share.start_at_ns.saturating_sub(now_ns());
-    tokio::time::sleep(Duration::from_nanos(wait)).await;
+    // an open-loop share's dispatcher makes its prompts before the instant and sends each
+    // request at its time from it; a closed-loop share starts its streams at it
+    if share.open.is_none() {
+        let wait = share.start_at_ns.saturating_sub(now_ns());
+        tokio::time::sleep(Duration::from_nanos(wait)).await;
+    }
     let stop = gone.child_token();
     let hold = CancellationToken::new();
     let out: Arc<Mutex<Vec<WireRecord>>> = Arc::default();
     let measured = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut sink = ForwardSink(out.clone(), measured.clone());
     let (events_tx, events) = mpsc::channel(64);
-    let started_ns = now_ns();
+    // an order taken late starts late: the spread says so
+    let started_ns = now_ns().max(share.start_at_ns);
     let cpu_before = crate::clock::process_cpu_ns();
     let reporter = tokio::spawn(report_share(
         link.clone(),
@@ -370,44 +378,50 @@ async fn run_share(
         events,
         (stop.clone(), hold.clone()),
     ));
-    let plan = LevelPlan {
-        index: share.level,
-        concurrency: share.concurrency,
-        request_count: share.requests,
-        requests_asked: share.requests,
-        request_cap: u64::from(share.requests),
-        warmup: share.warmup,
-        order: share.order,
-        screen: false,
-        prompt_base: share.prompt_base,
-    };
     let planner = ShareOnly(share.concurrency);
-    let measured = run_level(
-        LevelCtx {
-            endpoint,
-            workload,
-            cancel: &stop,
-            events: &events_tx,
-            sink: &mut sink,
-            planner: &planner,
-            hold: Some(&hold),
-        },
-        plan,
-        None,
-    )
-    .await;
+    let ctx = LevelCtx {
+        endpoint,
+        workload,
+        cancel: &stop,
+        events: &events_tx,
+        sink: &mut sink,
+        planner: &planner,
+        hold: Some(&hold),
+    };
+    let (timer_late_p99_ms, timer_late_max_ms) = match &share.open {
+        Some(open) => run_open_share(ctx, share.level, open, share.start_at_ns).await,
+        None => {
+            let plan = LevelPlan {
+                index: share.level,
+                concurrency: share.concurrency,
+                request_count: share.requests,
+                requests_asked: share.requests,
+                request_cap: u64::from(share.requests),
+                warmup: share.warmup,
+                order: share.order,
+                screen: false,
+                prompt_base: share.prompt_base,
+            };
+            let measured = run_level(ctx, plan, None).await;
+            measured
+                .summary
+                .client_lag
+                .as_ref()
+                .map_or((0.0, 0.0), |l| (l.timer_late_p99_ms, l.timer_late_max_ms))
+        }
+    };
     drop(events_tx);
     // the reporter sends what is left, then the end
-    let in_flight = reporter.await.unwrap_or(0);
-    let lag = measured.summary.client_lag.as_ref();
+    let (in_flight, sent) = reporter.await.unwrap_or((0, 0));
     let last = Report {
         share: Some(share.id),
         records: std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner())),
         in_flight,
+        sent,
         started_ns: Some(started_ns),
         done: Some(ShareLag {
-            timer_late_p99_ms: lag.map_or(0.0, |l| l.timer_late_p99_ms),
-            timer_late_max_ms: lag.map_or(0.0, |l| l.timer_late_max_ms),
+            timer_late_p99_ms,
+            timer_late_max_ms,
             cpu_s: crate::clock::process_cpu_ns().saturating_sub(cpu_before) as f64 / 1e9,
         }),
         ..Report::default()
@@ -433,7 +447,7 @@ struct Share {
 /// flight, whether its measured requests have all ended. A stop from the controller, or two
 /// reports in a row that cannot be delivered, stop the share (`stop`); the controller's
 /// word that every share's measured requests have ended stops its cooldown (`hold`).
-/// Returns the last in-flight count.
+/// Returns the last in-flight and sent counts.
 async fn report_share(
     link: Link,
     place: usize,
@@ -442,17 +456,19 @@ async fn report_share(
     out: Arc<Mutex<Vec<WireRecord>>>,
     mut events: mpsc::Receiver<EngineEvent>,
     (stop, hold): (CancellationToken, CancellationToken),
-) -> u64 {
+) -> (u64, u64) {
     let id = share.id;
     let mut tick = tokio::time::interval(REPORT_PERIOD);
-    let (mut in_flight, mut chunks) = (0u64, 0u64);
+    let (mut in_flight, mut sent, mut chunks) = (0u64, 0u64, 0u64);
     let mut failed = 0u32;
     loop {
         tokio::select! {
             e = events.recv() => match e {
-                Some(EngineEvent::Progress(p)) => (in_flight, chunks) = (p.in_flight, p.chunks),
+                Some(EngineEvent::Progress(p)) => {
+                    (in_flight, sent, chunks) = (p.in_flight, p.sent, p.chunks);
+                }
                 Some(_) => {}
-                None => return in_flight,
+                None => return (in_flight, sent),
             },
             _ = tick.tick() => {
                 let records = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
@@ -460,6 +476,7 @@ async fn report_share(
                     share: Some(id),
                     records,
                     in_flight,
+                    sent,
                     chunks,
                     measured_done: share.measured.load(std::sync::atomic::Ordering::Relaxed)
                         >= share.requests,

@@ -32,7 +32,8 @@ pub struct WorkerShare {
     pub worker: u32,
     /// Where it ran (host name and process id).
     pub host: String,
-    /// Concurrent streams it held.
+    /// Concurrent streams it held (an open-loop share: its part of `--max-in-flight`, 0
+    /// without one).
     pub concurrency: u32,
     /// Measured requests it finished (successes and failures), every batch of every
     /// measurement of the level (a search's level measured again adds to it).

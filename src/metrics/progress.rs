@@ -38,6 +38,9 @@ pub struct LevelProgress {
     /// live token count a distributed level's workers report; not shown).
     #[serde(skip)]
     pub chunks: u64,
+    /// Requests sent so far (an open-loop share's; the count its worker reports; not shown).
+    #[serde(skip)]
+    pub sent: u64,
     /// An open-loop level's rates, queue and recent latencies (the dashboard's time view).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open: Option<OpenProgress>,
@@ -101,6 +104,7 @@ impl LiveLevel {
                 output_tps_series: Vec::new(),
                 elapsed_s: 0.0,
                 chunks: 0,
+                sent: 0,
             },
             tokens: RollingRate::new(bucket, buckets),
             chunks_seen: 0,

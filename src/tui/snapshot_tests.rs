@@ -55,6 +55,7 @@ fn progress(index: u32, concurrency: u32, done: u64, errors: &[(ErrorKind, u64)]
         output_tps_series: vec![3000.0, 3500.0, 3900.0, 4100.0, 3875.0, 3950.0],
         elapsed_s: 12.5,
         chunks: 0,
+        sent: 0,
     })
 }
 

@@ -47,6 +47,7 @@ fn open_progress(t: f64) -> EngineEvent {
         output_tps_series: vec![],
         elapsed_s: t,
         chunks: 0,
+        sent: 0,
         open: Some(OpenProgress {
             offered_rps: offered,
             sent_rps: sent,

@@ -34,7 +34,12 @@ fn tail(text: &str, width: usize) -> String {
 fn row<'a>(s: &WorkerShare, host_width: usize, theme: &Theme) -> Row<'a> {
     let row = Row::new(vec![
         s.worker.to_string(),
-        s.concurrency.to_string(),
+        // an open-loop share without an in-flight cap holds no fixed number of streams
+        if s.concurrency > 0 {
+            s.concurrency.to_string()
+        } else {
+            "-".into()
+        },
         match &s.lost {
             Some(_) => "lost".to_string(),
             None => s.in_flight.to_string(),
