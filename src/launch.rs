@@ -348,8 +348,9 @@ pub struct Prepared {
 
 /// A distributed run's controller, listening, with its local workers started: the run
 /// waits for them (and, for external workers, for them to be started elsewhere). The note
-/// says where it listens.
-async fn start_fleet(
+/// says where it listens. `in_process_sim`: the run's endpoint is the built-in simulator
+/// (which workers elsewhere cannot reach).
+pub async fn start_fleet(
     choice: &crate::config::overrides::FleetChoice,
     in_process_sim: bool,
 ) -> anyhow::Result<(Arc<dyn crate::engine::fleet::Fleet>, String)> {

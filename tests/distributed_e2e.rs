@@ -630,3 +630,101 @@ fn a_search_on_two_workers_has_one_entry_per_level_and_every_share_in_it() {
         assert!(l["verdict"].is_string(), "c={c}: {}", l["verdict"]);
     }
 }
+
+/// Two simulated candidates (one and four slots; see `campaign_e2e.rs` for why these
+/// latencies decide the answer rather than the machine), each a short SLA search.
+const CAMPAIGN: &str = r#"
+[searches.small]
+e2e_sla_ms = "p90:255ms"
+max_error_rate = 0.1
+concurrency_min = 1
+concurrency_max = 8
+search_max_iterations = 3
+request_count = 32
+
+[profiles.small]
+input_tokens = 32
+output_tokens = 16
+stream = true
+
+[campaigns.pair]
+search = "small"
+profile = "small"
+peak_concurrency = 16
+
+[[campaigns.pair.candidates]]
+label = "one slot"
+price_per_hour = 1.0
+sim = { time_scale = 2.0, max_num_seqs = 1, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+
+[[campaigns.pair.candidates]]
+label = "four slots"
+price_per_hour = 2.0
+sim = { time_scale = 2.0, max_num_seqs = 4, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+"#;
+
+/// Processes whose command line names the controller at `url` (its workers).
+fn workers_of(url: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains(" worker ") && cmd.contains(url) && running(*pid)
+        })
+        .collect()
+}
+
+#[test]
+fn a_campaign_runs_every_candidate_on_one_set_of_workers() {
+    let _one = one_at_a_time();
+    let root = tmpdir("dist-campaign");
+    let cfg = root.join("rightsize.toml");
+    std::fs::write(&cfg, CAMPAIGN).unwrap();
+    let out = root.join("runs");
+    let o = bin()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["campaign", "--plan", "pair", "--no-tui", "--json"])
+        .args(["--workers", "2", "--worker-backend", "local", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let rec: Value = serde_json::from_slice(&o.stdout).expect("stdout is the campaign record");
+    let mut hosts = BTreeSet::new();
+    for i in 0..2 {
+        let c = &rec["candidates"][i];
+        assert_eq!(c["state"], "done", "{c}");
+        let dir = Path::new(c["run_dir"].as_str().unwrap());
+        let levels = levels(dir);
+        assert!(!levels.is_empty(), "candidate {i}");
+        for (conc, l) in levels {
+            let shares = l["workers"]["shares"].as_array().unwrap();
+            let streams: u64 = shares
+                .iter()
+                .map(|s| s["concurrency"].as_u64().unwrap())
+                .sum();
+            assert_eq!(streams, conc, "candidate {i}, c={conc}");
+            hosts.extend(
+                shares
+                    .iter()
+                    .map(|s| s["host"].as_str().unwrap().to_string()),
+            );
+        }
+    }
+    // the same two worker processes served both candidates, and none outlived the campaign
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    let note = err
+        .lines()
+        .find(|l| l.starts_with("controller on "))
+        .unwrap_or_else(|| panic!("no controller note: {err}"));
+    let addr = note["controller on ".len()..]
+        .split(':')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(":");
+    assert!(workers_of(&format!("http://{addr}")).is_empty(), "{note}");
+}

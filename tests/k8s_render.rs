@@ -415,7 +415,7 @@ fn bad_input_fails_naming_the_flag_and_prints_nothing() {
         vec![
         (
             vec!["--workers", "4", "--", "run", "-c", "4"],
-            "`run` cannot be distributed: the command after `--` must be sweep or search (a campaign has no --workers yet)",
+            "`run` cannot be distributed: the command after `--` must be sweep or search (a campaign needs its file on the controller's disk, which render does not mount)",
         ),
         (
             vec!["--workers", "0", "--", "sweep"],

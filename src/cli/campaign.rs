@@ -6,11 +6,13 @@ use crate::campaign::rank::RankBy;
 use crate::campaign::runner::{CampaignEnd, CampaignRun};
 use crate::campaign::spec::{entry_from_config, resolve, CampaignFlags};
 use crate::config::campaign::CampaignEntry;
+use crate::engine::fleet::Lent;
 use crate::headless::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
 use crate::values::{parse_positive, parse_timeout};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 /// Flags of `rightsize campaign`.
@@ -56,6 +58,9 @@ pub struct CampaignArgs {
     /// Stay headless even when stdout is a terminal (progress on stderr, ranking on stdout)
     #[arg(long)]
     pub no_tui: bool,
+    /// One set of workers runs every candidate's levels, one candidate after another
+    #[command(flatten)]
+    pub fleet: super::run_args::FleetArgs,
 }
 
 fn parse_cost(s: &str) -> Result<f64, String> {
@@ -184,7 +189,7 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
             return Ok(ExitCode::from(signals.caught().map_or(EXIT_INTERRUPTED, |s| s.exit_code())));
         }
     };
-    let prepared = match checked {
+    let mut prepared = match checked {
         Ok(p) => p,
         Err(e) => {
             // a new campaign's folder is still empty: leave nothing behind
@@ -209,17 +214,44 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
              their cost per token, is the simulator's, not a GPU's"
         );
     }
+    // one controller and one set of workers for the whole campaign: each candidate's run
+    // hands them its endpoint and workload, and they wait between candidates
+    let fleet = match args.fleet.choice() {
+        Some(choice) => {
+            let (fleet, note) = match crate::launch::start_fleet(&choice, simulated).await {
+                Ok(f) => f,
+                Err(e) => {
+                    if !resuming {
+                        let _ = std::fs::remove_dir(&run.dir);
+                    }
+                    return Err(e);
+                }
+            };
+            eprintln!("{note}");
+            for p in prepared.iter_mut().flatten() {
+                p.req.fleet = Some(Arc::new(Lent(fleet.clone())));
+            }
+            Some(fleet)
+        }
+        None => None,
+    };
     let dashboard = {
         use std::io::IsTerminal;
         std::io::stdout().is_terminal() && !args.no_tui && !args.json
     };
     let (run, end) = if dashboard {
         let (run, end) = crate::tui::campaign::run_campaign_view(run, prepared, cancel).await?;
-        (run, end?)
+        (run, end)
     } else {
-        let end = run.run_all(prepared, cancel, None).await?;
+        let end = run.run_all(prepared, cancel, None).await;
         (run, end)
     };
+    if let Some(fleet) = fleet {
+        for note in fleet.finish().await {
+            eprintln!("{note}");
+        }
+    }
+    let end = end?;
     let text = if args.json {
         serde_json::to_string_pretty(&run.record)? + "\n"
     } else {

@@ -413,8 +413,16 @@ pub struct RunArgs {
     /// load
     #[arg(long, value_name = "SHARE", value_parser = parse_fraction_or_pct)]
     pub max_error_rate: Option<f64>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+}
+
+/// The flags of a distributed run (`sweep`, `search`, `campaign`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FleetArgs {
     /// Run each level on N workers, merged exactly into one level (docs/distributed.md):
-    /// each holds an even share of the concurrency and sends back every request's record
+    /// each holds an even share of the concurrency (or of an open-loop level's arrivals)
+    /// and sends back every request's record
     #[arg(long, value_name = "N", value_parser = parse_positive)]
     pub workers: Option<u32>,
     /// Who starts the workers: `local` (processes of this binary on this machine) or
@@ -426,6 +434,21 @@ pub struct RunArgs {
     /// workers, 0.0.0.0:7077 for external ones]
     #[arg(long, value_name = "ADDR", requires = "workers")]
     pub controller_listen: Option<String>,
+}
+
+impl FleetArgs {
+    /// The distributed run asked for, if any.
+    pub fn choice(&self) -> Option<crate::config::overrides::FleetChoice> {
+        use crate::config::overrides::{FleetChoice, WorkerBackend};
+        self.workers.map(|workers| FleetChoice {
+            workers,
+            backend: match self.worker_backend {
+                Some(WorkerBackendArg::External) => WorkerBackend::External,
+                _ => WorkerBackend::Local,
+            },
+            listen: self.controller_listen.clone(),
+        })
+    }
 }
 
 /// `--worker-backend`.
@@ -469,18 +492,7 @@ impl RunArgs {
             out: self.out.clone(),
             max_error_rate: self.max_error_rate,
             open: Default::default(),
-            fleet: self
-                .workers
-                .map(|workers| crate::config::overrides::FleetChoice {
-                    workers,
-                    backend: match self.worker_backend {
-                        Some(WorkerBackendArg::External) => {
-                            crate::config::overrides::WorkerBackend::External
-                        }
-                        _ => crate::config::overrides::WorkerBackend::Local,
-                    },
-                    listen: self.controller_listen.clone(),
-                }),
+            fleet: self.fleet.choice(),
         }
     }
 

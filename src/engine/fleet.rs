@@ -117,8 +117,8 @@ pub trait Fleet: Send + Sync {
     fn size(&self) -> usize;
     /// The workers, by place (after [`Fleet::prepare`]).
     fn workers(&self) -> Vec<FleetWorker>;
-    /// Waits until every worker has joined and passed its own pre-flight with `spec`; the
-    /// error names the worker and says why.
+    /// Waits until every worker has joined and passed its own pre-flight with `spec` (again
+    /// for each run the fleet serves); the error names the worker and says why.
     fn prepare(&self, spec: FleetRunSpec) -> BoxFuture<'_, Result<(), String>>;
     /// Sends one batch's shares; what the workers say arrives on the receiver, which closes
     /// once every share is done or lost.
@@ -128,6 +128,32 @@ pub trait Fleet: Send + Sync {
     /// The run is over: the workers exit. Returns what to tell the user (calls refused for
     /// a wrong token, workers that had to be killed).
     fn finish(&self) -> BoxFuture<'_, Vec<String>>;
+}
+
+/// A fleet lent to one run of several (a campaign's candidates, one after another): each run
+/// prepares it with its own endpoint and workload, and its end leaves the workers waiting
+/// for the next; the owner finishes it once the last run is over.
+pub struct Lent(pub std::sync::Arc<dyn Fleet>);
+
+impl Fleet for Lent {
+    fn size(&self) -> usize {
+        self.0.size()
+    }
+    fn workers(&self) -> Vec<FleetWorker> {
+        self.0.workers()
+    }
+    fn prepare(&self, spec: FleetRunSpec) -> BoxFuture<'_, Result<(), String>> {
+        self.0.prepare(spec)
+    }
+    fn start(&self, shares: Vec<Share>) -> mpsc::UnboundedReceiver<FleetMsg> {
+        self.0.start(shares)
+    }
+    fn stop_shares(&self) {
+        self.0.stop_shares()
+    }
+    fn finish(&self) -> BoxFuture<'_, Vec<String>> {
+        Box::pin(async { Vec::new() })
+    }
 }
 
 /// `total` in `parts` as even as possible, the larger parts first.

@@ -273,7 +273,11 @@ impl Fleet for Controller {
                     workload: Box::new(spec.workload.clone()),
                     timeout_s: spec.timeout.as_secs_f64(),
                 });
-                for s in st.slots.iter().flatten() {
+                // a fleet that served a run before (a campaign's): every worker takes the
+                // new run and passes its pre-flight again
+                for s in st.slots.iter_mut().flatten() {
+                    s.spec_sent = false;
+                    s.ready = None;
                     s.wake.notify_one();
                 }
             }

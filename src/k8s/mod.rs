@@ -94,7 +94,7 @@ pub fn check_command(command: &[String]) -> Result<(), String> {
     };
     if !DISTRIBUTED_COMMANDS.contains(&first.as_str()) {
         return Err(format!(
-            "`{first}` cannot be distributed: the command after `--` must be sweep or search (a campaign has no --workers yet)"
+            "`{first}` cannot be distributed: the command after `--` must be sweep or search (a campaign needs its file on the controller's disk, which render does not mount)"
         ));
     }
     for arg in &command[1..] {
