@@ -5,7 +5,7 @@
 //! over: what is not in the form (headers, `--out`, a TPOT SLA, ...) stays as the flags said,
 //! the first run and every run after.
 
-use crate::config::overrides::SweepOverrides;
+use crate::config::overrides::{FleetChoice, SweepOverrides, WorkerBackend};
 use crate::config::search::SearchOverrides;
 use crate::launch::{LaunchRequest, OpenChoice, PlanChoice};
 use crate::plan::capacity::Peak;
@@ -54,6 +54,7 @@ pub enum FieldId {
     PeakConcurrency,
     PricePerHour,
     TimeScale,
+    Workers,
 }
 
 /// One row of the form.
@@ -240,6 +241,13 @@ impl SetupForm {
                 String::new(),
                 "simulator only; empty = config",
             ),
+            f(
+                FieldId::Workers,
+                "workers",
+                FieldKind::Text,
+                String::new(),
+                "empty = one process; N = N workers",
+            ),
         ];
         // the SageMaker fields, under the endpoint (shown for a SageMaker one)
         let at = fields
@@ -305,6 +313,10 @@ impl SetupForm {
             w.stream.map(|on| if on { "on" } else { "off" }.to_string()),
         );
         set(FieldId::Requests, num(req.run().requests));
+        set(
+            FieldId::Workers,
+            Some(text(num(req.run().fleet.as_ref().map(|f| f.workers)))),
+        );
         set(FieldId::E2eSla, Some(text(sla_text(SlaMetric::E2e))));
         set(FieldId::TtftSla, Some(text(sla_text(SlaMetric::Ttft))));
         match &req.plan {
@@ -465,6 +477,16 @@ impl SetupForm {
         r.workload.stream = Some(self.get(FieldId::Stream) == "on");
         let mut run = r.run().clone();
         run.requests = opt_num(FieldId::Requests);
+        // N workers started as the command line said (local unless it said external), or
+        // this process alone
+        run.fleet = opt_num(FieldId::Workers).map(|workers| FleetChoice {
+            workers,
+            ..r.run().fleet.clone().unwrap_or(FleetChoice {
+                workers,
+                backend: WorkerBackend::Local,
+                listen: None,
+            })
+        });
         // the form holds the e2e and TTFT SLAs; the others stay as the base gave them
         let mut slas: Vec<SlaThreshold> = r
             .slas()
@@ -544,6 +566,9 @@ pub fn check(id: FieldId, v: &str) -> Result<(), String> {
         FieldId::MaxIterations => parse_positive(v)
             .map(|_| ())
             .map_err(|e| format!("iterations {e}")),
+        FieldId::Workers if !optional => parse_positive(v)
+            .map(|_| ())
+            .map_err(|e| format!("workers {e}; empty runs in this process")),
         FieldId::PeakConcurrency | FieldId::PricePerHour if !optional => match v.parse::<f64>() {
             Ok(f) if f.is_finite() && f > 0.0 => Ok(()),
             _ => Err(format!("`{v}` is not a positive number")),
@@ -665,6 +690,49 @@ mod tests {
     }
 
     #[test]
+    fn the_workers_field_asks_for_a_distributed_run() {
+        // empty: this process
+        let mut f = SetupForm::new(&choices());
+        assert_eq!(f.get(FieldId::Workers), "");
+        assert_eq!(f.to_request().run().fleet, None);
+        // typed: that many local workers
+        f.set(FieldId::Workers, "4");
+        assert!(f.validate());
+        let want = FleetChoice {
+            workers: 4,
+            backend: WorkerBackend::Local,
+            listen: None,
+        };
+        assert_eq!(f.to_request().run().fleet, Some(want));
+        // the command line's external workers and address stay; the form sets how many
+        let mut req = LaunchRequest::demo();
+        req.run_mut().fleet = Some(FleetChoice {
+            workers: 8,
+            backend: WorkerBackend::External,
+            listen: Some("0.0.0.0:7077".into()),
+        });
+        let mut f = SetupForm::from_request(&choices(), &req);
+        assert_eq!(f.get(FieldId::Workers), "8");
+        f.set(FieldId::Workers, "2");
+        let fleet = f.to_request().run().fleet.clone().expect("a fleet");
+        assert_eq!(
+            (fleet.workers, fleet.backend, fleet.listen.as_deref()),
+            (2, WorkerBackend::External, Some("0.0.0.0:7077"))
+        );
+        f.set(FieldId::Workers, "0");
+        assert!(!f.validate());
+        assert_eq!(
+            f.fields
+                .iter()
+                .find(|x| x.id == FieldId::Workers)
+                .unwrap()
+                .error
+                .as_deref(),
+            Some("workers must be at least 1, got 0; empty runs in this process")
+        );
+    }
+
+    #[test]
     fn checks_table() {
         let cases: &[(FieldId, &str, bool)] = &[
             (FieldId::InputTokens, "", true),
@@ -678,6 +746,10 @@ mod tests {
             (FieldId::PeakConcurrency, "-1", false),
             (FieldId::TimeScale, "-2", false),
             (FieldId::TimeScale, "20", true),
+            (FieldId::Workers, "", true),
+            (FieldId::Workers, "4", true),
+            (FieldId::Workers, "0", false),
+            (FieldId::Workers, "two", false),
         ];
         for (id, v, ok) in cases {
             assert_eq!(check(*id, v).is_ok(), *ok, "{id:?} {v:?}");
