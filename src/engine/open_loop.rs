@@ -109,14 +109,14 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
     collector.announce(events).await;
     let probe = LagProbe::start();
     let stop = cancel.child_token();
-    let level_start = now_ns() + 2_000_000;
-    let mut sender = Sender::start(
+    // the level starts once its first prompts are made, not while they are
+    let (mut sender, level_start) = Sender::start(
         endpoint,
         workload,
         &plan,
-        intended,
+        (intended, collector.count()),
         Segment::WHOLE,
-        level_start,
+        || now_ns() + 2_000_000,
         stop.clone(),
     );
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE, SAMPLE);
@@ -173,17 +173,18 @@ pub async fn run_open_share(
     } = ctx;
     let plan = OpenPlan::of_share(index, share);
     let intended = plan.intended();
-    let n = share.segment.share_of(intended.count());
+    let total = intended.count();
+    let n = share.segment.share_of(total);
     let cap = plan.max_in_flight.unwrap_or(0);
     let mut live = LiveLevel::new(index, cap, n, Duration::from_millis(500), 20);
     let probe = LagProbe::start();
-    let mut sender = Sender::start(
+    let (mut sender, _) = Sender::start(
         endpoint,
         workload,
         &plan,
-        intended,
+        (intended, total),
         share.segment,
-        level_start,
+        || level_start,
         cancel.clone(),
     );
     let mut tick = tokio::time::interval(SAMPLE);
@@ -223,19 +224,22 @@ struct Sender {
 }
 
 impl Sender {
-    /// Starts the dispatcher on the `segment` of `intended` (times from `level_start`, on
-    /// this process's clock); `stop` ends the sending and cuts the requests in flight.
+    /// Starts the dispatcher on the `segment` of `intended` (its `total` arrivals, counted
+    /// once by the caller): the segment's first prompts are made, then `level_start` is read
+    /// (on this process's clock; the times count from it) and returned; `stop` ends the
+    /// sending and cuts the requests in flight.
     fn start(
         endpoint: &crate::endpoint::Endpoint,
         workload: &WorkloadSpec,
         plan: &OpenPlan,
-        intended: Intended,
+        (intended, total): (Intended, u64),
         segment: Segment,
-        level_start: u64,
+        level_start: impl FnOnce() -> u64,
         stop: CancellationToken,
-    ) -> Sender {
-        let n = segment.share_of(intended.count());
+    ) -> (Sender, u64) {
+        let n = segment.share_of(total);
         let feed = PromptFeed::start(workload, plan.index, segment, n);
+        let level_start = level_start();
         let cap = plan.max_in_flight.unwrap_or(0);
         let in_flight = Arc::new(AtomicU64::new(0));
         let dispatched = Arc::new(AtomicU64::new(0));
@@ -258,13 +262,14 @@ impl Sender {
             .name("rightsize-dispatch".into())
             .spawn(move || dispatch(args, feed, rt))
             .expect("a thread for the dispatcher");
-        Sender {
+        let sender = Sender {
             records,
             in_flight,
             dispatched,
             live_chunks,
             thread: Some(thread),
-        }
+        };
+        (sender, level_start)
     }
 
     fn sending(&self) -> Sending {
