@@ -579,7 +579,8 @@ fn an_open_loop_level_over_four_workers_sends_the_one_process_schedule() {
         .collect();
     assert_eq!(requests, vec![n / 4; 4], "{w}");
     assert!(shares.iter().all(|s| s.get("lost").is_none()), "{w}");
-    let rate = &level["open_loop"]["rate"];
+    let rate = &level["rate"];
+    assert_eq!(rate["shape"]["rps"], 2000.0, "{level}");
     assert!(rate.get("saturated").is_none(), "{rate}");
 }
 
@@ -727,4 +728,62 @@ fn a_campaign_runs_every_candidate_on_one_set_of_workers() {
         .collect::<Vec<_>>()
         .join(":");
     assert!(workers_of(&format!("http://{addr}")).is_empty(), "{note}");
+}
+
+#[test]
+fn the_controller_stops_every_worker_when_a_rate_is_past_capacity() {
+    let _one = one_at_a_time();
+    // 8 sequences at once, about 21 req/s of 64 in, 32 out: 8 req/s holds, 60 cannot
+    let sim = SimProcess::start(&["--max-num-seqs", "8", "--max-waiting", "256"]);
+    let out = tmpdir("dist-saturated");
+    let o = bin()
+        .args([
+            "sweep",
+            "-e",
+            &sim.url,
+            "--rates",
+            "8,60",
+            "--level-duration",
+            "10s",
+        ])
+        .args(["--input-tokens", "64", "--output-tokens", "32"])
+        .args(["--arrival", "constant", "--no-tui", "--json", "--out"])
+        .arg(&out)
+        .args(["--workers", "2", "--worker-backend", "local"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = only_run_dir(&out);
+    // rate levels, in their order (level-01.json, level-02.json)
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("level-")
+        })
+        .collect();
+    files.sort();
+    let levels: Vec<Value> = files.iter().map(|p| read_json(p)).collect();
+    assert_eq!(levels.len(), 2, "{files:?}");
+    let rate = |i: usize| levels[i]["rate"].clone();
+    assert_eq!(rate(0)["shape"]["rps"], 8.0, "{}", levels[0]);
+    assert!(rate(0).get("saturated").is_none(), "{}", rate(0));
+    // judged on the merged records, the growth the one-process level shows (28/s) is seen,
+    // and both workers stop long before the 600 arrivals of 10 s
+    let s = &rate(1)["saturated"];
+    let slope = s["pending_slope_per_s"]
+        .as_f64()
+        .expect("60 req/s saturated");
+    assert!((10.0..=45.0).contains(&slope), "{s}");
+    let sent = records(&dir, 1).len();
+    assert!(
+        sent < 600,
+        "{sent} of 600 arrivals sent: the shares did not stop"
+    );
+    let w = &levels[1]["workers"]["shares"];
+    assert_eq!(w.as_array().map(Vec::len), Some(2), "{w}");
+    assert_eq!(levels[1]["partial"], false, "a saturated level is complete");
 }

@@ -125,6 +125,9 @@ pub trait Fleet: Send + Sync {
     fn start(&self, shares: Vec<Share>) -> mpsc::UnboundedReceiver<FleetMsg>;
     /// Stops the running shares at once (an interrupt, a lost worker).
     fn stop_shares(&self);
+    /// How long after a request ends its record may still be on its way here (the workers
+    /// report periodically): views of a running level are taken that far back.
+    fn records_lag(&self) -> std::time::Duration;
     /// The run is over: the workers exit. Returns what to tell the user (calls refused for
     /// a wrong token, workers that had to be killed).
     fn finish(&self) -> BoxFuture<'_, Vec<String>>;
@@ -150,6 +153,9 @@ impl Fleet for Lent {
     }
     fn stop_shares(&self) {
         self.0.stop_shares()
+    }
+    fn records_lag(&self) -> std::time::Duration {
+        self.0.records_lag()
     }
     fn finish(&self) -> BoxFuture<'_, Vec<String>> {
         Box::pin(async { Vec::new() })

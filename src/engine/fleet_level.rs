@@ -77,6 +77,29 @@ pub(super) enum Heard {
     Noted,
 }
 
+/// Whether a level's running shares were told to stop, and whether a worker was lost.
+#[derive(Debug, Default)]
+pub(super) struct Halt {
+    pub stopping: bool,
+    pub lost: bool,
+}
+
+impl Halt {
+    /// Stops every running share, once.
+    pub(super) fn stop(&mut self, fleet: &dyn Fleet) {
+        if !self.stopping {
+            self.stopping = true;
+            fleet.stop_shares();
+        }
+    }
+
+    /// A worker was lost: every share stops, and the level is partial.
+    pub(super) fn lose(&mut self, fleet: &dyn Fleet) {
+        self.lost = true;
+        self.stop(fleet);
+    }
+}
+
 /// Notes a worker's message in its tally (and when its share began, on the controller's
 /// clock, in `starts`).
 pub(super) fn hear(tally: &mut [Tally], starts: &mut [Option<u64>], msg: FleetMsg) -> Heard {
@@ -227,7 +250,7 @@ pub async fn run_fleet_level(
     let mut planned = 0u64;
     // content chunks of the level's finished batches (the live token count goes on from it)
     let mut chunks_before = 0u64;
-    let mut lost = false;
+    let mut halt = Halt::default();
     let level_origin = now_ns();
     let cpu_before = crate::clock::process_cpu_ns();
     while !cancel.is_cancelled() {
@@ -270,7 +293,8 @@ pub async fn run_fleet_level(
         let mut cooldown_index = index_offset + planned + batch;
         let mut tick = tokio::time::interval(PROGRESS_PERIOD);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut stopping = false;
+        // a lost worker ends the level; a batch's stop is its own
+        halt.stopping = false;
         loop {
             tokio::select! {
                 biased;
@@ -295,20 +319,11 @@ pub async fn run_fleet_level(
                             fold(plan.index, &rec, &mut acc, &mut live, sink);
                         }
                     }
-                    Some(Heard::Lost) => {
-                        lost = true;
-                        if !stopping {
-                            stopping = true;
-                            fleet.stop_shares();
-                        }
-                    }
+                    Some(Heard::Lost) => halt.lose(fleet),
                     Some(Heard::Noted) => {}
                     None => break,
                 },
-                _ = cancel.cancelled(), if !stopping => {
-                    stopping = true;
-                    fleet.stop_shares();
-                }
+                _ = cancel.cancelled(), if !halt.stopping => halt.stop(fleet),
                 _ = tick.tick() => {
                     let live_workers = fleet_level(&workers, &tally, spread(&starts, spread_ns), 0.0, 0.0);
                     let _ = events.try_send(EngineEvent::Workers(Box::new(live_workers)));
@@ -327,7 +342,7 @@ pub async fn run_fleet_level(
             .iter_mut()
             .map(|t| std::mem::take(&mut t.chunks))
             .sum::<u64>();
-        if lost || cancel.is_cancelled() {
+        if halt.lost || cancel.is_cancelled() {
             sampling.stopped = SamplingStop::Interrupted;
             break;
         }
@@ -349,7 +364,7 @@ pub async fn run_fleet_level(
     }
     let controller_cpu_s =
         cpu_earlier + crate::clock::process_cpu_ns().saturating_sub(cpu_before) as f64 / 1e9;
-    let partial = lost || cancel.is_cancelled();
+    let partial = halt.lost || cancel.is_cancelled();
     let batches = sampling.batches;
     let sampling = may_grow.then_some(sampling);
     let (summary, kept) = if planner.pools() {

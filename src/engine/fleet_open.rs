@@ -12,22 +12,30 @@
 //! here by the same collector one process uses ([`OpenCollector`]): the merged level is the
 //! union of the workers' requests. The collector also watches the requests waiting over the
 //! whole level, and when they keep growing every share stops (the server cannot keep up),
-//! as one process's dispatcher would. Its view is a report period (250 ms) behind the
-//! workers', which adds a constant to the requests waiting and not to their growth.
+//! as one process's dispatcher would. The records come a report period (250 ms) or so after
+//! the requests end, so the collector judges the requests waiting half a second back
+//! (`Fleet::records_lag`), counting ends by when they happened: the same count one process
+//! has, half a second later.
 //!
 //! A worker lost mid-level stops every share: the level is kept partial with it named.
 
 use super::closed_loop::LevelCtx;
 use super::events::EngineEvent;
 use super::fleet::{split_even, Fleet, Share};
-use super::fleet_level::START_LEAD;
-use super::fleet_level::{fleet_level, hear, spread, with_workers, workers_lag, Heard, Tally};
+use super::fleet_level::{fleet_level, hear, spread, with_workers, workers_lag};
+use super::fleet_level::{Halt, Heard, Tally};
 use super::intended::Segment;
 use super::lag::LagProbe;
 use super::open_collect::{OpenCollector, Sending, SAMPLE};
 use super::open_loop::OpenPlan;
 use crate::clock::now_ns;
 use crate::metrics::LevelSummary;
+
+/// How far ahead of now an open-loop level's start instant is set: time for every worker to
+/// get its share, count the schedule and make its first prompts (up to 4,096, about 35 ms
+/// in a release build) before it, since its first arrivals are due at the instant. A worker
+/// ready only after it reports that later start, and the level's spread shows it.
+pub const OPEN_START_LEAD: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The shares of an open-loop level of `n` arrivals over `workers` workers, starting at
 /// `start_at_ns`: one segment each, for as many workers as there are arrivals (and parts of
@@ -72,9 +80,10 @@ pub async fn run_fleet_open_level(
         planner,
         ..
     } = ctx;
-    let mut collector = OpenCollector::new(&plan, plan.intended(), planner);
+    let mut collector =
+        OpenCollector::new(&plan, plan.intended(), planner).viewed_late(fleet.records_lag());
     collector.announce(events).await;
-    let start_at = now_ns() + START_LEAD.as_nanos() as u64;
+    let start_at = now_ns() + OPEN_START_LEAD.as_nanos() as u64;
     let shares = open_shares(&plan, collector.count(), fleet.size(), start_at);
     let workers = fleet.workers();
     let mut tally = vec![Tally::default(); fleet.size()];
@@ -85,8 +94,10 @@ pub async fn run_fleet_open_level(
     let cpu_before = crate::clock::process_cpu_ns();
     let mut rx = fleet.start(shares);
     let mut starts: Vec<Option<u64>> = vec![None; fleet.size()];
-    let (mut stopping, mut lost) = (false, false);
-    let mut tick = tokio::time::interval(SAMPLE);
+    let mut halt = Halt::default();
+    // samples from the level's start on, as one process takes them
+    let first = std::time::Duration::from_nanos(start_at.saturating_sub(now_ns())) + SAMPLE;
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + first, SAMPLE);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
@@ -98,20 +109,11 @@ pub async fn run_fleet_open_level(
                         collector.record(&rec, sink);
                     }
                 }
-                Some(Heard::Lost) => {
-                    lost = true;
-                    if !stopping {
-                        stopping = true;
-                        fleet.stop_shares();
-                    }
-                }
+                Some(Heard::Lost) => halt.lose(fleet),
                 Some(Heard::Noted) => {}
                 None => break,
             },
-            _ = cancel.cancelled(), if !stopping => {
-                stopping = true;
-                fleet.stop_shares();
-            }
+            _ = cancel.cancelled(), if !halt.stopping => halt.stop(fleet),
             _ = tick.tick() => {
                 let now = now_ns().saturating_sub(start_at);
                 let sending = Sending {
@@ -119,10 +121,9 @@ pub async fn run_fleet_open_level(
                     sent: tally.iter().map(|t| t.sent).sum(),
                     chunks: tally.iter().map(|t| t.chunks).sum(),
                 };
-                let (progress, saturated) = collector.sample(now, !stopping, sending);
-                if saturated && !stopping {
-                    stopping = true;
-                    fleet.stop_shares();
+                let (progress, saturated) = collector.sample(now, !halt.stopping, sending);
+                if saturated {
+                    halt.stop(fleet);
                 }
                 let live = fleet_level(&workers, &tally, spread(&starts, 0), 0.0, 0.0);
                 let _ = events.try_send(EngineEvent::Workers(Box::new(live)));
@@ -135,7 +136,7 @@ pub async fn run_fleet_open_level(
     // the level's client lag is the workers' (they time the requests)
     let mut summary = collector
         .finish(
-            lost || cancel.is_cancelled(),
+            halt.lost || cancel.is_cancelled(),
             LagProbe::off(),
             workers_lag(&tally),
             sink,
@@ -247,5 +248,13 @@ mod tests {
             (&o.shape, o.arrival, o.seed, o.max_requests),
             (&p.shape, p.arrival, p.seed, 10)
         );
+        // a trace longer than the level: each share carries only the times it sends
+        let traced = OpenPlan {
+            times: Some(std::sync::Arc::new((0..25).map(|i| i * 1_000).collect())),
+            ..plan(None)
+        };
+        let s = open_shares(&traced, 10, 2, 0);
+        let times = s[0].open.as_ref().unwrap().times.clone().unwrap();
+        assert_eq!(times, (0..10).map(|i| i * 1_000).collect::<Vec<u64>>());
     }
 }

@@ -17,7 +17,8 @@ use crate::metrics::{LevelAccumulator, LevelMeta, LevelSummary, LiveLevel};
 use crate::plan::LevelPlanner;
 use crate::record::RequestRecord;
 use crate::workload::arrivals::LoadShape;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -185,6 +186,41 @@ impl Expected {
     }
 }
 
+/// The requests waiting at a time: due by it and not ended by it. Ends are counted by the
+/// time they happened, not by when their records came, so a view taken `lag` behind now
+/// (a distributed level's records come up to a report period after their end) counts
+/// every request that ended before it, however its records were delayed or batched.
+struct Waiting {
+    due: Due,
+    /// Ends after the last view, earliest first.
+    ends: BinaryHeap<Reverse<u64>>,
+    ended: u64,
+}
+
+impl Waiting {
+    fn new(intended: &Intended) -> Waiting {
+        Waiting {
+            due: Due::new(intended),
+            ends: BinaryHeap::new(),
+            ended: 0,
+        }
+    }
+
+    /// A request ended at `end_ns` (ns since the level's start).
+    fn ended(&mut self, end_ns: u64) {
+        self.ends.push(Reverse(end_ns));
+    }
+
+    /// Requests waiting at `view` (ns since the level's start); `view` never goes back.
+    fn at(&mut self, view: u64) -> u64 {
+        while self.ends.peek().is_some_and(|e| e.0 <= view) {
+            self.ends.pop();
+            self.ended += 1;
+        }
+        self.due.by(view).saturating_sub(self.ended)
+    }
+}
+
 /// What the sender of an open-loop level says at a sample: requests in flight, sent so far,
 /// and content chunks received so far (the live token count).
 #[derive(Debug, Clone, Copy, Default)]
@@ -209,6 +245,9 @@ pub(super) struct OpenCollector {
     recent: Recent,
     expected: Expected,
     due_by: Due,
+    /// The requests waiting, as of `view_lag` before each sample.
+    waiting: Waiting,
+    view_lag: u64,
     started_at: String,
 }
 
@@ -233,12 +272,21 @@ impl OpenCollector {
             recent,
             expected: Expected::default(),
             due_by: Due::new(&intended),
+            waiting: Waiting::new(&intended),
+            view_lag: 0,
             started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
             plan: plan.clone(),
             intended,
             n,
             cap,
         }
+    }
+
+    /// Judges the requests waiting `lag` behind each sample: a request's record can come
+    /// that long after it ended (a distributed level's, a report period and the trip).
+    pub fn viewed_late(mut self, lag: Duration) -> OpenCollector {
+        self.view_lag = lag.as_nanos() as u64;
+        self
     }
 
     /// Requests the level sends.
@@ -266,6 +314,7 @@ impl OpenCollector {
             self.waits.record(rec.end_ns, f.saturating_sub(i));
         }
         self.recent.record(rec);
+        self.waiting.ended(rec.end_ns);
         if rec.error.is_none() {
             self.expected
                 .success(rec.end_ns.saturating_sub(rec.start_ns));
@@ -275,14 +324,19 @@ impl OpenCollector {
 
     /// A sample at `now` (ns since the level's start) while `sending` (the level has not
     /// been stopped): the level's progress, and `true` when the requests waiting have
-    /// just been found to keep growing (the caller stops sending).
+    /// just been found to keep growing (the caller stops sending). Both read the requests
+    /// waiting as of the view (`now` less the view lag); before the view reaches the
+    /// level's start nothing is judged.
     pub fn sample(&mut self, now: u64, sending: bool, s: Sending) -> (LevelProgress, bool) {
         let t = now as f64 / 1e9;
         let due = self.due_by.by(now);
-        let pending = due.saturating_sub(self.acc.completed()) as f64;
+        let view = now.checked_sub(self.view_lag);
+        let pending = view.map_or(0, |v| self.waiting.at(v)) as f64;
         let offered = offered_at(&self.plan.shape, self.intended.trace(), now);
         let mut saturated_now = false;
-        if self.saturated.is_none() && sending {
+        if let (None, true, Some(view)) = (&self.saturated, sending, view) {
+            let t = view as f64 / 1e9;
+            let offered = offered_at(&self.plan.shape, self.intended.trace(), view);
             // what a rising rate keeps pending by itself (a ramp) is not a queue
             let excess = pending - self.expected.pending(offered);
             if let Some((slope, first, last)) = self.watch.sample(t, excess, offered) {
@@ -431,6 +485,32 @@ mod tests {
                 None,
                 "at {t} s"
             );
+        }
+    }
+
+    #[test]
+    fn requests_waiting_are_counted_by_when_they_ended_not_when_their_records_came() {
+        let ms = 1_000_000u64;
+        // 100 req/s for 10 s, each taking 50 ms: 5 waiting between any two arrivals
+        let times: Vec<u64> = (0..1000).map(|i| i * 10 * ms).collect();
+        let mut w = Waiting::new(&Intended::Trace(std::sync::Arc::new(times.clone())));
+        let mut delivered = 0;
+        for k in 2..=40u64 {
+            // a worker's report 100 ms before the sample brings, last first, every record
+            // that ended by it; the sample looks 500 ms back
+            let now = k * 250 * ms + 5 * ms;
+            let reported = k * 250 * ms - 100 * ms;
+            let mut batch = Vec::new();
+            while delivered < times.len() && times[delivered] + 50 * ms <= reported {
+                batch.push(times[delivered] + 50 * ms);
+                delivered += 1;
+            }
+            batch.into_iter().rev().for_each(|e| w.ended(e));
+            let view = now - 500 * ms;
+            // due by now less the records come would read 5 + 100/s x 105 ms = 15 or so,
+            // rising and falling with each report
+            let want = if view < 50 * ms { 1 } else { 5 };
+            assert_eq!(w.at(view), want, "view at {} ms", view / ms);
         }
     }
 

@@ -71,7 +71,13 @@ impl OpenPlan {
             shape: self.shape.clone(),
             arrival: self.arrival,
             seed: self.seed,
-            times: self.times.as_ref().map(|t| t.to_vec()),
+            // only the times the level sends
+            times: self.times.as_ref().map(|t| {
+                let keep = t
+                    .len()
+                    .min(usize::try_from(self.max_requests).unwrap_or(usize::MAX));
+                t[..keep].to_vec()
+            }),
             max_requests: self.max_requests,
             max_in_flight,
             segment,
@@ -154,14 +160,15 @@ pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
 
 /// Runs one worker's share of a distributed open-loop level: its segment of the level's
 /// schedule, counted from `level_start` (the instant the controller set, on this process's
-/// clock), each record handed to the sink as it finishes and the progress (in flight, sent,
+/// clock; `began` is set to it, or to the later instant the first prompts were made), each
+/// record handed to the sink as it finishes and the progress (in flight, sent,
 /// chunks) sent four times a second. No saturation watch: the controller watches the whole
 /// level and stops every share. Returns the dispatcher's timer lag (p99, max, ms).
 pub async fn run_open_share(
     ctx: LevelCtx<'_>,
     index: u32,
     share: &OpenShare,
-    level_start: u64,
+    (level_start, began): (u64, &AtomicU64),
 ) -> (f64, f64) {
     let LevelCtx {
         endpoint,
@@ -184,7 +191,10 @@ pub async fn run_open_share(
         &plan,
         (intended, total),
         share.segment,
-        || level_start,
+        || {
+            began.store(now_ns().max(level_start), Ordering::Relaxed);
+            level_start
+        },
         cancel.clone(),
     );
     let mut tick = tokio::time::interval(SAMPLE);

@@ -47,6 +47,8 @@ struct Active {
     /// first): a share silent for a heartbeat's time is lost even while its worker's
     /// heartbeat goes on (the share hung, or its order never reached the worker).
     last_report: u64,
+    /// The number of the last report whose records were taken.
+    taken: u64,
 }
 
 /// One worker's place.
@@ -78,6 +80,8 @@ struct State {
     /// By place; `None` until a worker takes it.
     slots: Vec<Option<Slot>>,
     spec: Option<Order>,
+    /// The generation of `spec`: one more each time a run prepares the fleet.
+    generation: u64,
     next_share: u64,
     finished: bool,
     /// Workers gone before they joined (a local process that exited), by index.
@@ -93,6 +97,18 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(token: String, workers: usize) -> Shared {
+        Shared {
+            token,
+            refused: AtomicU64::new(0),
+            state: Mutex::new(State {
+                slots: (0..workers).map(|_| None).collect(),
+                ..State::default()
+            }),
+            changed: Notify::new(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state
             .lock()
@@ -139,15 +155,7 @@ impl Controller {
             addr: addr.to_string(),
             source,
         })?;
-        let shared = Arc::new(Shared {
-            token,
-            refused: AtomicU64::new(0),
-            state: Mutex::new(State {
-                slots: (0..workers).map(|_| None).collect(),
-                ..State::default()
-            }),
-            changed: Notify::new(),
-        });
+        let shared = Arc::new(Shared::new(token, workers));
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, shared.clone(), stop.clone()));
         tokio::spawn(watchdog(shared.clone(), stop.clone()));
@@ -268,7 +276,9 @@ impl Fleet for Controller {
                 serde_json::to_value(&spec.endpoint.headers).map_err(|e| e.to_string())?;
             {
                 let mut st = self.shared.lock();
+                st.generation += 1;
                 st.spec = Some(Order::Spec {
+                    generation: st.generation,
                     endpoint,
                     workload: Box::new(spec.workload.clone()),
                     timeout_s: spec.timeout.as_secs_f64(),
@@ -359,6 +369,7 @@ impl Fleet for Controller {
                 stop: false,
                 measured_done: false,
                 last_report: s.start_at_ns,
+                taken: 0,
             });
             slot.wake.notify_one();
         }
@@ -378,6 +389,12 @@ impl Fleet for Controller {
                 slot.share = None;
             }
         }
+    }
+
+    /// A record is sent at the worker's next report (a period at most) and takes its trip;
+    /// a second period leaves room for the trip and a late report.
+    fn records_lag(&self) -> Duration {
+        super::protocol::REPORT_PERIOD * 2
     }
 
     fn finish(&self) -> BoxFuture<'_, Vec<String>> {
@@ -682,6 +699,7 @@ async fn next(shared: &Shared, place: usize) -> Response<Body> {
 
 fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
     let mut st = shared.lock();
+    let generation = st.generation;
     let Some(slot) = st.slots.get_mut(place).and_then(Option::as_mut) else {
         return reply(
             StatusCode::NOT_FOUND,
@@ -690,7 +708,8 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
     };
     slot.last_seen = now_ns();
     let mut changed = false;
-    if let Some(ready) = r.ready {
+    // an answer to an earlier run's spec (a campaign's candidate before) is not this one's
+    if let Some(ready) = r.ready.filter(|_| r.ready_for == generation) {
         slot.ready = Some(ready);
         changed = true;
     }
@@ -708,10 +727,13 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
     }
     if let Some(id) = r.share {
         let offset = slot.offset;
-        match slot.share.as_ref().filter(|a| a.id == id) {
+        match slot.share.as_mut().filter(|a| a.id == id) {
             // a share that ended (or was never this worker's): stop it
             None => stop = true,
             Some(active) => {
+                // a report sent again whose records came the first time
+                let again = r.number != 0 && r.number <= active.taken;
+                active.taken = active.taken.max(r.number);
                 let tx = &active.tx;
                 stop = active.stop;
                 if let Some(at) = r.started_ns {
@@ -721,7 +743,7 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
                         at_ns: at,
                     });
                 }
-                if !r.records.is_empty() {
+                if !r.records.is_empty() && !again {
                     let records = r.records.into_iter().map(|w| w.into_record()).collect();
                     let _ = tx.send(FleetMsg::Records {
                         worker: place,
@@ -760,3 +782,7 @@ fn report(shared: &Shared, place: usize, r: Report) -> Response<Body> {
     }
     json(&ReportReply { stop, settle })
 }
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;

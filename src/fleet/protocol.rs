@@ -83,6 +83,11 @@ pub struct Clock {
 pub enum Order {
     /// The run: the worker builds its client, runs its own pre-flight and reports ready.
     Spec {
+        /// Which of the controller's runs this is (a campaign prepares its workers once per
+        /// candidate): the worker's `ready` names it, so a late answer to an earlier run's
+        /// spec is not taken for this one's.
+        #[serde(default)]
+        generation: u64,
         /// The endpoint spec as JSON, secrets unmasked (they go only to the run's workers,
         /// over the token-checked connection; API keys stay in each worker's environment).
         endpoint: serde_json::Value,
@@ -144,6 +149,9 @@ pub struct Report {
     /// After the run's `Spec` order: the worker's pre-flight passed (`Ok`) or why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<Result<(), String>>,
+    /// The generation of the `Spec` order `ready` answers.
+    #[serde(default)]
+    pub ready_for: u64,
     /// The share this report is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<u64>,
@@ -164,6 +172,11 @@ pub struct Report {
     /// When the share's first request went out (worker's clock, ns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_ns: Option<u64>,
+    /// The report's number in its share (from 1; 0: none). A report that got no answer is
+    /// sent again with its number, so the controller takes its records once even when it
+    /// had them and only the answer was lost.
+    #[serde(default)]
+    pub number: u64,
     /// The share ended (every record is in this report or an earlier one): its timer lag.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done: Option<ShareLag>,

@@ -25,6 +25,7 @@ use crate::record::RequestRecord;
 use crate::telemetry::level::TelemetryLine;
 use crate::workload::WorkloadSpec;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -186,6 +187,7 @@ pub async fn run_worker(cfg: WorkerConfig) -> Result<(), WorkerError> {
             Order::Idle => {}
             Order::Stop => return Ok(()),
             Order::Spec {
+                generation,
                 endpoint,
                 workload,
                 timeout_s,
@@ -193,11 +195,19 @@ pub async fn run_worker(cfg: WorkerConfig) -> Result<(), WorkerError> {
                 let ready = prepare(endpoint, *workload, timeout_s).await;
                 let report = Report {
                     ready: Some(ready.as_ref().map(|_| ()).map_err(Clone::clone)),
+                    ready_for: generation,
                     ..Report::default()
                 };
                 run = ready.ok();
-                if let Err(CallError::Net(why)) = link.report(place, &report).await {
-                    tracing::warn!("worker: cannot say it is ready: {why}");
+                // the run waits for this answer: it goes again until it gets through
+                while let Err(CallError::Net(why)) = link.report(place, &report).await {
+                    tracing::warn!("worker: cannot say it is ready ({why}): trying again");
+                    tokio::select! {
+                        _ = gone.cancelled() => {
+                            return Err(unreachable(&cfg, &last_contact, &why))
+                        }
+                        _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                    }
                 }
             }
             Order::Share(share) => {
@@ -362,8 +372,13 @@ async fn run_share(
     let measured = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut sink = ForwardSink(out.clone(), measured.clone());
     let (events_tx, events) = mpsc::channel(64);
-    // an order taken late starts late: the spread says so
-    let started_ns = now_ns().max(share.start_at_ns);
+    // when the share began, on this clock (0: not yet): an order taken late starts late, and
+    // an open-loop share begins when its first prompts are made, if that is after the
+    // instant; the spread says so
+    let started = Arc::new(AtomicU64::new(0));
+    if share.open.is_none() {
+        started.store(now_ns().max(share.start_at_ns), Relaxed);
+    }
     let cpu_before = crate::clock::process_cpu_ns();
     let reporter = tokio::spawn(report_share(
         link.clone(),
@@ -373,7 +388,7 @@ async fn run_share(
             requests: u64::from(share.requests),
             measured,
         },
-        started_ns,
+        started.clone(),
         out.clone(),
         events,
         (stop.clone(), hold.clone()),
@@ -389,7 +404,7 @@ async fn run_share(
         hold: Some(&hold),
     };
     let (timer_late_p99_ms, timer_late_max_ms) = match &share.open {
-        Some(open) => run_open_share(ctx, share.level, open, share.start_at_ns).await,
+        Some(open) => run_open_share(ctx, share.level, open, (share.start_at_ns, &started)).await,
         None => {
             let plan = LevelPlan {
                 index: share.level,
@@ -412,13 +427,16 @@ async fn run_share(
     };
     drop(events_tx);
     // the reporter sends what is left, then the end
-    let (in_flight, sent) = reporter.await.unwrap_or((0, 0));
+    let (in_flight, sent, unanswered) = reporter.await.unwrap_or((0, 0, None));
+    if let Some(r) = unanswered {
+        deliver(link, place, &r).await;
+    }
     let last = Report {
         share: Some(share.id),
         records: std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner())),
         in_flight,
         sent,
-        started_ns: Some(started_ns),
+        started_ns: Some(started.load(Relaxed)).filter(|t| *t > 0),
         done: Some(ShareLag {
             timer_late_p99_ms,
             timer_late_max_ms,
@@ -426,9 +444,14 @@ async fn run_share(
         }),
         ..Report::default()
     };
-    // the end must get through: a few tries, then the controller's watchdog decides
+    deliver(link, place, &last).await;
+}
+
+/// Sends a report that must get through (a share's end, or its last report that had no
+/// answer): a few tries, then the controller's watchdog decides.
+async fn deliver(link: &Link, place: usize, r: &Report) {
     for _ in 0..5 {
-        match link.report(place, &last).await {
+        match link.report(place, r).await {
             Ok(_) | Err(CallError::Status(..)) | Err(CallError::Decode(_)) => return,
             Err(CallError::Net(_)) => tokio::time::sleep(Duration::from_millis(200)).await,
         }
@@ -447,20 +470,23 @@ struct Share {
 /// flight, whether its measured requests have all ended. A stop from the controller, or two
 /// reports in a row that cannot be delivered, stop the share (`stop`); the controller's
 /// word that every share's measured requests have ended stops its cooldown (`hold`).
-/// Returns the last in-flight and sent counts.
+/// A report that gets no answer goes again as it was, with its number, so the controller
+/// takes its records once. Returns the last in-flight and sent counts, and a report still
+/// unanswered (the caller sends it before the end).
 async fn report_share(
     link: Link,
     place: usize,
     share: Share,
-    started_ns: u64,
+    started: Arc<AtomicU64>,
     out: Arc<Mutex<Vec<WireRecord>>>,
     mut events: mpsc::Receiver<EngineEvent>,
     (stop, hold): (CancellationToken, CancellationToken),
-) -> (u64, u64) {
+) -> (u64, u64, Option<Report>) {
     let id = share.id;
     let mut tick = tokio::time::interval(REPORT_PERIOD);
     let (mut in_flight, mut sent, mut chunks) = (0u64, 0u64, 0u64);
     let mut failed = 0u32;
+    let (mut number, mut unanswered) = (0u64, None::<Report>);
     loop {
         tokio::select! {
             e = events.recv() => match e {
@@ -468,20 +494,25 @@ async fn report_share(
                     (in_flight, sent, chunks) = (p.in_flight, p.sent, p.chunks);
                 }
                 Some(_) => {}
-                None => return (in_flight, sent),
+                None => return (in_flight, sent, unanswered),
             },
             _ = tick.tick() => {
-                let records = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
+                let r = unanswered.take().unwrap_or_else(|| {
+                    number += 1;
+                    Report {
+                        share: Some(id),
+                        number,
+                        records: std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner())),
+                        ..Report::default()
+                    }
+                });
                 let r = Report {
-                    share: Some(id),
-                    records,
                     in_flight,
                     sent,
                     chunks,
-                    measured_done: share.measured.load(std::sync::atomic::Ordering::Relaxed)
-                        >= share.requests,
-                    started_ns: Some(started_ns),
-                    ..Report::default()
+                    measured_done: share.measured.load(Relaxed) >= share.requests,
+                    started_ns: Some(started.load(Relaxed)).filter(|t| *t > 0),
+                    ..r
                 };
                 match link.report(place, &r).await {
                     Ok(reply) => {
@@ -495,8 +526,8 @@ async fn report_share(
                     }
                     Err(CallError::Status(..)) | Err(CallError::Decode(_)) => stop.cancel(),
                     Err(CallError::Net(why)) => {
-                        // the records go again with the next report
-                        out.lock().unwrap_or_else(|e| e.into_inner()).splice(0..0, r.records);
+                        // it goes again as it is: the controller may have had it
+                        unanswered = Some(r);
                         failed += 1;
                         if failed >= 2 {
                             tracing::warn!("worker: the controller does not answer ({why}): share stopped");
