@@ -133,10 +133,11 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     let work = Work::with_sessions(
         prompts(workload, plan.order, plan.prompt_base, base),
         SessionSource::of(workload, plan.order, plan.prompt_base),
-        may_grow.then(|| PromptMaker {
+        Some(PromptMaker {
             workload: workload.clone(),
             level: plan.order,
             cap: plan.request_cap,
+            base: plan.prompt_base,
         }),
     );
     let _ = events

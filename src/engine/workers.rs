@@ -76,12 +76,31 @@ impl SessionSource {
     }
 }
 
-/// Makes the prompts of the batch after the limit when the book has not got them yet.
+/// Makes the prompts of the batch after the limit when the book has not got them yet, and
+/// the cooldown requests' prompts.
 pub struct PromptMaker {
     pub workload: WorkloadSpec,
     pub level: u32,
-    /// The level's request cap: no prompt at or past it is made.
+    /// The level's request cap: no measured prompt at or past it is made.
     pub cap: u64,
+    /// Where the level's prompt indices start (a distributed share's range).
+    pub base: u64,
+}
+
+/// Set in the level number of a cooldown request's prompt: its prompts are drawn apart from
+/// every level's measured ones. Bit 23, because the prompt seeds keep a level's low 24
+/// bits (a run has far fewer levels).
+const COOLDOWN_PROMPTS: u32 = 1 << 23;
+
+impl PromptMaker {
+    /// A cooldown request's prompt: drawn like the level's (the same lengths), but new to
+    /// the server. Sending one of the level's own prompts again would find it in a prefix
+    /// cache, so the level's last requests would run beside lighter requests than the rest
+    /// did (on the simulator, the last round's mean ITL read 8 % under the others').
+    fn cooldown(&self, index: u64) -> Prompt {
+        self.workload
+            .prompt(self.level | COOLDOWN_PROMPTS, self.base + index)
+    }
 }
 
 /// What the workers of one level share.
@@ -102,7 +121,9 @@ pub struct Work {
     /// Multi-turn: each index is the next turn of a worker's session, not a prompt of the
     /// book.
     sessions: Option<SessionSource>,
-    /// Single-turn levels that may grow: prompts past the book are made by the worker.
+    /// Single-turn levels: the prompts of a growing level past the book, and the cooldown
+    /// requests', are made by the worker (a fixed level's cap is its book: it makes only
+    /// cooldown prompts). Without it a cooldown request reuses one of the book's.
     maker: Option<PromptMaker>,
     /// A level's warmup: its records are marked warmup, and a worker past the limit leaves
     /// (its place goes to one of the level's workers) instead of sending cooldown requests.
@@ -371,8 +392,11 @@ pub fn spawn(
                         think_ns = Some(now_ns().saturating_sub(started));
                     }
                     continue;
-                } else if let (Slot::Made, Some(m)) = (slot, &work.maker) {
-                    let prompt = m.workload.prompt(m.level, index);
+                } else if let (Slot::Made | Slot::Cooldown, Some(m)) = (slot, &work.maker) {
+                    let prompt = match slot {
+                        Slot::Made => m.workload.prompt(m.level, index),
+                        _ => m.cooldown(index),
+                    };
                     let Some(rec) = sent.send(&prompt, index, worker, level_start).await else {
                         return;
                     };
@@ -542,6 +566,7 @@ mod tests {
             workload: w.clone(),
             level: 2,
             cap,
+            base: 0,
         };
         (w, Work::with_sessions(book, None, Some(maker)))
     }
@@ -600,10 +625,21 @@ mod tests {
     }
 
     #[test]
-    fn a_fixed_level_makes_no_prompts() {
-        let w = WorkloadSpec::fixed(40, 3);
-        let fixed =
-            Work::with_sessions(super::super::closed_loop::prompts(&w, 0, 0, 4), None, None);
+    fn a_fixed_level_makes_only_cooldown_prompts_and_they_are_new() {
+        // a level of 4 whose cap is its book (`run_level`'s maker for a fixed level)
+        let (w, fixed) = level_work(4, 4);
         assert_eq!(slot_now(&fixed, 4), None);
+        fixed.done.cancel();
+        assert_eq!(slot_now(&fixed, 4), Some(Slot::Cooldown));
+        // a cooldown prompt has the level's lengths and none of its texts (a prefix cache
+        // would know them), nor the next batch's
+        let maker = fixed.maker.as_ref().unwrap();
+        let level = super::super::closed_loop::prompts(&w, 2, 0, 12);
+        for i in 4..8 {
+            let c = maker.cooldown(i);
+            assert_eq!((c.input_tokens, c.max_tokens), (40, 3), "cooldown {i}");
+            assert!(level.iter().all(|p| p.text != c.text), "cooldown {i}");
+        }
+        assert_ne!(maker.cooldown(4).text, maker.cooldown(5).text);
     }
 }
