@@ -771,13 +771,13 @@ fn the_controller_stops_every_worker_when_a_rate_is_past_capacity() {
     let rate = |i: usize| levels[i]["rate"].clone();
     assert_eq!(rate(0)["shape"]["rps"], 8.0, "{}", levels[0]);
     assert!(rate(0).get("saturated").is_none(), "{}", rate(0));
-    // judged on the merged records, the growth the one-process level shows (28/s) is seen,
+    // judged on the merged records: growth above the watch's threshold (6/s), at most the rate,
     // and both workers stop long before the 600 arrivals of 10 s
     let s = &rate(1)["saturated"];
     let slope = s["pending_slope_per_s"]
         .as_f64()
         .expect("60 req/s saturated");
-    assert!((10.0..=45.0).contains(&slope), "{s}");
+    assert!((6.0..=60.0).contains(&slope), "{s}");
     let sent = records(&dir, 1).len();
     assert!(
         sent < 600,

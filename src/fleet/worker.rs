@@ -140,6 +140,9 @@ pub async fn run_worker(cfg: WorkerConfig) -> Result<(), WorkerError> {
         http: reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(Duration::from_secs(5))
+            // a call that connects and is never answered (a half-open connection) fails, so
+            // no retry loop waits on it for good; the longest answer is a 2 s long poll
+            .timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| WorkerError::Protocol(e.to_string()))?,
         base: cfg.controller.trim_end_matches('/').to_string(),
@@ -428,8 +431,13 @@ async fn run_share(
     drop(events_tx);
     // the reporter sends what is left, then the end
     let (in_flight, sent, unanswered) = reporter.await.unwrap_or((0, 0, None));
+    // its records may not have come: without them the share must not end as if whole, so
+    // no end is sent and the controller's watchdog makes the level partial, naming this worker
     if let Some(r) = unanswered {
-        deliver(link, place, &r).await;
+        if !deliver(link, place, &r).await {
+            tracing::warn!("worker: a report of the share could not be delivered: no end sent");
+            return;
+        }
     }
     let last = Report {
         share: Some(share.id),
@@ -449,13 +457,15 @@ async fn run_share(
 
 /// Sends a report that must get through (a share's end, or its last report that had no
 /// answer): a few tries, then the controller's watchdog decides.
-async fn deliver(link: &Link, place: usize, r: &Report) {
+/// Returns whether it got an answer.
+async fn deliver(link: &Link, place: usize, r: &Report) -> bool {
     for _ in 0..5 {
         match link.report(place, r).await {
-            Ok(_) | Err(CallError::Status(..)) | Err(CallError::Decode(_)) => return,
+            Ok(_) | Err(CallError::Status(..)) | Err(CallError::Decode(_)) => return true,
             Err(CallError::Net(_)) => tokio::time::sleep(Duration::from_millis(200)).await,
         }
     }
+    false
 }
 
 /// A running share, as its reporter sees it.
