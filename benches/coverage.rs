@@ -15,8 +15,9 @@
 //! round, 128, which the level takes over from stream by stream, keeps the start out).
 //! `RIGHTSIZE_COVERAGE_NOISE_PERIOD=MS` sets how long the simulator's slow factor lasts
 //! (model ms, default 2000). A short level lasts about 8 s of model time (2 s of real time at
-//! 4x), so at 2000 it sees about four of the server's speeds, each longer than one of its ten
-//! blocks (0.8 s); at 250 the speed moves about thirty times within every level, and a block
+//! 4x) in eight rounds, so at 2000 it sees about four of the server's speeds, each about as
+//! long as one of its blocks (three for a mean, four for a percentile: the hard case for
+//! batch means); at 250 the speed moves about thirty times within every level, and a block
 //! spans several speeds, the case batch means are built for.
 
 #[path = "support/sim_process.rs"]

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""An idealised model of the coverage benchmark's hard case (docs/search.md, "Why the mean
-falls short at 2,000 ms"): how often a 95 % interval for a level's mean contains the true mean
+"""An idealised model of the coverage benchmark's hard case (docs/search.md, "Why a mean's
+blocks hold three rounds"): how often a 95 % interval for a level's mean contains the true mean
 when the server's speed is a lognormal factor (sigma 0.3) redrawn every P seconds at a random
 phase and the level lasts L seconds, cut into eight rounds.
 
-Methods: batch means on four blocks of two rounds with Student's t (what rightsize does), the
-same with three blocks, with the blocks' variance raised by their lag-1 correlation (estimated
+Methods: batch means on four blocks of two rounds with Student's t (what rightsize did for a
+mean until 2026-12-05, and does for a percentile's share), the same with three blocks (what it
+does for a mean now), with the blocks' variance raised by their lag-1 correlation (estimated
 from the rounds, as AR(1)), the larger of the one-round and two-round estimates, and a
 Newey-West estimate over the rounds (bandwidth 2). Prints coverage and median half-width.
 

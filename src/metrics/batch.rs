@@ -16,11 +16,19 @@
 //! The blocks must be longer than the server's memory, or neighbouring blocks move together and
 //! their scatter understates the variance. In a closed loop the requests of one round (as
 //! many as the concurrency) are in flight together and share the server's batch, so a block
-//! holds at least two rounds: ten blocks where the level has twenty rounds or more, fewer
-//! (down to three) where it has fewer. One cut, not the widest of several: with five blocks
-//! Student's t has 4 degrees of freedom and alone doubles the variance of independent values
-//! (`t(0.975, 4)^2 / 1.96^2`), and the widest of two cuts more than that, so every p99 needed
-//! twice the requests whatever the server did. An open loop (no rounds) takes ten blocks.
+//! holds at least two rounds for a share above a threshold, three for a mean: ten blocks where
+//! the level has enough rounds, fewer (down to three) where it has fewer. A mean's scatter
+//! between levels is almost all the server's speed (a thousand requests' own scatter averages
+//! away) and a request runs about a round, so a block of two rounds in start order shares
+//! server time with its neighbour and their means move together (round means of the coverage
+//! benchmark correlate 0.66 one round apart, 0.25 two apart, 0.06 three apart), which left its
+//! interval too narrow (87.5 % coverage of 200 levels); a share's scatter is mostly which few
+//! requests happen to land above the threshold, which short blocks read without that bias
+//! (91 % and more in every run without a warmup). One cut, not the widest of several: with
+//! five blocks Student's t has 4 degrees of freedom and alone doubles the variance of
+//! independent values (`t(0.975, 4)^2 / 1.96^2`), and the widest of two cuts more than that,
+//! so every p99 needed twice the requests whatever the server did. An open loop (no rounds)
+//! takes ten blocks.
 //! The independent interval is the floor (blocks that happen to agree do not make a level
 //! more certain than independent values would). The result is expressed as a *design effect*
 //! `D` (that variance over the independent one): a percentile's interval uses the exact
@@ -35,19 +43,24 @@ use super::ci::{order_statistic_ranks, t_975, Z_975};
 pub const BATCHES: usize = 10;
 /// The fewest blocks (Student's t with 2 degrees of freedom).
 const FEWEST: usize = 3;
-/// Rounds of a closed loop (requests in flight together) a block holds at least.
-const ROUNDS_PER_BLOCK: usize = 2;
+/// Rounds of a closed loop (requests in flight together) a block holds at least, for a share
+/// above a threshold (a percentile's interval).
+const SHARE_ROUNDS: usize = 2;
+/// Rounds a block holds at least for a mean, whose scatter is the server's speed (see the
+/// module header).
+const MEAN_ROUNDS: usize = 3;
 /// The fewest values (two per block) for which the blocks are read.
 pub const MIN_VALUES: usize = 2 * BATCHES;
 
 /// How many blocks `n` values in start order are cut into when `round` requests are in flight
-/// together (a closed loop's concurrency; 0 for an open loop, which has no rounds): as many
-/// as hold two rounds each, at most [`BATCHES`] and at least [`FEWEST`].
-pub fn blocks(n: usize, round: u32) -> usize {
+/// together (a closed loop's concurrency; 0 for an open loop, which has no rounds) and a
+/// block holds at least `rounds` of them: as many as hold that much, at most [`BATCHES`] and
+/// at least [`FEWEST`].
+pub fn blocks(n: usize, round: u32, rounds: usize) -> usize {
     if round == 0 {
         return BATCHES;
     }
-    (n / (ROUNDS_PER_BLOCK * round as usize)).clamp(FEWEST, BATCHES)
+    (n / (rounds * round as usize)).clamp(FEWEST, BATCHES)
 }
 
 /// The boundaries of `blocks` blocks of `n` values, sizes differing by one at most.
@@ -96,7 +109,7 @@ pub fn mean_effect(values: &[f64], round: u32) -> f64 {
     }
     let avg = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - avg).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    block_effect(n, var / n as f64, blocks(n, round), |a, b| {
+    block_effect(n, var / n as f64, blocks(n, round, MEAN_ROUNDS), |a, b| {
         values[a..b].iter().sum::<f64>() / (b - a) as f64
     })
 }
@@ -109,10 +122,15 @@ pub fn share_effect(values: &[f64], threshold: f64, round: u32) -> f64 {
     let n = values.len();
     let above = values.iter().filter(|v| **v > threshold).count();
     let p = above as f64 / n.max(1) as f64;
-    block_effect(n, p * (1.0 - p) / n as f64, blocks(n, round), |a, b| {
-        let above = values[a..b].iter().filter(|v| **v > threshold).count();
-        above as f64 / (b - a) as f64
-    })
+    block_effect(
+        n,
+        p * (1.0 - p) / n as f64,
+        blocks(n, round, SHARE_ROUNDS),
+        |a, b| {
+            let above = values[a..b].iter().filter(|v| **v > threshold).count();
+            above as f64 / (b - a) as f64
+        },
+    )
 }
 
 /// The relative 95 % half-width of the ratio `sum(y) / sum(x)` of `pairs` `(x, y)` in start
@@ -186,19 +204,26 @@ mod tests {
     }
 
     #[test]
-    fn a_block_holds_two_rounds_ten_at_most_three_at_least() {
-        // (values, requests in flight together) -> blocks
+    fn a_block_holds_two_rounds_for_a_share_three_for_a_mean_ten_at_most_three_at_least() {
+        // (values, requests in flight together) -> blocks for a share, for a mean
         let table = [
-            (1024, 0, 10),  // an open loop: ten
-            (1024, 8, 10),  // 128 rounds
-            (400, 20, 10),  // twenty rounds, exactly two a block
-            (399, 20, 9),   // one request short
-            (1024, 128, 4), // eight rounds
-            (1024, 256, 3), // four rounds: three blocks, not two
-            (100, 512, 3),  // less than a round
+            (1024, 0, 10, 10), // an open loop: ten
+            (1024, 8, 10, 10), // 128 rounds
+            (600, 20, 10, 10), // thirty rounds, exactly three a block
+            (599, 20, 10, 9),  // one request short
+            (400, 20, 10, 6),  // twenty rounds, exactly two a block
+            (399, 20, 9, 6),   // one request short
+            (1536, 128, 6, 4), // twelve rounds
+            (1024, 128, 4, 3), // eight rounds
+            (1024, 256, 3, 3), // four rounds: three blocks, not two
+            (100, 512, 3, 3),  // less than a round
         ];
-        for (n, round, want) in table {
-            assert_eq!(blocks(n, round), want, "{n} values, {round} a round");
+        for (n, round, share, mean) in table {
+            let got = (
+                blocks(n, round, SHARE_ROUNDS),
+                blocks(n, round, MEAN_ROUNDS),
+            );
+            assert_eq!(got, (share, mean), "{n} values, {round} a round");
         }
     }
 
