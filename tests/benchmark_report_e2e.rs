@@ -76,6 +76,7 @@ fn held(s: &Option<Stats>) -> Option<Stats> {
     s.clone().map(|s| Stats {
         count: 0,
         ci95: None,
+        past_limit: None,
         ..s
     })
 }

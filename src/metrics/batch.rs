@@ -37,6 +37,8 @@
 //! than [`MIN_VALUES`] values (two a block) there is no scatter to read, and the independent
 //! interval stands.
 
+use serde::{Deserialize, Serialize};
+
 use super::ci::{order_statistic_ranks, t_975, Z_975};
 
 /// The most blocks a level's values are cut into.
@@ -169,9 +171,78 @@ pub fn ratio_half_width(pairs: &[(f64, f64)]) -> Option<f64> {
     Some(iid.max(half(BATCHES)).max(half(BATCHES / 2)) / r)
 }
 
+/// A level's values past an SLA limit, block by block (the blocks a percentile's interval
+/// reads, [`blocks`] with two rounds each, in start order): what the plain rule
+/// ([`PastLimit::plain`]) decides on, kept in the level file so that a level read back is
+/// judged as it was when it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PastLimit {
+    /// The limit the values were counted against, in the metric's unit.
+    pub limit: f64,
+    /// Per block: `[values, values above the limit]`.
+    pub blocks: Vec<[u64; 2]>,
+}
+
+/// Which side of its limit a percentile plainly lies on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plain {
+    /// Every block on its own puts the percentile above the limit: the SLA fails.
+    Above,
+    /// Every block on its own puts it within the limit: the SLA passes.
+    Below,
+}
+
+/// How `values` (in start order, `round` in flight together) fall about `limit`, block by
+/// block; `None` below [`MIN_VALUES`] (no blocks to read).
+pub fn past_limit(values: &[f64], limit: f64, round: u32) -> Option<PastLimit> {
+    let n = values.len();
+    if n < MIN_VALUES || !limit.is_finite() {
+        return None;
+    }
+    let blocks = bounds(n, blocks(n, round, SHARE_ROUNDS))
+        .map(|(a, e)| {
+            let above = values[a..e].iter().filter(|v| **v > limit).count();
+            [(e - a) as u64, above as u64]
+        })
+        .collect();
+    Some(PastLimit { limit, blocks })
+}
+
+impl PastLimit {
+    /// The plain rule (`docs/search.md`, "Plain verdicts"): the `q`-quantile (0-1) lies above
+    /// the limit when *every* block, read on its own as independent values, puts the whole
+    /// 95 % order-statistic interval of its own `q`-quantile above the limit (fewer of its
+    /// values within the limit than the interval's lower rank), and within it when every block
+    /// puts its whole interval within (at least the upper rank's count within). At least three
+    /// blocks; otherwise, or where the blocks disagree, `None`: the level's interval decides.
+    ///
+    /// Each block alone errs at most 2.5 % of the time were its values independent, and the
+    /// rule needs all of them to agree, so what correlation within a block adds is paid for
+    /// by the others; the error rates on the coverage benchmark are in `docs/search.md`.
+    pub fn plain(&self, q: f64) -> Option<Plain> {
+        if self.blocks.len() < FEWEST {
+            return None;
+        }
+        let side = |[values, above]: [u64; 2]| {
+            let within = values - above.min(values);
+            match order_statistic_ranks(values, q) {
+                (Some(lo), _) if within < lo => Some(Plain::Above),
+                (_, Some(hi)) if within >= hi => Some(Plain::Below),
+                _ => None,
+            }
+        };
+        let first = side(self.blocks[0])?;
+        self.blocks
+            .iter()
+            .all(|b| side(*b) == Some(first))
+            .then_some(first)
+    }
+}
+
 /// The 1-based ranks bounding the `q`-quantile of `n` values with 95 % confidence when their
 /// design effect is `effect`: the ranks of `n / effect` independent values, scaled back to
-/// `n` outward (the lower rank down, the upper up). `None` where no rank does.
+/// `n` outward (the lower rank down, the upper up), and never past the estimate's rank
+/// ([`estimate_rank`]). `None` where no rank does.
 pub fn widened_ranks(n: u64, q: f64, effect: f64) -> (Option<u64>, Option<u64>) {
     if effect <= 1.0 || n == 0 {
         return order_statistic_ranks(n, q);
@@ -179,13 +250,23 @@ pub fn widened_ranks(n: u64, q: f64, effect: f64) -> (Option<u64>, Option<u64>) 
     let n_eff = ((n as f64 / effect).floor() as u64).max(1);
     let (lo, hi) = order_statistic_ranks(n_eff, q);
     let scale = n as f64 / n_eff as f64;
+    // Never past the estimate's own rank: with very few effective values the scaled rank of a
+    // bound can land beyond it (the lower bound of a p99 of two values is their largest, which
+    // scales to the level's largest), and an interval must hold what it is around.
+    let at = estimate_rank(n, q);
     let lo = lo
-        .map(|l| (l as f64 * scale).floor() as u64)
+        .map(|l| ((l as f64 * scale).floor() as u64).min(at))
         .filter(|l| *l >= 1);
     let hi = hi
-        .map(|u| (u as f64 * scale).ceil() as u64)
+        .map(|u| ((u as f64 * scale).ceil() as u64).max(at))
         .filter(|u| *u <= n);
     (lo, hi)
+}
+
+/// The rank (1-based) of the `q`-quantile's estimate among `n` values: the nearest rank
+/// `ceil(q n)`, at least 1, as the histogram reads it.
+pub fn estimate_rank(n: u64, q: f64) -> u64 {
+    ((q * n as f64).ceil() as u64).clamp(1, n.max(1))
 }
 
 #[cfg(test)]
@@ -224,6 +305,83 @@ mod tests {
                 blocks(n, round, MEAN_ROUNDS),
             );
             assert_eq!(got, (share, mean), "{n} values, {round} a round");
+        }
+    }
+
+    #[test]
+    fn values_past_a_limit_are_counted_block_by_block() {
+        // 400 values at concurrency 20: twenty rounds, ten blocks of 40 for a share
+        let values: Vec<f64> = (0..400)
+            .map(|i| if i % 10 == 0 { 9.0 } else { 1.0 })
+            .collect();
+        let past = past_limit(&values, 5.0, 20).unwrap();
+        assert_eq!(past.limit, 5.0);
+        assert_eq!(past.blocks, vec![[40, 4]; 10]);
+        // a value at the limit is within it
+        assert_eq!(
+            past_limit(&values, 9.0, 20).unwrap().blocks,
+            vec![[40, 0]; 10]
+        );
+        // too few values to cut, or no limit to count against
+        assert_eq!(past_limit(&values[..19], 5.0, 20), None);
+        assert_eq!(past_limit(&values, f64::NAN, 20), None);
+    }
+
+    #[test]
+    fn the_plain_rule_needs_every_block_on_one_side() {
+        // (blocks [values, past the limit], quantile) -> plain side. For 341 values the p95's
+        // 95 % order-statistic ranks are 316 and 332 (p99: 334, with no upper bound for fewer
+        // than 368), so a block is plainly above a p95 limit with 26 past it and plainly
+        // within with 9 or fewer (342 values: 317 and 333, the same counts past).
+        let p = |blocks: Vec<[u64; 2]>, q: f64| {
+            PastLimit {
+                limit: 500.0,
+                blocks,
+            }
+            .plain(q)
+        };
+        assert_eq!(order_statistic_ranks(341, 0.95), (Some(316), Some(332)));
+        assert_eq!(order_statistic_ranks(341, 0.99), (Some(334), None));
+        let table: [(Vec<[u64; 2]>, f64, Option<Plain>); 9] = [
+            // level 512's TTFT: 86, 340 and 342 past 500 ms
+            (
+                vec![[341, 86], [341, 340], [342, 342]],
+                0.95,
+                Some(Plain::Above),
+            ),
+            (vec![[341, 26]; 3], 0.95, Some(Plain::Above)),
+            (vec![[341, 26], [341, 26], [342, 25]], 0.95, None),
+            (vec![[341, 9], [341, 9], [342, 9]], 0.95, Some(Plain::Below)),
+            (vec![[341, 9], [341, 10], [341, 9]], 0.95, None),
+            // one block on each side: nothing is plain
+            (vec![[341, 200], [341, 0], [342, 0]], 0.95, None),
+            // a p99 of 341 values has no upper bound: never plainly within
+            (vec![[341, 0]; 3], 0.99, None),
+            (vec![[341, 8]; 3], 0.99, Some(Plain::Above)),
+            // two blocks are too few to read
+            (vec![[512, 400]; 2], 0.95, None),
+        ];
+        for (blocks, q, want) in table {
+            assert_eq!(p(blocks.clone(), q), want, "{blocks:?} at {q}");
+        }
+    }
+
+    #[test]
+    fn widened_ranks_never_pass_the_estimate() {
+        // 1,024 values with a design effect of 600: one effective value and a half. A p99 of
+        // one value is bounded below by that value (rank 1 of 1), which scaled to 1,024 was
+        // rank 1,024, past the estimate's 1,014; a p95's upper rank likewise stays at or above
+        // its estimate's 973
+        assert_eq!(estimate_rank(1024, 0.99), 1014);
+        assert_eq!(widened_ranks(1024, 0.99, 600.0), (Some(1014), None));
+        assert_eq!(estimate_rank(1024, 0.95), 973);
+        for effect in [1.0, 1.5, 3.0, 10.0, 50.0, 300.0, 600.0, 1024.0] {
+            for q in [0.5, 0.9, 0.95, 0.99] {
+                let (lo, hi) = widened_ranks(1024, q, effect);
+                let at = estimate_rank(1024, q);
+                assert!(lo.is_none_or(|l| l <= at), "{q} {effect}: {lo:?}");
+                assert!(hi.is_none_or(|h| h >= at), "{q} {effect}: {hi:?}");
+            }
         }
     }
 

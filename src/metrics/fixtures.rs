@@ -1,7 +1,7 @@
 //! Scripted levels for table and snapshot tests: every request of a level takes the same
 //! time, so each statistic (and its interval) is exact.
 
-use super::{LevelAccumulator, LevelMeta, LevelSummary};
+use super::{LevelAccumulator, LevelMeta, LevelSummary, RequestLimits};
 use crate::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 
 const MS: u64 = 1_000_000;
@@ -84,4 +84,32 @@ pub fn record(index: u64, start_ns: u64, end_ns: u64) -> RequestRecord {
         cooldown: false,
         detail: Default::default(),
     }
+}
+
+/// A level at `concurrency` whose requests, in start order, took `(ttft_ms, e2e_ms)` each
+/// (16 tokens), counted against `limits` as a run with those SLAs counts them. Rounds start
+/// 10 s apart, so start order is the order given.
+pub fn timed_level(concurrency: u32, limits: RequestLimits, times: &[(f64, f64)]) -> LevelSummary {
+    let mut acc = LevelAccumulator::new(concurrency, times.len() as u64).with_goodput(limits);
+    for (i, (ttft, e2e)) in times.iter().enumerate() {
+        let i = i as u64;
+        let start = i / concurrency as u64 * 10_000 * MS + i % concurrency as u64;
+        let at = |ms: f64| start + (ms * 1e6) as u64;
+        acc.add(&RequestRecord {
+            worker: (i % concurrency as u64) as u32,
+            slot_free_ns: start,
+            first_token_ns: Some(at(*ttft)),
+            last_token_ns: Some(at(*e2e)),
+            input_tokens: 1024,
+            output_tokens: Some(16),
+            content_chunks: 16,
+            ..record(i, start, at(*e2e))
+        });
+    }
+    acc.finish(LevelMeta {
+        index: 1,
+        started_at: "2026-12-06T02:18:52.000Z".into(),
+        ended_at: "2026-12-06T02:19:52.000Z".into(),
+        ..LevelMeta::default()
+    })
 }

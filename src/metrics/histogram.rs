@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::batch;
+use super::batch::{self, PastLimit};
 use super::ci::{mean_interval, order_statistic_ranks};
 use crate::record::Interval;
 
@@ -57,6 +57,10 @@ pub struct Stats {
     /// 95 % confidence intervals of `avg` and `p50`..`p99`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95: Option<StatIntervals>,
+    /// The values past the run's SLA limit on this metric, block by block, for the plain
+    /// rule (`docs/search.md`, "Plain verdicts"); absent without a limit or blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past_limit: Option<PastLimit>,
 }
 
 impl Stats {
@@ -319,7 +323,9 @@ impl Histogram {
             let at = limit.unwrap_or(estimate.clamp(self.min, self.max));
             *e = batch::share_effect(in_order, at, round);
         }
-        self.stats_with_effects(&effects)
+        let mut stats = self.stats_with_effects(&effects)?;
+        stats.past_limit = limit.and_then(|l| batch::past_limit(in_order, l, round));
+        Some(stats)
     }
 
     /// Summary statistics with the mean's and each of [`QUANTILES`]' intervals widened by
@@ -342,12 +348,19 @@ impl Histogram {
             })
             .collect();
         let v = self.values_at_ranks(&ranks);
+        // The bounds' ranks never pass the estimate's (see `batch::widened_ranks`), but the
+        // values differ in one way: the first and last ranks read the exact min and max, the
+        // estimate the top of its bucket. So each side is held to the estimate as well.
+        let around = |i: usize, quantile: f64| {
+            let at = q(quantile);
+            Interval(v[i].map(|lo| lo.min(at)), v[i + 1].map(|hi| hi.max(at)))
+        };
         let ci95 = StatIntervals {
             avg: mean_interval(self.mean, std * effects[0].max(1.0).sqrt(), self.count),
-            p50: Interval(v[0], v[1]),
-            p90: Interval(v[2], v[3]),
-            p95: Interval(v[4], v[5]),
-            p99: Interval(v[6], v[7]),
+            p50: around(0, 0.50),
+            p90: around(2, 0.90),
+            p95: around(4, 0.95),
+            p99: around(6, 0.99),
         };
         Some(Stats {
             unit: self.unit.to_string(),
@@ -366,6 +379,7 @@ impl Histogram {
             std,
             count: self.count,
             ci95: Some(ci95),
+            past_limit: None,
         })
     }
 }

@@ -8,6 +8,8 @@ pub mod ci;
 pub mod fixtures;
 pub mod fleet;
 pub mod histogram;
+#[cfg(test)]
+mod interval_props;
 pub mod lengths;
 pub mod progress;
 pub mod rate;

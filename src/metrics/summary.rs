@@ -360,6 +360,56 @@ impl LevelSummary {
         }
     }
 
+    /// Every interval the level carries holds its own estimate: each latency's mean and
+    /// percentiles, the sustained throughput, and each SLA check's observed value. `Err`
+    /// names the first that does not (`docs/search.md`, "Confidence"). Level files are
+    /// checked with it as they are written in debug builds, so the test suite checks every
+    /// level it makes.
+    pub fn intervals_hold_estimates(&self) -> Result<(), String> {
+        let metrics = [
+            ("time_to_first_token", &self.time_to_first_token),
+            ("inter_token_latency", &self.inter_token_latency),
+            ("request_latency", &self.request_latency),
+        ];
+        for (name, stats) in metrics {
+            let Some(st) = stats else { continue };
+            let Some(ci) = &st.ci95 else { continue };
+            let pairs = [
+                ("avg", st.avg, ci.avg),
+                ("p50", st.p50, ci.p50),
+                ("p90", st.p90, ci.p90),
+                ("p95", st.p95, ci.p95),
+                ("p99", st.p99, ci.p99),
+            ];
+            for (stat, v, iv) in pairs {
+                if !iv.holds(v) {
+                    return Err(format!("{name} {stat} {v} outside its interval {iv:?}"));
+                }
+            }
+        }
+        if let Some(Scalar {
+            avg,
+            ci95: Some(iv),
+            ..
+        }) = &self.output_token_throughput_sustained
+        {
+            if !iv.holds(*avg) {
+                return Err(format!("sustained throughput {avg} outside {iv:?}"));
+            }
+        }
+        for c in &self.slas {
+            if let (Some(o), Some(iv)) = (c.observed, c.ci) {
+                if !iv.holds(o) {
+                    return Err(format!(
+                        "{:?} {} observed {o} outside {iv:?}",
+                        c.threshold.metric, c.threshold.stat
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Successful requests.
     pub fn ok_count(&self) -> u64 {
         self.request_count.avg as u64

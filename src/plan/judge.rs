@@ -3,6 +3,7 @@
 //! t-interval for means, Wilson for the error rate), and the verdict. The threshold and
 //! verdict types are data in [`crate::record::sla`].
 
+use crate::metrics::batch::Plain;
 use crate::metrics::ci::{mean_interval, min_samples_for_upper_bound, wilson, Z_975};
 use crate::metrics::LevelSummary;
 use crate::record::sla::{SlaCheck, SlaMetric, SlaThreshold, Statistic, Verdict};
@@ -40,6 +41,31 @@ pub fn observe(t: &SlaThreshold, s: &LevelSummary) -> (Option<f64>, Option<Inter
         Statistic::Max => (Some(stats.max), Some(Interval::exact(stats.max))),
         Statistic::P(q) => (stats.percentile(q as f64), stats.interval(Some(q as f64))),
     }
+}
+
+/// The verdict the plain rule gives `t` on `s` where the level's interval leaves it open
+/// (`docs/search.md`, "Plain verdicts"): every block of the level's requests, read on its
+/// own, puts the percentile on the same side of the limit. Only for a percentile, and only
+/// where the level counted its values against this very limit (its run's SLA on the
+/// metric); `None` otherwise.
+pub fn plain(t: &SlaThreshold, s: &LevelSummary) -> Option<Verdict> {
+    let Statistic::P(q) = t.stat else {
+        return None;
+    };
+    let stats = match t.metric {
+        SlaMetric::Ttft => s.time_to_first_token.as_ref(),
+        SlaMetric::Tpot => s.inter_token_latency.as_ref(),
+        SlaMetric::E2e => s.request_latency.as_ref(),
+        SlaMetric::ErrorRate => None,
+    }?;
+    let past = stats.past_limit.as_ref()?;
+    if (past.limit - t.limit).abs() > 1e-9 * t.limit.abs().max(1.0) {
+        return None;
+    }
+    Some(match past.plain(f64::from(q) / 100.0)? {
+        Plain::Above => Verdict::Fail,
+        Plain::Below => Verdict::Pass,
+    })
 }
 
 /// The fewest values with which `t` can pass at all: a percentile needs enough samples for
@@ -112,6 +138,12 @@ impl SlaSet {
             .map(|t| {
                 let (observed, ci) = observe(t, s);
                 let mut c = SlaCheck::judge(*t, observed, ci);
+                if c.verdict == Verdict::Uncertain {
+                    if let Some(plain) = plain(t, s) {
+                        c.verdict = plain;
+                        c.plain = true;
+                    }
+                }
                 if c.verdict == Verdict::Fail
                     && observed.is_some()
                     && sample_count(t, s) < min_samples(t)
@@ -177,6 +209,114 @@ mod tests {
             .streaming_error(false)
             .unwrap()
             .starts_with("tpot_sla_ms needs streamed responses"));
+    }
+
+    /// 1,024 requests at concurrency 512 against 256 batch slots, in start order: the first
+    /// 256 found a slot and took `fast`, the other 768 queued and took `slow(k)`, k = 0..768.
+    fn queued(fast: (f64, f64), slow: impl Fn(f64) -> (f64, f64)) -> Vec<(f64, f64)> {
+        (0..1024)
+            .map(|i| match i {
+                0..256 => fast,
+                _ => slow((i - 256) as f64 / 767.0),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plain_misses_are_decided_and_every_interval_holds_its_estimate() {
+        use crate::metrics::fixtures::timed_level;
+        use crate::metrics::RequestLimits;
+        let e2e = SlaThreshold::parse(SlaMetric::E2e, "1.5s").unwrap();
+        let ttft = SlaThreshold::parse(SlaMetric::Ttft, "500ms").unwrap();
+        let p50 = SlaThreshold::parse(SlaMetric::E2e, "p50:500ms").unwrap();
+        let limits = |t: &SlaThreshold| match t.metric {
+            SlaMetric::Ttft => RequestLimits {
+                ttft_ms: Some(t.limit),
+                ..Default::default()
+            },
+            _ => RequestLimits {
+                e2e_ms: Some(t.limit),
+                ..Default::default()
+            },
+        };
+        // (what, the SLA, requests in start order, concurrency, observed, verdict, by the
+        // plain rule)
+        let table: [(&str, SlaThreshold, Vec<(f64, f64)>, u32, f64, Verdict, bool); 5] = [
+            (
+                // the search's level 512: e2e p99 1.25x its limit on one batch of 1,024; the
+                // blocks' shares past the limit (0.25, 1, 1) made its design effect so large
+                // that the lower bound's rank scaled past the estimate's, to the largest value
+                "e2e p99 at 1.25x the limit, one batch",
+                e2e,
+                queued((50.0, 900.0), |k| (400.0, 1510.0 + 370.0 * k)),
+                512,
+                1875.0,
+                Verdict::Fail,
+                false,
+            ),
+            (
+                // the same level's TTFT p95, twice its limit, its interval open on both sides
+                // for the same reason: every block on its own puts the p95 above 500 ms
+                "TTFT p95 at 2x the limit, one batch",
+                ttft,
+                queued((50.0, 900.0), |k| (900.0 + 200.0 * k, 1900.0 + 200.0 * k)),
+                512,
+                1086.0,
+                Verdict::Fail,
+                true,
+            ),
+            (
+                // far within: the interval decides, no block needs reading
+                "e2e p50 well within",
+                p50,
+                (0..1024)
+                    .map(|i| (10.0, 100.0 + (i % 100) as f64))
+                    .collect(),
+                128,
+                148.1,
+                Verdict::Pass,
+                false,
+            ),
+            (
+                // a slow first third: one block on each side, so nothing is plain
+                "TTFT p95 past the limit in one block of three",
+                ttft,
+                (0..1024)
+                    .map(|i| {
+                        if i < 342 {
+                            (900.0, 1900.0)
+                        } else {
+                            (100.0, 1100.0)
+                        }
+                    })
+                    .collect(),
+                256,
+                900.0,
+                Verdict::Uncertain,
+                false,
+            ),
+            (
+                // at the limit: 1 % of the values past it, spread evenly
+                "e2e p99 at its limit",
+                e2e,
+                (0..1024)
+                    .map(|i| (10.0, if i % 100 == 99 { 1600.0 } else { 1400.0 }))
+                    .collect(),
+                16,
+                1400.0,
+                Verdict::Uncertain,
+                false,
+            ),
+        ];
+        for (what, t, times, concurrency, observed, verdict, plain) in table {
+            let level = timed_level(concurrency, limits(&t), &times);
+            let c = &SlaSet(vec![t]).check(&level)[0];
+            let seen = c.observed.unwrap();
+            assert!((seen - observed).abs() <= 0.002 * observed, "{what}: {c:?}");
+            assert_eq!((c.verdict, c.plain), (verdict, plain), "{what}: {c:?}");
+            assert!(c.ci.unwrap().holds(seen), "{what}: {c:?}");
+            assert_eq!(level.intervals_hold_estimates(), Ok(()), "{what}");
+        }
     }
 
     #[test]

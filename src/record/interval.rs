@@ -21,4 +21,8 @@ impl Interval {
     pub fn hi(&self) -> Option<f64> {
         self.1
     }
+    /// Whether `v` lies within (an open side holds everything beyond it).
+    pub fn holds(&self, v: f64) -> bool {
+        self.0.is_none_or(|lo| lo <= v) && self.1.is_none_or(|hi| v <= hi)
+    }
 }

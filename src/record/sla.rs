@@ -213,6 +213,10 @@ pub struct SlaCheck {
     /// percentiles), in which case the verdict compares `observed` alone.
     pub ci: Option<Interval>,
     pub verdict: Verdict,
+    /// The verdict was decided by the plain rule (every block of the level on the same side
+    /// of the limit) where the interval left it open (`docs/search.md`, "Plain verdicts").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain: bool,
 }
 
 impl SlaCheck {
@@ -238,6 +242,7 @@ impl SlaCheck {
             observed,
             ci,
             verdict,
+            plain: false,
         }
     }
 

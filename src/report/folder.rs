@@ -189,6 +189,13 @@ impl ResultsDir {
 
     /// Writes a finished level to `level-NNN-cCCCC.json` (see [`level_stem`]).
     pub fn write_level(&self, level: &LevelSummary) -> io::Result<PathBuf> {
+        // every level the test suite makes is checked here (debug builds only)
+        debug_assert_eq!(
+            level.intervals_hold_estimates(),
+            Ok(()),
+            "{}",
+            level_stem(level)
+        );
         let path = self.path.join(format!("{}.json", level_stem(level)));
         write_json_atomic(&path, level)?;
         Ok(path)

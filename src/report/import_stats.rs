@@ -109,6 +109,7 @@ pub fn stats_from(
         std,
         count,
         ci95: None,
+        past_limit: None,
     })
 }
 

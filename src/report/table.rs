@@ -133,6 +133,7 @@ mod tests {
             std: 0.0,
             count: 1,
             ci95: None,
+            past_limit: None,
         })
     }
 

@@ -41,6 +41,9 @@ fn stats(
         ci95: m
             .get("ci95")
             .and_then(|v| serde_json::from_value(v.clone()).ok()),
+        past_limit: m
+            .get("past_limit")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
         ..s
     })
 }
