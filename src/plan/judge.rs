@@ -241,7 +241,16 @@ mod tests {
         };
         // (what, the SLA, requests in start order, concurrency, observed, verdict, by the
         // plain rule)
-        let table: [(&str, SlaThreshold, Vec<(f64, f64)>, u32, f64, Verdict, bool); 5] = [
+        type Row = (
+            &'static str,
+            SlaThreshold,
+            Vec<(f64, f64)>,
+            u32,
+            f64,
+            Verdict,
+            bool,
+        );
+        let table: [Row; 5] = [
             (
                 // the search's level 512: e2e p99 1.25x its limit on one batch of 1,024; the
                 // blocks' shares past the limit (0.25, 1, 1) made its design effect so large
