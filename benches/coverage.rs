@@ -10,9 +10,14 @@
 //! level's value, and their median width (an interval open on one side counts as containing
 //! what lies on that side, and as infinitely wide). A method that allows for correlated
 //! requests should reach about 95 %; one that takes them as independent falls short.
-//! Levels have no warmup, as the tool's default (the level's start, every stream arriving at
-//! once, is measured); `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (one
-//! round, 128, which the level takes over from stream by stream, keeps the start out).
+//! Levels start warm, as the tool's default (a round of warm-up the level takes over from
+//! stream by stream); `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (0: the
+//! cold start, every stream arriving at once, is measured).
+//! `RIGHTSIZE_COVERAGE_SIM=plain` runs the simulator without noise (as the demo and the
+//! dashboard run it), `RIGHTSIZE_COVERAGE_CONCURRENCY=C` sets the level's concurrency (128)
+//! and `RIGHTSIZE_COVERAGE_WORKLOAD=default` sends the tool's default workload (1,024 in,
+//! 256 out) instead of 64 in and 32 out. After the coverage table it prints the plain rule's
+//! wrong calls at limits around the long level's value (`support/plain_rule.rs`).
 //! `RIGHTSIZE_COVERAGE_NOISE_PERIOD=MS` sets how long the simulator's slow factor lasts
 //! (model ms, default 2000). A short level lasts about 8 s of model time (2 s of real time at
 //! 4x) in eight rounds, so at 2000 it sees about four of the server's speeds, each about as
@@ -20,6 +25,8 @@
 //! batch means); at 250 the speed moves about thirty times within every level, and a block
 //! spans several speeds, the case batch means are built for.
 
+#[path = "support/plain_rule.rs"]
+mod plain_rule;
 #[path = "support/sim_process.rs"]
 mod sim_process;
 
@@ -27,8 +34,23 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// Concurrency of every level: near the default simulator's knee (between 64 and 256).
-const CONCURRENCY: &str = "128";
+/// Concurrency of every level (`RIGHTSIZE_COVERAGE_CONCURRENCY`): by default near the
+/// default simulator's knee (between 64 and 256).
+fn concurrency() -> u64 {
+    env_or("RIGHTSIZE_COVERAGE_CONCURRENCY", 128)
+}
+
+/// `RIGHTSIZE_COVERAGE_SIM=plain`: the built-in simulator as the demo runs it, without noise
+/// (its speed moves only with its batch); otherwise noise 0.3.
+fn plain_sim() -> bool {
+    std::env::var("RIGHTSIZE_COVERAGE_SIM").is_ok_and(|v| v == "plain")
+}
+
+/// `RIGHTSIZE_COVERAGE_WORKLOAD=default`: the tool's default workload (1,024 in, 256 out);
+/// otherwise 64 in and 32 +- 8 out, which keeps a level near 8 s of model time.
+fn default_workload() -> bool {
+    std::env::var("RIGHTSIZE_COVERAGE_WORKLOAD").is_ok_and(|v| v == "default")
+}
 const SHORT: u64 = 1024;
 const LONG_FACTOR: u64 = 40;
 
@@ -43,44 +65,47 @@ fn main() {
     let runs = env_or("RIGHTSIZE_COVERAGE_RUNS", 40);
     let period = env_or("RIGHTSIZE_COVERAGE_NOISE_PERIOD", 2000);
     println!(
-        "warmup per level: {}, noise period {period} model ms",
-        warmup().unwrap_or_else(|| "none (the default)".into())
+        "warmup per level: {}, {}, {} workload",
+        warmup().unwrap_or_else(|| "the default (one round)".into()),
+        if plain_sim() {
+            "plain simulator (no noise)".to_string()
+        } else {
+            format!("noise 0.3, period {period} model ms")
+        },
+        if default_workload() {
+            "the default (1024 in, 256 out)"
+        } else {
+            "a small (64 in, 32 out)"
+        },
     );
     let period = period.to_string();
-    let sim = sim_process::start_sim(
-        &[
-            "--noise",
-            "0.3",
-            "--noise-period-ms",
-            &period,
-            "--time-scale",
-            "4",
-            "--seed",
-            "25",
-        ],
-        None,
-    );
+    let noise = ["--noise", "0.3", "--noise-period-ms", &period];
+    let mut sim_args: Vec<&str> = vec!["--time-scale", "4", "--seed", "25"];
+    if !plain_sim() {
+        sim_args.extend(noise);
+    }
+    let sim = sim_process::start_sim(&sim_args, None);
     let root = std::env::temp_dir().join(format!("rightsize-coverage-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     println!(
-        "coverage: concurrency {CONCURRENCY}, {runs} levels of {SHORT} requests and one of {}, \
-         against {} (noise 0.3, 4x real time)",
+        "coverage: concurrency {}, {runs} levels of {SHORT} requests and one of {}, \
+         against {} (4x real time)",
+        concurrency(),
         SHORT * LONG_FACTOR,
         sim.base_url
     );
-    let short: Vec<Value> = (0..runs)
+    // each short level's file, and its requests in start order for the plain rule
+    let (short, requests): (Vec<Value>, Vec<_>) = (0..runs)
         .map(|i| {
-            let level = run_level(
-                &sim.base_url,
-                &root.join(format!("short-{i}")),
-                SHORT,
-                i + 1,
-            );
+            let dir = root.join(format!("short-{i}"));
+            let level = run_level(&sim.base_url, &dir, SHORT, i + 1);
             let p99 = point(&level, STATS[0].1, STATS[0].2);
             println!("  short level {}: e2e p99 {p99:.1} ms", i + 1);
-            level
+            let requests = plain_rule::requests_in_order(&dir);
+            let _ = std::fs::remove_dir_all(&dir);
+            (level, requests)
         })
-        .collect();
+        .unzip();
     let long = run_level(&sim.base_url, &root.join("long"), SHORT * LONG_FACTOR, 0);
     let _ = std::fs::remove_dir_all(&root);
     // the levels' length in model time (the simulator runs 4x real time)
@@ -159,9 +184,27 @@ fn main() {
             println!("{m}");
         }
     }
+    // the plain rule on the percentiles, at limits around the long level's value
+    let round = concurrency() as u32;
+    for (name, key, q, quantile, ttft) in [
+        ("e2e p99", "request_latency", "p99", 0.99, false),
+        ("TTFT p95", "time_to_first_token", "p95", 0.95, true),
+    ] {
+        let truth = point(&long, key, q);
+        let mut tally = plain_rule::Tally::new();
+        for (level, reqs) in short.iter().zip(&requests) {
+            let values: Vec<f64> = reqs
+                .iter()
+                .filter_map(|(t, e)| if ttft { *t } else { Some(*e) })
+                .collect();
+            tally.add(&values, quantile, round, interval(level, key, q), truth);
+        }
+        tally.print(name);
+    }
 }
 
-/// `--warmup` for every level (`RIGHTSIZE_COVERAGE_WARMUP`); unset: the tool's default.
+/// `--warmup` for every level (`RIGHTSIZE_COVERAGE_WARMUP`); unset: the tool's default (one
+/// round).
 fn warmup() -> Option<String> {
     std::env::var("RIGHTSIZE_COVERAGE_WARMUP").ok()
 }
@@ -195,18 +238,27 @@ fn duration_s(level: &Value) -> f64 {
 fn run_level(base_url: &str, out: &Path, n: u64, seed: u64) -> Value {
     let status = Command::new(env!("CARGO_BIN_EXE_rightsize"))
         .args(["sweep", "-e", base_url])
-        .args([
-            "--input-tokens",
-            "64",
-            "--output-tokens",
-            "32",
-            "--output-stddev",
-            "8",
-            "--no-calibrate",
-            "--seed",
-        ])
+        .args(if default_workload() {
+            &[][..]
+        } else {
+            &[
+                "--input-tokens",
+                "64",
+                "--output-tokens",
+                "32",
+                "--output-stddev",
+                "8",
+            ][..]
+        })
+        .args(["--no-calibrate", "--seed"])
         .arg(seed.to_string())
-        .args(["-c", CONCURRENCY, "-n", &n.to_string(), "--no-tui"])
+        .args([
+            "-c",
+            &concurrency().to_string(),
+            "-n",
+            &n.to_string(),
+            "--no-tui",
+        ])
         .args(
             warmup()
                 .map(|w| ["--warmup".to_string(), w])

@@ -557,7 +557,10 @@ fn too_few_samples(limits: &SlaSet, levels: &[LevelSummary], axis: Axis) -> Vec<
                         .iter()
                         .any(|c| c.threshold == *t && c.verdict == Verdict::Uncertain)
                 })
-                .map(|l| format!("{} ({})", axis.load(l.load()), sample_count(t, l)))
+                .map(|l| {
+                    let had = sample_count(t, l);
+                    format!("{} ({had}, {} more)", axis.load(l.load()), need - had)
+                })
                 .collect();
             (!short.is_empty()).then(|| {
                 format!(

@@ -136,10 +136,11 @@ fn too_few_requests_to_decide_say_so() {
         a.planning.warnings,
         vec![
             "p99 e2e <= 20.0 s is decided (pass or fail) only on at least 368 successful \
-             requests per level; these levels had fewer and stay uncertain: 16 (64) (raise \
-             --requests)",
+             requests per level; these levels had fewer and stay uncertain: 16 (64, 304 more) \
+             (raise --requests)",
             "avg error rate <= 1.0 % is decided (pass or fail) only on at least 381 requests \
-             per level; these levels had fewer and stay uncertain: 16 (64) (raise --requests)",
+             per level; these levels had fewer and stay uncertain: 16 (64, 317 more) (raise \
+             --requests)",
         ]
     );
     // without SLAs an uncertain error rate does not keep a level from being named
@@ -163,7 +164,7 @@ fn too_few_requests_on_a_rate_level_name_its_rate() {
     let a = analyse(&e2e("20s"), &[l]);
     assert_eq!(a.axis, Axis::Rate);
     assert!(
-        a.planning.warnings[0].ends_with("stay uncertain: 2.5 req/s (64) (raise --requests)"),
+        a.planning.warnings[0].ends_with("stay uncertain: 2.5 req/s (64, 304 more) (raise --requests)"),
         "{:?}",
         a.planning.warnings
     );

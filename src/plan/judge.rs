@@ -33,9 +33,16 @@ pub fn observe(t: &SlaThreshold, s: &LevelSummary) -> (Option<f64>, Option<Inter
         return (None, None);
     };
     match t.stat {
+        // the level's own interval of the mean (batch means: widened where its requests
+        // moved together in time); the t-interval of independent values where the stats
+        // carry none (an import)
         Statistic::Avg => (
             Some(stats.avg),
-            Some(mean_interval(stats.avg, stats.std, stats.count)),
+            Some(
+                stats
+                    .interval(None)
+                    .unwrap_or_else(|| mean_interval(stats.avg, stats.std, stats.count)),
+            ),
         ),
         // the largest value seen is what it is: no interval to widen it
         Statistic::Max => (Some(stats.max), Some(Interval::exact(stats.max))),
