@@ -148,6 +148,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             request_count: base,
             request_cap: plan.request_cap.max(base),
             earlier: earlier.as_ref().map_or(0, |e| e.summary.planned_requests),
+            warmup: plan.warmup,
         })
         .await;
     let probe = LagProbe::start();
@@ -166,6 +167,10 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // when none is left for it, giving its place to one of the level's workers, so the
     // level's first requests meet a server already at the load, not one that all the
     // level's streams reach at once (whose queue for its prefills would be measured).
+    // A level measured again warms again: other levels ran in between and the server has
+    // drained, so its new requests would meet it idle, and their start would be pooled with
+    // the earlier requests; a level's later batches (adaptive sampling) run on without a
+    // restart and need none.
     let handover_flows = plan.warmup > 0;
     let handover = if handover_flows && !cancel.is_cancelled() {
         let warmup = Work::warmup(
