@@ -10,9 +10,10 @@
 //! level's value, and their median width (an interval open on one side counts as containing
 //! what lies on that side, and as infinitely wide). A method that allows for correlated
 //! requests should reach about 95 %; one that takes them as independent falls short.
-//! Levels have no warmup, as the tool's default (the level's start, every stream arriving at
-//! once, is measured); `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (one
-//! round, 128, which the level takes over from stream by stream, keeps the start out).
+//! Levels start as the tool's default does, warm (a round of warmup, 128 requests, which the
+//! level takes over from stream by stream, keeps the start out);
+//! `RIGHTSIZE_COVERAGE_WARMUP=N` gives every level `--warmup N` (0: a cold start, every
+//! stream arriving at once, measured).
 //! `RIGHTSIZE_COVERAGE_NOISE_PERIOD=MS` sets how long the simulator's slow factor lasts
 //! (model ms, default 2000). A short level lasts about 8 s of model time (2 s of real time at
 //! 4x) in eight rounds, so at 2000 it sees about four of the server's speeds, each about as
@@ -44,7 +45,7 @@ fn main() {
     let period = env_or("RIGHTSIZE_COVERAGE_NOISE_PERIOD", 2000);
     println!(
         "warmup per level: {}, noise period {period} model ms",
-        warmup().unwrap_or_else(|| "none (the default)".into())
+        warmup().unwrap_or_else(|| "one round (the default)".into())
     );
     let period = period.to_string();
     let sim = sim_process::start_sim(
