@@ -16,10 +16,9 @@ pub mod open_loop;
 pub mod run;
 pub mod sink;
 mod start_note;
-pub mod warmup;
 pub mod workers;
 
+pub use crate::workload::warmup::Warmup;
 pub use events::EngineEvent;
 pub use run::{run, LevelPlanner, RunError, RunOutcome, RunRequest};
 pub use sink::RunSink;
-pub use warmup::Warmup;

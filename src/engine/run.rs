@@ -36,7 +36,7 @@ pub struct RunRequest {
     pub endpoint: EndpointSpec,
     pub workload: WorkloadSpec,
     pub request_count: u32,
-    /// Warm-up per closed-loop level (open-loop levels have none).
+    /// Warmup per closed-loop level (open-loop levels have none).
     pub warmup: super::Warmup,
     pub timeout: Duration,
     /// Between two samples of the server's `/metrics`; zero: not sampled.

@@ -56,7 +56,7 @@ pub struct RunEcho {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenSettings>,
     pub request_count: u32,
-    /// Warm-up per closed-loop level: the count given, or `"round"` (the default: the
+    /// Warmup per closed-loop level: the count given, or `"round"` (the default: the
     /// level's concurrency).
     pub warmup: super::Warmup,
     pub timeout_s: f64,

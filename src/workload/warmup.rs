@@ -1,11 +1,11 @@
-//! How many warm-up requests a closed-loop level sends before it is measured (`--warmup`,
+//! How many warmup requests a closed-loop level sends before it is measured (`--warmup`,
 //! a plan's or the file's `warmup`). Unset means one round: the level's concurrency in
 //! requests, so every level begins on a loaded server (`docs/search.md`, "The level's start,
 //! and the warmup"). This is the one place that default is decided.
 
 use serde::{Serialize, Serializer};
 
-/// A run's warm-up per closed-loop level.
+/// A run's warmup per closed-loop level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Warmup {
     /// One round: as many requests as the level's concurrency (the default).
@@ -16,13 +16,13 @@ pub enum Warmup {
 }
 
 impl Warmup {
-    /// The warm-up as given (`--warmup`, else the plan's or the file's `warmup`): unset is
+    /// The warmup as given (`--warmup`, else the plan's or the file's `warmup`): unset is
     /// one round.
     pub fn given(count: Option<u32>) -> Warmup {
         count.map_or(Warmup::Round, Warmup::Requests)
     }
 
-    /// Warm-up requests before a level of `concurrency` streams.
+    /// Warmup requests before a level of `concurrency` streams.
     pub fn requests(self, concurrency: u32) -> u32 {
         match self {
             Warmup::Round => concurrency,
