@@ -150,7 +150,8 @@ async fn one_level(
         endpoint: spec,
         workload: w,
         request_count: requests,
-        warmup: 0,
+        // cold levels, as set here since before warm levels were the CLI default (one round)
+        warmup: rightsize::engine::Warmup::Requests(0),
         telemetry_interval: rightsize::telemetry::scrape::SCRAPE_EVERY,
         gpu_metrics: None,
         timeout: Duration::from_secs(120),

@@ -73,7 +73,7 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
             ..WorkloadSpec::fixed(32, 1)
         },
         request_count: requests,
-        warmup: 0,
+        warmup: rightsize::engine::Warmup::Requests(0),
         telemetry_interval: rightsize::telemetry::scrape::SCRAPE_EVERY,
         gpu_metrics: None,
         timeout: Duration::from_secs(30),

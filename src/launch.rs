@@ -225,7 +225,9 @@ pub fn resolve(req: &LaunchRequest, config: Option<&Path>) -> anyhow::Result<Lau
 fn check_bounds(run: &RunSettings, open: &OpenChoice) -> Result<(), InputError> {
     use crate::workload::bounds;
     let available = bounds::available_memory();
-    bounds::check_counts(run.request_count, run.warmup, &run.workload, available)
+    // one round is the level's concurrency, fewer than its requests (at least two rounds)
+    let warmup = run.warmup.explicit().unwrap_or(0);
+    bounds::check_counts(run.request_count, warmup, &run.workload, available)
         .map_err(InputError)?;
     if let OpenChoice::Rates(rates) = open {
         for r in rates {

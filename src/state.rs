@@ -192,6 +192,7 @@ mod tests {
             request_count: 10,
             request_cap: 10,
             earlier: 0,
+            warmup: 0,
             shape,
         }
     }
@@ -206,6 +207,7 @@ mod tests {
             request_count: 16,
             request_cap: cap,
             earlier: 0,
+            warmup: 0,
             shape: None,
         };
         let at = |total: u64| {

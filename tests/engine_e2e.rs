@@ -55,7 +55,8 @@ async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
         endpoint: spec,
         workload: s.workload,
         request_count: s.requests,
-        warmup: 0,
+        // cold levels, as set here since before warm levels were the CLI default (one round)
+        warmup: rightsize::engine::Warmup::Requests(0),
         telemetry_interval: std::time::Duration::from_secs(1),
         gpu_metrics: None,
         timeout: s.timeout,

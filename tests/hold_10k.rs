@@ -5,6 +5,12 @@
 //! client_events -- hold`, in the README), not this test's: under a release build beside it
 //! this test once saw 9,802. The server telemetry says nothing: the simulator serves vLLM
 //! metrics, however slow a scrape gets.
+//!
+//! The level starts warm (the default: a round, 10,000 warmup requests). Most of the warmup
+//! waits in the simulator's queue or the listen backlog, so its last requests end rounds
+//! after its first; the level's workers would fill their last slots only then, after the
+//! level's 20,000 requests had all been sent. A warmup request still in flight when the
+//! level's first request ends is cut instead, and its place goes to the level.
 #![cfg(unix)]
 
 mod common;
@@ -63,6 +69,7 @@ fn ten_thousand_streams_are_held() {
     assert_eq!(level["held"], true, "achieved {achieved}");
     assert_eq!(level["error_request_count"]["avg"], 0.0, "{}", stderr(&o));
     assert_eq!(level["request_count"]["avg"], 20_000.0);
+    assert_eq!(level["warmup"], 10_000);
     // the simulator serves vLLM metrics: a scrape slowed by 10,000 streams is not "no
     // metrics" (one failed scrape used to be reported so)
     assert!(!stderr(&o).contains("server telemetry"), "{}", stderr(&o));

@@ -104,11 +104,11 @@ fn search_prints_the_iteration_table_and_saves_the_result() {
         "{err}"
     );
     assert!(
-        err.contains("level 1: concurrency 16, 32 requests\n"),
+        err.contains("level 1: concurrency 16, 16 warmup then 32 requests\n"),
         "{err}"
     );
     assert!(
-        err.contains("level 3: concurrency 64, 128 requests\n"),
+        err.contains("level 3: concurrency 64, 64 warmup then 128 requests\n"),
         "{err}"
     );
     assert!(

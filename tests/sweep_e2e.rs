@@ -93,8 +93,15 @@ fn table_goes_to_stdout_and_progress_to_stderr() {
         1
     );
     let err = stderr(&o);
-    assert!(err.contains("level 1: concurrency 1, 8 requests"), "{err}");
-    assert!(err.contains("level 2: concurrency 4, 8 requests"), "{err}");
+    // each level starts warm: a round of warmup (its concurrency) flows into it
+    assert!(
+        err.contains("level 1: concurrency 1, 1 warmup then 8 requests"),
+        "{err}"
+    );
+    assert!(
+        err.contains("level 2: concurrency 4, 4 warmup then 8 requests"),
+        "{err}"
+    );
 }
 
 #[test]

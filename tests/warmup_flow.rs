@@ -92,3 +92,81 @@ fn the_level_takes_over_from_its_warmup_one_place_at_a_time() {
         assert!(in_flight <= 8, "{in_flight} in flight at {t} ns");
     }
 }
+
+/// Levels start warm by default: every level file records its warmup (a round: its
+/// concurrency), `run.json` says `"round"`, the request log holds that many warmup requests
+/// per level, and `show` says how the levels started; `--warmup 0` records a cold start.
+#[test]
+fn a_default_sweep_starts_warm_and_warmup_0_records_a_cold_start() {
+    let levels = |run: &std::path::Path| -> Vec<Value> {
+        let mut files: Vec<_> = std::fs::read_dir(run)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("level-")
+            })
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+            .collect()
+    };
+    let warmup_records = |run: &std::path::Path| -> Vec<u64> {
+        let mut per_level = vec![0u64; 2];
+        for l in std::fs::read_to_string(run.join("requests.jsonl"))
+            .unwrap()
+            .lines()
+        {
+            let r: Value = serde_json::from_str(l).unwrap();
+            if r.get("warmup") == Some(&Value::Bool(true)) {
+                per_level[r["level"].as_u64().unwrap() as usize] += 1;
+            }
+        }
+        per_level
+    };
+    for (extra, warmups, echo, said) in [
+        (
+            &[][..],
+            [2u64, 8],
+            serde_json::json!("round"),
+            "levels    warm: a round (the level's concurrency) of warmup requests first",
+        ),
+        (
+            &["--warmup", "0"][..],
+            [0, 0],
+            serde_json::json!(0),
+            "levels    cold: the level's streams sent at once (--warmup 0)",
+        ),
+    ] {
+        let out = tmpdir("warm-default");
+        let o = common::on_sim("sweep", 64, 16)
+            .args(["-c", "2,8", "-n", "16", "--no-tui", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let run = common::only_run_dir(&out);
+        let levels = levels(&run);
+        assert_eq!(levels.len(), 2);
+        for (level, w) in levels.iter().zip(warmups) {
+            assert_eq!(level["warmup"], w, "{extra:?}: {level}");
+        }
+        assert_eq!(warmup_records(&run), warmups, "{extra:?}");
+        let run_json: Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("run.json")).unwrap()).unwrap();
+        assert_eq!(run_json["warmup"], echo, "{extra:?}");
+        let show = bin().arg("show").arg(&run).output().unwrap();
+        assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
+        assert!(
+            common::stdout(&show).contains(said),
+            "{}",
+            common::stdout(&show)
+        );
+    }
+}

@@ -380,10 +380,10 @@ pub struct RunArgs {
     /// Requests per level
     #[arg(short = 'n', long, value_name = "N", value_parser = parse_positive)]
     pub requests: Option<u32>,
-    /// Warmup requests per level, sent first at the same concurrency and not counted; the level
-    /// takes over from them one stream at a time, so its first requests meet a loaded server
-    /// (one round, N = the concurrency, keeps a short level's start out of its TTFT
-    /// percentiles)
+    /// Warmup requests per closed-loop level, sent first at the same concurrency and not
+    /// counted; the level takes over from them one stream at a time, so its first requests
+    /// meet a loaded server. 0: a cold start, every stream sent at once [default: one round,
+    /// the level's concurrency]
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
     /// Per-request timeout, e.g. 90s or 10m (a timed-out request counts as an error)

@@ -21,7 +21,8 @@ pub struct RunSettings {
     pub endpoint: EndpointTarget,
     pub workload: WorkloadSpec,
     pub request_count: u32,
-    pub warmup: u32,
+    /// Warmup per closed-loop level (unset: one round, `workload::warmup`).
+    pub warmup: crate::workload::warmup::Warmup,
     pub timeout: Duration,
     /// Between two samples of the server's `/metrics`; zero: not sampled.
     pub telemetry_interval: Duration,
@@ -72,7 +73,7 @@ pub(crate) fn run_settings(
         endpoint,
         workload,
         request_count: r.requests.or(plan_requests).unwrap_or(1024),
-        warmup: r.warmup.or(plan_warmup).unwrap_or(0),
+        warmup: crate::workload::warmup::Warmup::given(r.warmup.or(plan_warmup)),
         timeout: r
             .timeout
             .or(cfg.defaults.timeout.map(|d| d.0))

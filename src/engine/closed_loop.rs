@@ -148,6 +148,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             request_count: base,
             request_cap: plan.request_cap.max(base),
             earlier: earlier.as_ref().map_or(0, |e| e.summary.planned_requests),
+            warmup: plan.warmup,
         })
         .await;
     let probe = LagProbe::start();
@@ -166,7 +167,18 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // when none is left for it, giving its place to one of the level's workers, so the
     // level's first requests meet a server already at the load, not one that all the
     // level's streams reach at once (whose queue for its prefills would be measured).
+    // A level measured again warms again: other levels ran in between and the server has
+    // drained, so its new requests would meet it idle, and their start would be pooled with
+    // the earlier requests; a level's later batches (adaptive sampling) run on without a
+    // restart and need none.
     let handover_flows = plan.warmup > 0;
+    // When the level's first request ends, the server has run at the level's load for a whole
+    // request: a warmup request still in flight then is cut (its record says so) and its
+    // place goes to the level. Without the cut the level fills its last slots only when the
+    // slowest warmup request ends; where most streams wait in the server's queue (or in the
+    // listen backlog, for a connection), that is rounds late, and a level of a few rounds
+    // never has every slot busy (`tests/hold_10k.rs`).
+    let warmup_cut = cancel.child_token();
     let handover = if handover_flows && !cancel.is_cancelled() {
         let warmup = Work::warmup(
             prompts(
@@ -183,7 +195,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             plan.concurrency,
             &warmup,
             level_start,
-            cancel,
+            &warmup_cut,
             tx.clone(),
             Handover::Gives(places.clone()),
         );
@@ -255,10 +267,14 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             biased;
             rec = rx.recv() => match rec {
                 // the warmup's requests are logged, not measured
-                Some(rec) if rec.warmup => {
+                Some(mut rec) if rec.warmup => {
+                    if !cancel.is_cancelled() {
+                        cut_note(&mut rec);
+                    }
                     let _ = sink.append_request(plan.index, &rec);
                 }
                 Some(mut rec) => {
+                    warmup_cut.cancel();
                     let at = rec.index;
                     rec.index += index_offset;
                     if let Some(f) = first_round.as_mut() {
@@ -529,6 +545,17 @@ pub(super) async fn finish_level(
         warning,
     });
     summary
+}
+
+/// A warmup request cut when the level's first request ended (the run goes on) says so.
+fn cut_note(rec: &mut RequestRecord) {
+    if let Some(e) = rec
+        .error
+        .as_mut()
+        .filter(|e| e.kind == crate::record::ErrorKind::Cancelled)
+    {
+        e.message = "warmup request cut: the level's first request had ended".into();
+    }
 }
 
 /// Logs a record and, unless it is warmup or cooldown, folds it into the level.

@@ -18,7 +18,7 @@ pub enum EngineEvent {
         model: String,
         server: ServerIdentity,
     },
-    /// A level begins (after its warmup, if any).
+    /// A level begins (its warmup, if any, flows into it).
     LevelStarted {
         index: u32,
         /// The closed loop's concurrency; an open loop's `--max-in-flight` (0: none).
@@ -30,6 +30,9 @@ pub enum EngineEvent {
         /// Requests the level measured before: a level measured again (its new requests join
         /// those); 0 for a new level.
         earlier: u64,
+        /// Warmup requests sent first at the level's concurrency, not counted (0: a cold
+        /// start; always 0 for an open loop).
+        warmup: u32,
         /// How an open-loop level's rate changes (`None` for a closed loop).
         shape: Option<LoadShape>,
     },

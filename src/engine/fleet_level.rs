@@ -203,6 +203,7 @@ pub async fn run_fleet_level(
             request_count: base,
             request_cap: plan.request_cap.max(base),
             earlier: earlier.as_ref().map_or(0, |e| e.summary.planned_requests),
+            warmup: plan.warmup,
         })
         .await;
     // the level's client lag is the workers' (they time the requests); the controller's own

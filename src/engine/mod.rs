@@ -18,6 +18,7 @@ pub mod sink;
 mod start_note;
 pub mod workers;
 
+pub use crate::workload::warmup::Warmup;
 pub use events::EngineEvent;
 pub use run::{run, LevelPlanner, RunError, RunOutcome, RunRequest};
 pub use sink::RunSink;

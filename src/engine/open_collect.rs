@@ -303,6 +303,7 @@ impl OpenCollector {
                 request_count: self.n,
                 request_cap: self.n,
                 earlier: 0,
+                warmup: 0,
                 shape: Some(self.plan.shape.clone()),
             })
             .await;

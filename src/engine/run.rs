@@ -36,7 +36,8 @@ pub struct RunRequest {
     pub endpoint: EndpointSpec,
     pub workload: WorkloadSpec,
     pub request_count: u32,
-    pub warmup: u32,
+    /// Warmup per closed-loop level (open-loop levels have none).
+    pub warmup: super::Warmup,
     pub timeout: Duration,
     /// Between two samples of the server's `/metrics`; zero: not sampled.
     pub telemetry_interval: Duration,
@@ -299,7 +300,7 @@ pub async fn run(
                     request_count,
                     requests_asked: req.request_count,
                     request_cap: planner.request_cap(u64::from(request_count)),
-                    warmup: req.warmup,
+                    warmup: req.warmup.requests(concurrency),
                     order,
                     screen: planner.screening(),
                     prompt_base: 0,
@@ -317,7 +318,9 @@ pub async fn run(
                 if let Some(acc) = measured.acc {
                     pooled.insert(index, acc);
                 }
-                measured.summary
+                let mut summary = measured.summary;
+                summary.warmup = Some(plan.warmup);
+                summary
             }
             LevelLoad::Open(shape) => {
                 let plan = open_plan(&req.open, &*planner, &workload, index, shape, None);

@@ -56,7 +56,9 @@ pub struct RunEcho {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<OpenSettings>,
     pub request_count: u32,
-    pub warmup: u32,
+    /// Warmup per closed-loop level: the count given, or `"round"` (the default: the
+    /// level's concurrency).
+    pub warmup: super::Warmup,
     pub timeout_s: f64,
     /// Seconds between two samples of the server's `/metrics` (absent: not sampled).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,8 +1,9 @@
-//! Whether a closed-loop level's TTFT tail is its start: a level without warmup sends its
-//! first round (one request per stream) at once, and the server queues their prefills, so
-//! on a short level those requests can hold most of the values above the p95. Said once per
-//! level, with what would fix it (`--warmup`, which the level takes over from stream by
-//! stream), since no interval from the level's own values can see it.
+//! Whether a closed-loop level's TTFT tail is its start: a cold level (`--warmup 0`; levels
+//! start warm by default) sends its first round (one request per stream) at once, and the
+//! server queues their prefills, so on a short level those requests can hold most of the
+//! values above the p95. Said once per level, with what would fix it (a round of warmup,
+//! which the level takes over from stream by stream), since no interval from the level's own
+//! values can see it.
 
 use crate::record::RequestRecord;
 
@@ -42,7 +43,8 @@ impl FirstRound {
         Some(format!(
             "{above_first} of the about {above_all} TTFTs above its p95 ({p95_ms:.1} ms) are its \
              first round's, the {c} requests sent at once: the percentile measures the level's \
-             start more than its load; --warmup {c} lets the level begin on a loaded server"
+             start more than its load; a round of warmup, the default (--warmup {c}), lets the \
+             level begin on a loaded server"
         ))
     }
 }
@@ -96,7 +98,8 @@ mod tests {
             round(128, &[50.0; 40]).note(23.0, 1024).unwrap(),
             "40 of the about 51 TTFTs above its p95 (23.0 ms) are its first round's, the 128 \
              requests sent at once: the percentile measures the level's start more than its \
-             load; --warmup 128 lets the level begin on a loaded server"
+             load; a round of warmup, the default (--warmup 128), lets the level begin on a \
+             loaded server"
         );
     }
 }

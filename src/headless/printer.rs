@@ -46,11 +46,18 @@ pub async fn print_progress(
                 request_count,
                 request_cap,
                 earlier,
+                warmup,
                 shape: None,
             } => Some(format!(
-                "level {}{}: concurrency {concurrency}, {request_count} {}requests{}{}",
+                "level {}{}: concurrency {concurrency}, {}{request_count} {}requests{}{}",
                 index + 1,
                 if *earlier > 0 { " again" } else { "" },
+                // how the level starts: on the load of its warmup, or cold (`--warmup 0`)
+                if *warmup > 0 {
+                    format!("{warmup} warmup then ")
+                } else {
+                    "cold start, ".to_string()
+                },
                 if *earlier > 0 { "more " } else { "" },
                 if request_cap > request_count {
                     format!(" a batch, up to {request_cap} until its verdict is decided")

@@ -462,6 +462,8 @@ impl LevelAccumulator {
             planned_requests: self.planned_requests,
             requests_asked: meta.requests_asked,
             held,
+            // the engine says (closed-loop levels)
+            warmup: None,
             sampling: meta.sampling,
             measurements: Vec::new(),
             server: None,

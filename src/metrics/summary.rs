@@ -191,6 +191,12 @@ pub struct LevelSummary {
     /// (Files and imports that cannot say count as held.)
     #[serde(default = "held_default")]
     pub held: bool,
+    /// Warmup requests sent at the level's concurrency before it (before each measurement of
+    /// a level measured again), not counted; `0`: a cold start, every stream sent at once.
+    /// Closed-loop levels only; absent for open-loop levels and in files written before levels
+    /// started warm by default (those were cold unless `run.json`'s `warmup` says otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u32>,
     /// Adaptive sampling, when the plan could extend the level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<AdaptiveSampling>,

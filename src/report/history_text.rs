@@ -71,6 +71,23 @@ pub fn workload_line(echo: &Value) -> String {
     }
 }
 
+/// How the run's closed-loop levels start (`run.json`'s `warmup`); `None` for an open-loop
+/// run (its levels have no warmup) and for a file that does not say (an import).
+pub fn warmup_line(echo: &Value) -> Option<String> {
+    if echo["open_loop"].is_object() {
+        return None;
+    }
+    match &echo["warmup"] {
+        Value::String(s) if s == "round" => {
+            Some("warm: a round (the level's concurrency) of warmup requests first".into())
+        }
+        v => match v.as_u64()? {
+            0 => Some("cold: the level's streams sent at once (--warmup 0)".into()),
+            n => Some(format!("warm: {n} warmup requests first")),
+        },
+    }
+}
+
 fn prefix(name: &str) -> String {
     if name.is_empty() {
         String::new()
@@ -93,6 +110,9 @@ fn header(run: &RunData, tag: &str) -> String {
     let _ = writeln!(out, "  endpoint  {endpoint}");
     let _ = writeln!(out, "  model     {}", or_dash(&i.model));
     let _ = writeln!(out, "  workload  {}", workload_line(&run.echo));
+    if let Some(w) = warmup_line(&run.echo) {
+        let _ = writeln!(out, "  levels    {w}");
+    }
     out += &super::workload_text::workload_details(&run.echo);
     out += &super::turns_text::sessions_line(&run.echo);
     let _ = writeln!(out, "  folder    {}", i.path.display());

@@ -159,6 +159,8 @@ pub fn imported_level(concurrency: u32, ok: f64, errors: f64) -> LevelSummary {
         planned_requests: (ok + errors) as u64,
         requests_asked: (ok + errors) as u64,
         held: true,
+        // an imported file does not say
+        warmup: None,
         sampling: None,
         measurements: Vec::new(),
         server: None,

@@ -135,6 +135,7 @@ fn mid_run_at_256() -> App {
         request_count: 1024,
         request_cap: 1024,
         earlier: 0,
+        warmup: 0,
     });
     a.on_engine(&progress(2, 256, 412, &[]));
     a
@@ -236,6 +237,7 @@ fn error_heavy_level() {
         request_count: 1024,
         request_cap: 1024,
         earlier: 0,
+        warmup: 0,
     });
     a.on_engine(&progress(
         1,
@@ -264,6 +266,7 @@ fn layout_at_80x24() {
         request_count: 1024,
         request_cap: 1024,
         earlier: 0,
+        warmup: 0,
     });
     a.on_engine(&progress(3, 1024, 100, &[]));
     insta::assert_snapshot!(draw(&a, 80, 24));

@@ -88,6 +88,7 @@ fn schedule_app(until: f64) -> super::app::App {
         request_count: 24,
         request_cap: 24,
         earlier: 0,
+        warmup: 0,
         shape: Some(steps()),
     });
     for i in 1..=(until * 4.0) as u32 {
@@ -211,6 +212,7 @@ fn a_rate_level_running_shows_its_rate_and_the_time_view() {
         request_count: 512,
         request_cap: 512,
         earlier: 0,
+        warmup: 0,
         shape: Some(LoadShape::Rate { rps: 4.0 }),
     });
     assert_eq!(a.status.as_deref(), Some("level 3 at 4 req/s"));

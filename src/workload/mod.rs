@@ -19,6 +19,7 @@ pub(crate) mod test_tokenizers;
 pub mod tokenizer;
 pub mod trace;
 pub mod traffic;
+pub mod warmup;
 
 pub use calibration::{Calibration, CalibrationPoint, LengthFit};
 pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};

@@ -59,7 +59,8 @@ pub async fn run_plan_with(
         endpoint: spec,
         workload: w.clone(),
         request_count: requests,
-        warmup: 0,
+        // cold levels, as set here since before warm levels were the CLI default (one round)
+        warmup: rightsize::engine::Warmup::Requests(0),
         telemetry_interval: std::time::Duration::from_secs(1),
         gpu_metrics: None,
         timeout,

@@ -218,7 +218,9 @@ pub fn command_line(echo: &Value) -> Option<String> {
     if let Some(v) = echo["request_count"].as_f64() {
         args.extend(["-n".into(), num(v)]);
     }
-    if let Some(v) = echo["warmup"].as_f64().filter(|v| *v > 0.0) {
+    // a count was given (0 included: cold levels, the default before levels started warm);
+    // `"round"` is the default and an open loop has none
+    if let Some(v) = echo["warmup"].as_f64().filter(|_| !o.is_object()) {
         args.extend(["--warmup".into(), num(v)]);
     }
     if let Some(v) = echo["timeout_s"].as_f64().filter(|v| *v != 600.0) {
@@ -250,8 +252,12 @@ mod tests {
             line,
             "rightsize search -e 'https://user:***@llm.example/v1' -m 'm 1' --input-tokens 64 \
              --output-tokens 32 --stream --min 16 --max 256 --max-iterations 10 \
-             --e2e-sla p95:400ms --max-error-rate 0.05 -n 48"
+             --e2e-sla p95:400ms --max-error-rate 0.05 -n 48 --warmup 0"
         );
+        // the default warmup (one round) is left out
+        let mut echo = echo;
+        echo["warmup"] = json!("round");
+        assert!(command_line(&echo).unwrap().ends_with("-n 48"));
         assert!(!line.contains("pw@"), "{line}");
     }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::esc;
 use crate::plan::RunAnalysis;
 use crate::report::history::RunData;
-use crate::report::history_text::workload_line;
+use crate::report::history_text::{warmup_line, workload_line};
 
 fn text(v: &Value) -> String {
     match v {
@@ -72,6 +72,7 @@ fn rows(run: &RunData, a: &RunAnalysis) -> Vec<(&'static str, String)> {
         ("prompts", source),
         ("plan", plan_line(e, a)),
         ("requests per level", text(&e["request_count"])),
+        ("level start", warmup_line(e).unwrap_or_else(|| "-".into())),
         (
             "tool",
             format!("{} {}", text(&e["tool"]), text(&e["version"])),
