@@ -65,7 +65,7 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
             "candidate",
             "cost/M out tok",
             "answer",
-            "out tok/s",
+            "output tok/s",
             "instances",
             "fleet $/h",
             "$/h",
