@@ -64,7 +64,7 @@ fn svg_holds_series_axis_labels_knee_and_sla_line() {
         "time to first token",
         "throughput against p99 latency",
         "concurrency",
-        "output tokens/s",
+        "output tok/s",
         "latency",
         "TTFT",
         "e2e p99 latency",

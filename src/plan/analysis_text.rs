@@ -11,7 +11,7 @@ use crate::record::sla::Verdict;
 use crate::values::sig3;
 
 /// The answer's line: `answer: 86 concurrent requests at 53.7k output tok/s`, or `answer:
-/// none (no level passed)`; `None` where a run has no answer to give (a sweep without SLAs:
+/// none (no level met the SLA)`; `None` where a run has no answer to give (a sweep without SLAs:
 /// its ideal balance says what it found).
 pub fn answer_line(a: &RunAnalysis) -> Option<String> {
     let ax = a.axis;
@@ -27,7 +27,7 @@ pub fn answer_line(a: &RunAnalysis) -> Option<String> {
             },
             sig3(ans.output_tps)
         ),
-        None => "answer: none (no level passed)".into(),
+        None => "answer: none (no level met the SLA)".into(),
     })
 }
 
@@ -81,10 +81,7 @@ pub fn crossing_text(ax: Axis, b: &BoundaryRange) -> String {
             format!(" (95 % range: {})", ax.fmt(b.low))
         }
         (true, true) => format!(" (95 % range {} to {})", ax.fmt(b.low), ax.fmt(b.high)),
-        (true, false) => format!(
-            " (95 % range {} to beyond the highest level)",
-            ax.fmt(b.low)
-        ),
+        (true, false) => format!(" (95 % range from {})", ax.fmt(b.low)),
         _ => String::new(),
     };
     format!("{at}{range}")
