@@ -186,7 +186,11 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
                 .filter(|[lo, hi]| lo != hi)
                 .map_or(String::new(), |[lo, hi]| format!(" ({lo} to {hi} at 95 %)")),
             r.headroom * 100.0,
-            sig3(r.per_instance)
+            // a concurrency is a whole number of requests; a rate to three digits
+            match r.peak {
+                Peak::Concurrency(_) => format!("{:.0}", r.per_instance),
+                _ => sig3(r.per_instance),
+            }
         );
         if let Some(c) = r.cost_per_hour {
             t += &format!(", {} per hour", sig3(c));

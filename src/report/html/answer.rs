@@ -11,14 +11,12 @@ use crate::plan::RunAnalysis;
 use crate::values::sig3;
 
 /// The headline (the answer, or the ideal balance of a sweep without SLAs) and what it rests
-/// on (the bracket, the search's confidence, the estimated crossing), in the words of
+/// on (the bracket and the estimated crossing), in the words of
 /// `rightsize show` (docs/search.md, "Words").
 fn headline(a: &RunAnalysis) -> (String, String) {
     let mut under = Vec::new();
+    // the search's confidence is on its `levels` line below: said once
     under.extend(bracket_line(a));
-    if let Some(s) = &a.search {
-        under.push(format!("confidence: {}", s.outcome.confidence));
-    }
     under.extend(crossing_line(a));
     let head = match (answer_line(a), &a.answer) {
         (Some(line), _) => line,
