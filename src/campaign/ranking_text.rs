@@ -64,7 +64,7 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
                 ranged(n.answer, 0),
                 ranged_sig3(n.output_tps),
                 ranged(n.instances, 0),
-                ranged(n.fleet_cost_per_hour, 2),
+                ranged_sig3(n.fleet_cost_per_hour),
                 format!("{:.2}", n.price_per_hour),
                 n.binding_sla.clone().unwrap_or_else(|| "-".into()),
                 sla,
