@@ -164,9 +164,60 @@ pub fn fmt_rps(rps: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// A figure people read (tokens/s, cost, an instance's capacity) to three significant
+/// digits, SI style from a thousand up: `0.0150`, `2.22`, `22.2`, `222`, `1.23k`, `73.0k`,
+/// `123k`, `1.50M`. Every surface shows these figures through this one function, so a
+/// number reads the same in the table, the dashboard, the report and the charts; CSV and
+/// JSON keep full precision.
+pub fn sig3(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    // round to three significant digits first, so 999.6 becomes 1.00k, not 1000
+    let mag = v.abs().log10().floor() as i32;
+    let step = 10f64.powi(mag - 2);
+    let r = (v / step).round() * step;
+    let a = r.abs();
+    let (scaled, unit) = if a >= 1e9 {
+        (r / 1e9, "G")
+    } else if a >= 1e6 {
+        (r / 1e6, "M")
+    } else if a >= 1e3 {
+        (r / 1e3, "k")
+    } else {
+        (r, "")
+    };
+    let m = scaled.abs().log10().floor() as i32;
+    let digits = (2 - m).max(0) as usize;
+    format!("{scaled:.digits$}{unit}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_significant_digits() {
+        for (v, want) in [
+            (0.015, "0.0150"),
+            (0.01549, "0.0155"),
+            (2.2222, "2.22"),
+            (22.24, "22.2"),
+            (221.5, "222"),
+            (999.6, "1.00k"),
+            (1234.0, "1.23k"),
+            (73004.2, "73.0k"),
+            (123_456.0, "123k"),
+            (1_499_999.0, "1.50M"),
+            (0.0, "0"),
+            (-2.5, "-2.50"),
+        ] {
+            assert_eq!(sig3(v), want, "{v}");
+        }
+    }
 
     #[test]
     fn durations_table() {

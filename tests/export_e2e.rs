@@ -64,7 +64,7 @@ fn svg_holds_series_axis_labels_knee_and_sla_line() {
         "time to first token",
         "throughput against p99 latency",
         "concurrency",
-        "output tokens/s",
+        "output tok/s",
         "latency",
         "TTFT",
         "e2e p99 latency",
@@ -194,8 +194,10 @@ fn csv_has_stable_columns_and_one_row_per_level() {
         assert_eq!(row[col("concurrency")], level.concurrency.to_string());
         let p99: f64 = row[col("request_latency_p99_ms")].parse().unwrap();
         assert_eq!(Some(p99), level.e2e_p99_ms());
-        let tps: f64 = row[col("output_token_throughput_tps")].parse().unwrap();
-        assert_eq!(tps, level.output_tps());
+        let tps: f64 = row[col("output_tps")].parse().unwrap();
+        assert_eq!(tps, level.sustained_tps());
+        let whole: f64 = row[col("whole_level_output_tps")].parse().unwrap();
+        assert_eq!(whole, level.output_tps());
         // 96 requests asked; a level runs at least twice its concurrency
         let n = 96.max(2 * level.concurrency);
         assert_eq!(row[col("time_to_first_token_count")], n.to_string());

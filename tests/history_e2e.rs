@@ -111,7 +111,7 @@ fn compare_prints_both_runs_level_by_level() {
     assert!(out.contains(&format!("A: run {}", id(a))), "{out}");
     assert!(out.contains(&format!("B: run {}", id(b))), "{out}");
     assert!(
-        out.contains("A out tok/s") && out.contains("B e2e p99 ms"),
+        out.contains("A output tok/s") && out.contains("B e2e p99 ms"),
         "{out}"
     );
     // concurrency 4 only B measured: A's cells are dashes

@@ -143,7 +143,7 @@ fn check_file(name: &str, levels_expected: usize) {
             successful("time_to_first_token_ms")["count"]
         );
         assert_eq!(
-            level["output_token_throughput"]["avg"],
+            level["whole_level_output_tps"]["avg"],
             successful("output_tokens_per_second")["mean"]
         );
         assert_eq!(

@@ -89,7 +89,7 @@ fn each_result_file_is_a_level_with_the_numbers_it_holds() {
             result["request_throughput"]
         );
         assert_eq!(
-            level["output_token_throughput"]["avg"],
+            level["whole_level_output_tps"]["avg"],
             result["output_throughput"]
         );
         assert_eq!(level["benchmark_duration"]["avg"], result["duration"]);

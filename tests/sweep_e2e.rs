@@ -77,7 +77,7 @@ fn table_goes_to_stdout_and_progress_to_stderr() {
     for col in [
         "concurrency",
         "req/s",
-        "out tok/s",
+        "output tok/s",
         "ttft p50",
         "itl p95",
         "e2e p99",

@@ -354,7 +354,7 @@ fn a_steps_schedule_shows_the_time_view_while_it_runs_and_after() {
     assert!(s.contains("finished:"), "{s}");
     t.keys(&["t"]);
     t.wait_for("the curves", Duration::from_secs(5), |s| {
-        s.contains("output tokens/s vs concurrency")
+        s.contains("output tok/s vs concurrency")
     });
     t.keys(&["q"]);
     let s = t.wait_for("the shell", Duration::from_secs(20), |s| {

@@ -19,6 +19,22 @@ fn ranged(r: Option<Ranged>, digits: usize) -> String {
     }
 }
 
+/// [`ranged`] to three significant digits ([`crate::values::sig3`]): cost and tokens/s read
+/// as on every other surface, `0.0150 (0.0141-0.0162)`, `7.19k`.
+fn ranged_sig3(r: Option<Ranged>) -> String {
+    use crate::values::sig3;
+    match r {
+        None => "-".into(),
+        Some(r) if sig3(r.range[0]) == sig3(r.range[1]) => sig3(r.value),
+        Some(r) => format!(
+            "{} ({}-{})",
+            sig3(r.value),
+            sig3(r.range[0]),
+            sig3(r.range[1])
+        ),
+    }
+}
+
 /// A row's rank: `2`, `=2` when tied with the row above, `-` unranked.
 fn rank_cell(r: &RankedRow) -> String {
     match r.rank {
@@ -44,11 +60,11 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
             vec![
                 rank_cell(r),
                 n.label.clone(),
-                ranged(n.cost_per_million, 3),
+                ranged_sig3(n.cost_per_million),
                 ranged(n.answer, 0),
-                ranged(n.output_tps, 0),
+                ranged_sig3(n.output_tps),
                 ranged(n.instances, 0),
-                ranged(n.fleet_cost_per_hour, 2),
+                ranged_sig3(n.fleet_cost_per_hour),
                 format!("{:.2}", n.price_per_hour),
                 n.binding_sla.clone().unwrap_or_else(|| "-".into()),
                 sla,
@@ -65,7 +81,7 @@ pub fn render_ranking(rows: &[RankedRow]) -> String {
             "candidate",
             "cost/M out tok",
             "answer",
-            "out tok/s",
+            "output tok/s",
             "instances",
             "fleet $/h",
             "$/h",
@@ -111,15 +127,24 @@ pub fn render_ranking_compact(rows: &[RankedRow]) -> String {
             vec![
                 rank_cell(r),
                 n.label.chars().take(28).collect(),
-                v(n.cost_per_million, 3),
+                n.cost_per_million
+                    .map_or("-".into(), |x| crate::values::sig3(x.value)),
                 v(n.answer, 0),
-                v(n.output_tps, 0),
+                n.output_tps
+                    .map_or("-".into(), |x| crate::values::sig3(x.value)),
                 v(n.instances, 0),
             ]
         })
         .collect();
     crate::report::table::grid(
-        &["rank", "candidate", "cost/M", "answer", "tok/s", "inst"],
+        &[
+            "rank",
+            "candidate",
+            "cost/M",
+            "answer",
+            "output tok/s",
+            "inst",
+        ],
         &cells,
         2,
     )

@@ -122,7 +122,7 @@ fn run_json(r: &RunData) -> serde_json::Value {
     json!({
         "info": r.info,
         "run": r.echo,
-        "levels": r.levels,
+        "levels": crate::report::export::levels_json(&r.levels),
         "summary": r.summary,
         "knee": r.knee(),
     })

@@ -126,7 +126,7 @@ pub fn execute(cmd: ImportCommand, config: Option<&Path>) -> anyhow::Result<Exit
         outcome.run_id,
         outcome.dir.display()
     );
-    text += &crate::report::render_table(&outcome.levels);
+    text += &crate::report::render_table(&outcome.levels, &[]);
     for n in &outcome.notes {
         eprintln!("note: {n}");
     }

@@ -35,7 +35,7 @@ pub fn print_final(
             "interrupted": outcome.interrupted,
             "endpoint": outcome.echo.endpoint,
             "workload": outcome.echo.workload,
-            "levels": state.levels,
+            "levels": crate::report::export::levels_json(&state.levels),
         });
         if let (Some(o), Ok(serde_json::Value::Object(extra))) =
             (v.as_object_mut(), serde_json::to_value(analysis))
@@ -52,7 +52,10 @@ pub fn print_final(
     } else {
         format!(
             "{}{}\n{}",
-            crate::report::render_table(&state.levels),
+            crate::report::render_table(
+                &state.levels,
+                &crate::report::history_text::level_verdicts(analysis)
+            ),
             crate::report::open_text::render_open(&state.levels),
             crate::plan::analysis_text::render_analysis(analysis)
         )

@@ -169,7 +169,7 @@ pub fn row_header(slas: &SlaSet, axis: Axis) -> String {
         Axis::Concurrency => "concurrency",
         Axis::Rate => "rate",
     };
-    let mut h = format!("{:>4}  {:>11}  {:>10}", "iter", load, "out tok/s");
+    let mut h = format!("{:>4}  {:>11}  {:>12}", "iter", load, "output tok/s");
     for t in &slas.0 {
         h += &format!("  {:>22}", t.describe());
     }
@@ -182,7 +182,12 @@ pub fn row_text(r: &IterationRow, axis: Axis) -> String {
         Axis::Concurrency => r.concurrency.to_string(),
         Axis::Rate => axis.load(r.concurrency),
     };
-    let mut l = format!("{:>4}  {:>11}  {:>10.1}", r.iteration, load, r.output_tps);
+    let mut l = format!(
+        "{:>4}  {:>11}  {:>12}",
+        r.iteration,
+        load,
+        crate::values::sig3(r.output_tps)
+    );
     for c in &r.slas {
         let v = c
             .observed
@@ -212,12 +217,12 @@ fn level_line(s: &crate::metrics::LevelSummary) -> String {
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0} ms"));
     if let Some(r) = &s.open_loop.rate {
         return format!(
-            "sent {:.2} of {:.2} req/s offered, {:.2} req/s done, {:.0} out tok/s, TTFT p50 {}, \
+            "sent {:.2} of {:.2} req/s offered, {:.2} req/s done, {} output tok/s, TTFT p50 {}, \
              e2e p99 {} (from the intended send {}), schedule lag p99 {}, {} errors{}{}",
             r.achieved_rps,
             r.offered_rps,
             s.requests_per_sec(),
-            s.output_tps(),
+            crate::values::sig3(s.sustained_tps()),
             ms(s.ttft_p(50.0)),
             ms(s.e2e_p99_ms()),
             ms(s.open_loop
@@ -238,9 +243,9 @@ fn level_line(s: &crate::metrics::LevelSummary) -> String {
         );
     }
     format!(
-        "{:.1} req/s, {:.0} out tok/s, TTFT p50 {}, e2e p99 {}, {} errors, achieved concurrency {}{}",
+        "{:.1} req/s, {} output tok/s, TTFT p50 {}, e2e p99 {}, {} errors, achieved concurrency {}{}",
         s.requests_per_sec(),
-        s.output_tps(),
+        crate::values::sig3(s.sustained_tps()),
         ms(s.ttft_p(50.0)),
         ms(s.e2e_p99_ms()),
         s.error_count(),

@@ -70,6 +70,8 @@ pub struct IterationRow {
     /// by its observed values, and no answer rests on it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub screen: bool,
+    /// The level's throughput, "output tok/s" on every surface:
+    /// [`LevelSummary::sustained_tps`].
     pub output_tps: f64,
     /// Requests/s that met every latency SLA (a failed request is a miss).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -131,7 +133,8 @@ pub struct Planning {
     /// `sla` (best throughput among passing levels), `knee`, or `max_throughput` (no SLA,
     /// no knee).
     pub ideal_basis: &'static str,
-    /// The lowest concurrency whose level broke the SLA (with SLAs only).
+    /// The breaking point (with SLAs only): the lowest held level whose verdict is a decided
+    /// fail. An uncertain level is never one; `None` when no level failed.
     pub breaking_point: Option<u32>,
     pub right_size: Option<RightSize>,
     pub warnings: Vec<String>,
@@ -153,7 +156,11 @@ pub struct RunAnalysis {
     pub max_error_rate: f64,
     pub iterations: Vec<IterationRow>,
     pub search: Option<SearchResult>,
-    /// Where the 95 % intervals put the SLA boundary (with SLAs).
+    /// The bracket (with SLAs or a search): the answer (highest level that passed) and the
+    /// lowest level above it that did not pass (failed, stayed uncertain, or was not held).
+    pub bracket: [Option<u32>; 2],
+    /// The estimated crossing (with SLAs): where the observed curve reaches the limit, with
+    /// the range the 95 % intervals allow (docs/search.md, "Words").
     pub boundary: Option<BoundaryRange>,
     pub knee: Option<Knee>,
     /// Where the knee may lie when the throughputs' intervals cannot name it.
@@ -292,7 +299,7 @@ pub fn row(limits: &SlaSet, level: &LevelSummary, why: Option<Why>) -> Iteration
         batches: level.sampling.map(|s| s.batches),
         measurements: level.measurements.len().max(1) as u32,
         screen: undecided_screen(limits, level),
-        output_tps: level.output_tps(),
+        output_tps: level.sustained_tps(),
         goodput: level.goodput.as_ref().map(|g| g.avg),
         held: level.held,
         verdict: level_verdict(&checks, level),
@@ -312,7 +319,7 @@ fn ideal_at(named: &[&LevelSummary], c: u32) -> Option<IdealPoint> {
     let at: Vec<&&LevelSummary> = named.iter().filter(|l| l.load() == c).collect();
     Some(IdealPoint {
         concurrency: c,
-        output_tps: mean(at.iter().map(|l| l.output_tps()))?,
+        output_tps: mean(at.iter().map(|l| l.sustained_tps()))?,
         rps: mean(at.iter().map(|l| l.requests_per_sec()))?,
         e2e_avg_ms: mean(
             at.iter()
@@ -478,7 +485,14 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         .and_then(|i| right_size(&a.capacity, i, &capacity_curve(&named)));
     if let (Some(peak), Some(i)) = (a.capacity.peak, &ideal) {
         let highest = levels.iter().map(|l| l.load()).max().unwrap_or(0);
-        warnings.extend(peak_coverage_warning(peak, i, highest, by_rate));
+        warnings.extend(peak_coverage_warning(
+            peak,
+            i,
+            highest,
+            by_rate,
+            a.capacity.headroom,
+            right.as_ref(),
+        ));
     }
     if a.capacity.peak.is_some() && ideal.is_none() {
         warnings.push("no level met the SLA: no capacity to size instances by".into());
@@ -514,6 +528,11 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         max_error_rate: a.max_error_rate,
         iterations,
         search,
+        bracket: if has_slas || a.search.is_some() {
+            [lo, hi]
+        } else {
+            [None, None]
+        },
         boundary,
         knee,
         knee_undecided,
@@ -528,12 +547,13 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
     }
 }
 
-/// The lowest concurrency that broke an SLA with its whole interval (as it stands: a level
-/// measured again is judged on all its requests).
+/// The breaking point: the lowest held level that broke a limit with its whole interval (a
+/// decided fail, as it stands: a level measured again is judged on all its requests). An
+/// uncertain level, or one not held, is never the breaking point.
 fn breaking_point(pts: &[Point]) -> Option<u32> {
     search::standing(pts)
         .into_iter()
-        .filter(|p| p.failed())
+        .filter(|p| p.held && p.failed())
         .map(|p| p.concurrency)
         .min()
 }
@@ -591,7 +611,8 @@ fn capacity_curve(named: &[&LevelSummary]) -> Vec<(f64, f64, f64)> {
         .collect()
 }
 
-/// The named level with the highest throughput among those `ok` accepts.
+/// The named level with the highest throughput (the level's throughput, output tok/s) among
+/// those `ok` accepts.
 fn best_throughput(
     named: &[&LevelSummary],
     ok: impl Fn(&LevelSummary) -> bool,
@@ -599,7 +620,7 @@ fn best_throughput(
     let c = named
         .iter()
         .filter(|l| ok(l))
-        .max_by(|a, b| a.output_tps().total_cmp(&b.output_tps()))?
+        .max_by(|a, b| a.sustained_tps().total_cmp(&b.sustained_tps()))?
         .load();
     ideal_at(named, c)
 }

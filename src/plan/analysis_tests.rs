@@ -260,3 +260,38 @@ fn the_breaking_point_is_read_from_levels_as_they_stand() {
     let a = analyse(&e2e("p99:30s"), &levels);
     assert_eq!(a.planning.breaking_point, Some(1024));
 }
+
+/// The words for where it breaks (docs/search.md, "Words"): an uncertain level or one not
+/// held is never the breaking point nor called failed; with no decided fail the breaking point
+/// says it is not decided and gives the estimate.
+#[test]
+fn the_breaking_point_is_the_lowest_held_decided_fail() {
+    use crate::plan::analysis_text::{bracket_line, breaking_line};
+    // 16 and 64 pass under 10 s; 128 on 256 requests cannot decide a p99 (uncertain); 256
+    // fails but was not held; 1024 fails
+    let mut levels = sweep();
+    levels.insert(2, level(4, 128, 256, 400, 8000, 256, None));
+    levels[3].held = false;
+    levels[3].achieved_concurrency = Some(200.0);
+    let a = analyse(&e2e("10s"), &levels);
+    assert_eq!(a.answer.map(|x| x.concurrency), Some(64));
+    assert_eq!(a.bracket, [Some(64), Some(128)]);
+    assert_eq!(
+        bracket_line(&a).unwrap(),
+        "bracket: 64 (passed) to 128 (uncertain)"
+    );
+    assert_eq!(a.planning.breaking_point, Some(1024));
+    assert_eq!(breaking_line(&a).unwrap(), "breaking point: 1024");
+    // without 1024 nothing failed decided: no breaking point, the estimate instead
+    levels.pop();
+    let a = analyse(&e2e("10s"), &levels);
+    assert_eq!(a.planning.breaking_point, None);
+    let line = breaking_line(&a).unwrap();
+    assert!(
+        line.starts_with("breaking point: not decided (no level failed; estimated crossing "),
+        "{line}"
+    );
+    let text = crate::plan::analysis_text::render_analysis(&a);
+    assert_eq!(text.matches("breaking point").count(), 1, "{text}");
+    assert!(!text.contains("(failed)"), "{text}");
+}

@@ -8,28 +8,122 @@ use super::range::BoundaryRange;
 use super::RunAnalysis;
 use crate::record::sla::fmt_value;
 use crate::record::sla::Verdict;
+use crate::values::sig3;
+
+/// The answer's line: `answer: 86 concurrent requests at 53.7k output tok/s`, or `answer:
+/// none (no level met the SLA)`; `None` where a run has no answer to give (a sweep without SLAs:
+/// its ideal balance says what it found).
+pub fn answer_line(a: &RunAnalysis) -> Option<String> {
+    let ax = a.axis;
+    if a.search.is_none() && a.slas.is_empty() {
+        return None;
+    }
+    Some(match &a.answer {
+        Some(ans) => format!(
+            "answer: {} at {} output tok/s",
+            match ax {
+                Axis::Concurrency => format!("{} concurrent requests", ans.concurrency),
+                Axis::Rate => ax.load(ans.concurrency),
+            },
+            sig3(ans.output_tps)
+        ),
+        None => "answer: none (no level met the SLA)".into(),
+    })
+}
+
+/// How the level at `c` stands, in the bracket's words: `passed`, `failed`, `uncertain`,
+/// `not held`, `cut short` (never `failed` for a level that was not decided).
+pub fn standing_word(a: &RunAnalysis, c: u32) -> &'static str {
+    let Some(r) = a.iterations.iter().rev().find(|r| r.concurrency == c) else {
+        return "did not pass";
+    };
+    if r.partial {
+        "cut short"
+    } else if !r.held {
+        "not held"
+    } else {
+        match r.verdict {
+            Verdict::Pass => "passed",
+            Verdict::Fail => "failed",
+            Verdict::Uncertain => "uncertain",
+        }
+    }
+}
+
+/// The bracket's line: `bracket: 86 (passed) to 92 (uncertain)`: the answer and the lowest
+/// level above it that did not pass; `None` without SLAs or a search.
+pub fn bracket_line(a: &RunAnalysis) -> Option<String> {
+    if a.search.is_none() && a.slas.is_empty() {
+        return None;
+    }
+    let ax = a.axis;
+    let end = |c: u32| format!("{} ({})", ax.load(c), standing_word(a, c));
+    Some(match a.bracket {
+        [Some(lo), Some(hi)] => format!("bracket: {} to {}", end(lo), end(hi)),
+        [Some(lo), None] => format!(
+            "bracket: {} to none (no level above it did not pass)",
+            end(lo)
+        ),
+        [None, Some(hi)] => format!("bracket: none passed, lowest {}", end(hi)),
+        [None, None] => return None,
+    })
+}
+
+/// The estimated crossing and its 95 % range: `103 (95 % range 88 to 118)`.
+pub fn crossing_text(ax: Axis, b: &BoundaryRange) -> String {
+    let at = if b.estimate.is_finite() {
+        ax.fmt(b.estimate)
+    } else {
+        "beyond the highest level".into()
+    };
+    let range = match (b.low.is_finite(), b.high.is_finite()) {
+        (true, true) if ax.fmt(b.low) == ax.fmt(b.high) => {
+            format!(" (95 % range: {})", ax.fmt(b.low))
+        }
+        (true, true) => format!(" (95 % range {} to {})", ax.fmt(b.low), ax.fmt(b.high)),
+        (true, false) => format!(" (95 % range from {})", ax.fmt(b.low)),
+        _ => String::new(),
+    };
+    format!("{at}{range}")
+}
+
+/// The estimated crossing's line: `estimated crossing: 103 (95 % range 88 to 118)`.
+pub fn crossing_line(a: &RunAnalysis) -> Option<String> {
+    a.boundary
+        .as_ref()
+        .map(|b| format!("estimated crossing: {}", crossing_text(a.axis, b)))
+}
+
+/// The breaking point's line: `breaking point: 128` (the lowest held level that failed,
+/// decided), else `breaking point: not decided (no level failed; estimated crossing 103, 95 %
+/// range 88 to 118)`; `None` without SLAs.
+pub fn breaking_line(a: &RunAnalysis) -> Option<String> {
+    if a.slas.is_empty() {
+        return None;
+    }
+    Some(match (a.planning.breaking_point, &a.boundary) {
+        (Some(b), _) => format!("breaking point: {}", a.axis.load(b)),
+        (None, Some(b)) if b.estimate.is_finite() || b.low.is_finite() => format!(
+            "breaking point: not decided (no level failed; estimated crossing {})",
+            crossing_text(a.axis, b)
+        ),
+        (None, _) => "breaking point: not reached (no level failed)".into(),
+    })
+}
 
 /// The answer, knee and planning numbers, for people.
 pub fn render_analysis(a: &RunAnalysis) -> String {
     let ax = a.axis;
     let mut t = String::new();
+    for line in [answer_line(a), bracket_line(a), crossing_line(a)]
+        .into_iter()
+        .flatten()
+    {
+        t += &line;
+        t += "\n";
+    }
     if let Some(s) = &a.search {
         let o = &s.outcome;
-        match (o.max_passing, s.output_tps_at_answer) {
-            (Some(c), Some(tps)) => {
-                t += &match ax {
-                    Axis::Concurrency => {
-                        format!("answer: {c} concurrent requests at {tps:.1} output tok/s")
-                    }
-                    Axis::Rate => format!("answer: {} at {tps:.1} output tok/s", ax.load(c)),
-                };
-                if let Some(b) = &a.boundary {
-                    t += &format!(" ({})", boundary_text(ax, b));
-                }
-                t += "\n";
-            }
-            _ => t += "answer: none (no level met the SLA)\n",
-        }
         if let Some(b) = &s.binding_sla {
             let m = b.threshold.metric;
             let v = |x: Option<f64>| x.map_or("-".to_string(), |x| fmt_value(m, x));
@@ -49,8 +143,6 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             o.levels_used.to_string()
         };
         t += &format!("levels: {levels}; confidence: {}\n", o.confidence);
-    } else if let Some(b) = &a.boundary {
-        t += &format!("SLA boundary: {}\n", boundary_text(ax, b));
     }
     t += &knee_text(a, ax);
     if let Some(b) = &a.bound {
@@ -59,25 +151,27 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
     let p = &a.planning;
     if let Some(i) = &p.ideal {
         t += &format!(
-            "ideal balance: {} ({:.1} output tok/s, {:.2} req/s{}; by {}{})\n",
+            "ideal balance: {} ({} output tok/s, {:.2} req/s{}; by {}{})\n",
             match ax {
                 Axis::Concurrency => format!("{} concurrent", i.concurrency),
                 Axis::Rate => format!("{} offered", ax.load(i.concurrency)),
             },
-            i.output_tps,
+            sig3(i.output_tps),
             i.rps,
             i.energy.map_or(String::new(), energy_words),
             p.ideal_basis.replace('_', " "),
+            // by SLA its range is the estimated crossing's, on that line
             i.range
-                .filter(|[lo, _]| lo.is_finite())
+                .filter(|[lo, _]| lo.is_finite() && p.ideal_basis == "knee")
                 .map_or(String::new(), |[lo, hi]| format!(
                     "; {} at 95 %",
                     range_words(ax, lo, hi)
                 ))
         );
     }
-    if let Some(b) = p.breaking_point {
-        t += &format!("breaking point: {}\n", ax.load(b));
+    if let Some(line) = breaking_line(a) {
+        t += &line;
+        t += "\n";
     }
     if let Some(r) = &p.right_size {
         let (v, unit) = match r.peak {
@@ -86,19 +180,23 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
             Peak::OutputTps(v) => (v, "output tok/s"),
         };
         t += &format!(
-            "right-size: {} instances{} for a peak of {v} {unit} with {:.0} % headroom ({:.1} {unit} per instance)",
+            "right-size: {} instances{} for a peak of {v} {unit} with {:.0} % headroom ({} {unit} per instance)",
             r.instances,
             r.instances_range
                 .filter(|[lo, hi]| lo != hi)
                 .map_or(String::new(), |[lo, hi]| format!(" ({lo} to {hi} at 95 %)")),
             r.headroom * 100.0,
-            r.per_instance
+            // a concurrency is a whole number of requests; a rate to three digits
+            match r.peak {
+                Peak::Concurrency(_) => format!("{:.0}", r.per_instance),
+                _ => sig3(r.per_instance),
+            }
         );
         if let Some(c) = r.cost_per_hour {
-            t += &format!(", {c:.2} per hour");
+            t += &format!(", {} per hour", sig3(c));
         }
         if let Some(c) = r.cost_per_million_output_tokens {
-            t += &format!(", {c:.3} per million output tokens");
+            t += &format!(", {} per million output tokens", sig3(c));
         }
         if let Some(kw) = r.fleet_power_kw {
             t += &format!(", GPUs {kw:.2} kW (kWh an hour)");
@@ -124,20 +222,21 @@ fn observed_beyond(c: &crate::record::sla::SlaCheck) -> bool {
     c.observed.is_some_and(|o| o > c.threshold.limit)
 }
 
-/// A screen left undecided, by what it observed: `~FAIL` when a limit's observed value is
-/// beyond it, else `~pass`; `None` for any other row.
+/// A screen left undecided, by what it observed: `~over` when a limit's observed value is
+/// beyond it, else `~within`; `None` for any other row. Its verdict is uncertain: the words
+/// say where it leans, never that it failed or passed (docs/search.md, "Words").
 pub fn screen_label(r: &IterationRow) -> Option<&'static str> {
     r.screen.then(|| {
         if r.slas.iter().any(observed_beyond) {
-            "~FAIL"
+            "~over"
         } else {
-            "~pass"
+            "~within"
         }
     })
 }
 
 /// A row's result for tables: `partial`, `not held`, then the verdict with the limit that
-/// decided it (`FAIL e2e 52.1 s`, `uncertain TTFT 1.48 s`; a screen's lean, `~FAIL e2e 732
+/// decided it (`FAIL e2e 52.1 s`, `uncertain TTFT 1.48 s`; a screen's lean, `~over e2e 732
 /// ms`). With `user_slas` false only the default error-rate limit applies: a row shows it
 /// only when its error rate is over it.
 pub fn row_verdict(r: &IterationRow, user_slas: bool) -> String {
@@ -186,19 +285,6 @@ pub fn range_words(ax: Axis, lo: f64, hi: f64) -> String {
     }
 }
 
-/// `the 95 % intervals put the SLA boundary between 74 and 81 (observed crossing 78)`.
-pub fn boundary_text(ax: Axis, b: &BoundaryRange) -> String {
-    let est = if b.estimate.is_finite() && b.low.is_finite() {
-        format!(" (observed crossing {})", ax.fmt(b.estimate))
-    } else {
-        String::new()
-    };
-    format!(
-        "the 95 % intervals put the SLA boundary {}{est}",
-        range_words(ax, b.low, b.high)
-    )
-}
-
 /// A gain and its interval as the knee lines print them: `15.2 % [-3.1, 33.5]`.
 fn gain_text(gain: f64, lo: Option<f64>, hi: Option<f64>) -> String {
     let side = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}", v * 100.0));
@@ -222,17 +308,17 @@ fn bound_text(b: &super::bound::Bound) -> String {
 /// open, or not reached / not measured.
 fn knee_text(a: &RunAnalysis, ax: Axis) -> String {
     if let Some(k) = &a.knee {
-        // the steady figures of the tables: the knee's, and at twice its load
+        // the level's throughput, as the tables show it: the knee's, and at twice its load
         let gain = match k.gain_ci {
             Some([lo, hi]) => gain_text(k.doubling_gain, Some(lo), Some(hi)),
             None => format!("{:.1} %", k.doubling_gain * 100.0),
         };
         let mut t = format!(
-            "knee: {} (steady {:.1} output tok/s there and {:.1} at twice the load: a further \
-             doubling adds {gain}; p99 e2e {:.0} ms)",
+            "knee: {} ({} output tok/s there and {} at twice the load: a further doubling \
+             adds {gain}; p99 e2e {:.0} ms)",
             ax.load(k.concurrency),
-            k.output_tps,
-            k.output_tps * (1.0 + k.doubling_gain),
+            sig3(k.output_tps),
+            sig3(k.output_tps * (1.0 + k.doubling_gain)),
             k.e2e_p99_ms
         );
         if let Some(b) = k.below {
@@ -264,16 +350,16 @@ fn knee_text(a: &RunAnalysis, ax: Axis) -> String {
             .iter()
             .map(|g| {
                 format!(
-                    "{} -> twice: {:.1} -> {:.1} tok/s, {}",
+                    "{} -> twice: {} -> {} output tok/s, {}",
                     ax.load(g.concurrency),
-                    g.output_tps,
-                    g.doubled_tps,
+                    sig3(g.output_tps),
+                    sig3(g.doubled_tps),
                     gain_text(g.gain, g.lo, g.hi)
                 )
             })
             .collect();
         return format!(
-            "knee: not decided from {} on (steady throughput per doubling, with 95 % \
+            "knee: not decided from {} on (output tok/s per doubling, with 95 % \
              intervals: {}; the knee is named where the whole interval is under {:.0} %: more \
              requests per level narrow them)\n",
             ax.load(u.from),

@@ -168,39 +168,71 @@ pub fn peak_as_concurrency(peak: Peak, ideal: &IdealPoint) -> f64 {
     }
 }
 
-/// A warning when the highest level measured is below the declared peak. On a rate axis
-/// (`by_rate`, `highest` in hundredths of a request/s) a request-rate peak is compared as is.
+/// A warning when one instance's share of the declared peak is beyond what was measured: the
+/// right-size spreads the peak (with its headroom) over its instances, so what one instance
+/// must carry is the peak x (1 + headroom) / instances, at the fewest instances the 95 % range
+/// allows (`right`; one instance without a right-size). On a rate axis (`by_rate`, `highest`
+/// in hundredths of a request/s) a request-rate share is compared with the highest rate;
+/// otherwise the share in requests in flight (Little's law for a request rate, proportional
+/// scaling for a token rate) with the highest level.
 pub fn peak_coverage_warning(
     peak: Peak,
     ideal: &IdealPoint,
     highest: u32,
     by_rate: bool,
+    headroom: f64,
+    right: Option<&RightSize>,
 ) -> Option<String> {
+    let fewest = right
+        .map(|r| {
+            r.instances_range
+                .map_or(r.instances, |[lo, _]| lo.min(r.instances))
+        })
+        .unwrap_or(1)
+        .max(1);
+    let spread = 1.0 + headroom;
+    let over = |n: u32| {
+        if n == 1 {
+            "one instance".to_string()
+        } else {
+            format!("{n} instances")
+        }
+    };
+    let sig3 = crate::values::sig3;
     if by_rate {
         let top = crate::metrics::summary::load_to_rps(highest);
         let need = match peak {
             Peak::Rps(v) => v,
             _ => return None,
         };
-        return (need > top).then(|| {
+        let share = need * spread / fewest as f64;
+        return (share > top).then(|| {
             format!(
-                "the highest rate measured ({top} req/s) is below the declared peak of {need} \
-                 req/s: the curve past it is not measured; add rates up to the peak"
+                "one instance's share of the peak ({} req/s: {need} req/s with {:.0} % headroom \
+                 over {}) is above the highest rate measured ({top} req/s): the curve past it is \
+                 not measured; add rates up to {} req/s",
+                sig3(share),
+                headroom * 100.0,
+                over(fewest),
+                sig3(share)
             )
         });
     }
-    let need = peak_as_concurrency(peak, ideal);
-    (need > highest as f64).then(|| {
+    let share = peak_as_concurrency(peak, ideal) * spread / fewest as f64;
+    (share > highest as f64).then(|| {
         let what = match peak {
-            Peak::Concurrency(v) => format!("the declared peak concurrency {v}"),
-            Peak::Rps(v) => format!("the declared peak of {v} req/s (~{need:.0} in flight)"),
-            Peak::OutputTps(v) => {
-                format!("the declared peak of {v} output tok/s (~{need:.0} in flight)")
-            }
+            Peak::Concurrency(v) => format!("{v} concurrent"),
+            Peak::Rps(v) => format!("{v} req/s"),
+            Peak::OutputTps(v) => format!("{v} output tok/s"),
         };
         format!(
-            "the highest level measured ({highest}) is below {what}: the curve past it is \
-             not measured; add levels up to the peak"
+            "one instance's share of the peak (~{} in flight: {what} with {:.0} % headroom over \
+             {}) is above the highest level measured ({highest}): the curve past it is not \
+             measured; add levels up to {}",
+            sig3(share),
+            headroom * 100.0,
+            over(fewest),
+            sig3(share.ceil())
         )
     })
 }
@@ -369,33 +401,73 @@ mod tests {
 
     #[test]
     fn warns_when_the_sweep_stops_below_the_peak() {
+        // no right-size: one instance carries the peak with its 20 % headroom
         assert_eq!(
-            peak_coverage_warning(Peak::Concurrency(2000.0), &ideal(), 1024, false).unwrap(),
-            "the highest level measured (1024) is below the declared peak concurrency 2000: \
-             the curve past it is not measured; add levels up to the peak"
+            peak_coverage_warning(Peak::Concurrency(2000.0), &ideal(), 1024, false, 0.2, None)
+                .unwrap(),
+            "one instance's share of the peak (~2.40k in flight: 2000 concurrent with 20 % \
+             headroom over one instance) is above the highest level measured (1024): the curve \
+             past it is not measured; add levels up to 2.40k"
         );
         assert_eq!(
-            peak_coverage_warning(Peak::Concurrency(1024.0), &ideal(), 1024, false),
+            peak_coverage_warning(Peak::Concurrency(1024.0), &ideal(), 1024, false, 0.0, None),
             None
         );
-        // 100 req/s at 23 s each is 2300 in flight
+        // the right-size spreads 2,000 over 9 instances of 256: each carries ~267, within the
+        // 512 measured; at the fewest its range allows (5), ~480, still within
+        let spread = |instances, range| RightSize {
+            peak: Peak::Concurrency(2000.0),
+            headroom: 0.2,
+            per_instance: 256.0,
+            instances,
+            instances_range: range,
+            cost_per_hour: None,
+            cost_per_million_output_tokens: None,
+            fleet_power_kw: None,
+        };
+        let nine = spread(9, Some([5, 10]));
+        assert_eq!(
+            peak_coverage_warning(
+                Peak::Concurrency(2000.0),
+                &ideal(),
+                512,
+                false,
+                0.2,
+                Some(&nine)
+            ),
+            None
+        );
+        // at 4 instances each would carry 600, beyond the 512 measured
+        let four = spread(9, Some([4, 10]));
+        assert!(peak_coverage_warning(
+            Peak::Concurrency(2000.0),
+            &ideal(),
+            512,
+            false,
+            0.2,
+            Some(&four)
+        )
+        .unwrap()
+        .starts_with("one instance's share of the peak (~600 in flight: 2000 concurrent with 20 % headroom over 4 instances)"));
+        // 100 req/s at 23 s each is 2300 in flight, 2760 with the headroom
         assert!(
-            peak_coverage_warning(Peak::Rps(100.0), &ideal(), 1024, false)
+            peak_coverage_warning(Peak::Rps(100.0), &ideal(), 1024, false, 0.2, None)
                 .unwrap()
-                .contains("(~2300 in flight)")
+                .contains("(~2.76k in flight: 100 req/s with 20 % headroom")
         );
         assert_eq!(
             peak_as_concurrency(Peak::OutputTps(5646.8), &ideal()),
             512.0
         );
-        // a rate run: the peak rate against the highest rate (1000 = 10 req/s)
+        // a rate run: the peak rate's share against the highest rate (1000 = 10 req/s)
         assert_eq!(
-            peak_coverage_warning(Peak::Rps(12.5), &ideal(), 1000, true).unwrap(),
-            "the highest rate measured (10 req/s) is below the declared peak of 12.5 req/s: \
-             the curve past it is not measured; add rates up to the peak"
+            peak_coverage_warning(Peak::Rps(12.5), &ideal(), 1000, true, 0.0, None).unwrap(),
+            "one instance's share of the peak (12.5 req/s: 12.5 req/s with 0 % headroom over \
+             one instance) is above the highest rate measured (10 req/s): the curve past it is \
+             not measured; add rates up to 12.5 req/s"
         );
         assert_eq!(
-            peak_coverage_warning(Peak::Rps(10.0), &ideal(), 1000, true),
+            peak_coverage_warning(Peak::Rps(10.0), &ideal(), 1000, true, 0.0, None),
             None
         );
     }

@@ -1,6 +1,7 @@
 //! Reading a recorded plan back: the `plan` object of a run's `run.json` into the
 //! [`Analysis`] it was run with, so a past (or imported) run is analysed exactly as a live one.
 
+use super::capacity::{CapacityInputs, Peak};
 use super::search::SearchConfig;
 use super::Analysis;
 use crate::plan::judge::{SlaSet, DEFAULT_MAX_ERROR_RATE};
@@ -35,7 +36,34 @@ pub fn slas(plan: &Value) -> SlaSet {
     )
 }
 
-/// The analysis a recorded plan asks for (capacity inputs are not recorded: none).
+/// The capacity inputs a run was read with, from its `summary.json`'s right-size (the peak,
+/// the headroom, and the price per instance-hour as its cost per hour over its instances):
+/// `run.json` does not record them, and without them `show`, the report and the dashboard
+/// would drop the right-size and the peak warning the run printed.
+pub fn capacity(summary: &Value) -> Option<CapacityInputs> {
+    let r = summary.get("planning")?.get("right_size")?;
+    let value = r.get("peak")?.get("value")?.as_f64()?;
+    let peak = match r.get("peak")?.get("unit")?.as_str()? {
+        "concurrency" => Peak::Concurrency(value),
+        "rps" => Peak::Rps(value),
+        "output_tps" => Peak::OutputTps(value),
+        _ => return None,
+    };
+    let instances = r.get("instances").and_then(Value::as_f64);
+    let price_per_hour = r
+        .get("cost_per_hour")
+        .and_then(Value::as_f64)
+        .zip(instances.filter(|n| *n > 0.0))
+        .map(|(c, n)| c / n);
+    Some(CapacityInputs {
+        peak: Some(peak),
+        headroom: r.get("headroom").and_then(Value::as_f64).unwrap_or(0.2),
+        price_per_hour,
+    })
+}
+
+/// The analysis a recorded plan asks for (capacity inputs are not in the plan: see
+/// [`capacity`]).
 pub fn analysis(plan: &Value) -> Analysis {
     let search = (plan.get("kind").and_then(Value::as_str) == Some("search")).then(|| {
         let d = SearchConfig::default();
@@ -71,6 +99,21 @@ pub fn analysis(plan: &Value) -> Analysis {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn capacity_comes_back_from_the_right_size() {
+        let s = json!({"planning": {"right_size": {"peak": {"unit": "concurrency", "value": 100.0},
+            "headroom": 0.3, "instances": 15, "cost_per_hour": 60.0}}});
+        assert_eq!(
+            capacity(&s),
+            Some(CapacityInputs {
+                peak: Some(Peak::Concurrency(100.0)),
+                headroom: 0.3,
+                price_per_hour: Some(4.0),
+            })
+        );
+        assert_eq!(capacity(&json!({"planning": {"right_size": null}})), None);
+    }
 
     #[test]
     fn round_trips_what_the_planners_record() {

@@ -60,8 +60,14 @@ pub(crate) fn outcome(cfg: &SearchConfig, points: &[Point], reason: StopReason) 
         .into_iter()
         .filter_map(|(end, n, how)| {
             let (end, n) = (end?, n?);
+            let screened = standing
+                .iter()
+                .any(|p| p.concurrency == end && p.undecided_screen());
+            // an end not decided is never said to have passed or failed
             let how = if uncertain.contains(&end) {
                 "stayed uncertain"
+            } else if screened {
+                "stayed uncertain (screened)"
             } else if not_held.contains(&end) {
                 "was not held"
             } else {

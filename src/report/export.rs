@@ -23,6 +23,49 @@ pub fn aiperf_export(level: &LevelSummary, input_config: Value) -> Value {
     Value::Object(obj)
 }
 
+/// The keys a level file holds its throughputs under, which the JSON exports replace by the
+/// two names every surface uses (docs/formats.md, "The level's throughput").
+const RAW_THROUGHPUT_KEYS: [&str; 3] = [
+    "output_token_throughput",
+    "output_token_throughput_steady",
+    "output_token_throughput_sustained",
+];
+
+/// One level as the JSON exports (`export --json`, `show --json`, a headless run's `--json`)
+/// hold it: the level file's object with its three throughput keys replaced by `output_tps`
+/// (the level's throughput, [`LevelSummary::sustained_tps`], with its 95 % interval where
+/// recorded) and `whole_level_output_tps` (output tokens over first start to last end).
+pub fn level_json(level: &LevelSummary) -> Value {
+    let mut obj = match serde_json::to_value(level) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    // the interval of the figure `sustained_tps` reads, when it reads the sustained one
+    let ci = level
+        .output_token_throughput_sustained
+        .as_ref()
+        .filter(|_| level.held && level.open_loop.rate.is_none())
+        .and_then(|s| s.ci95);
+    for k in RAW_THROUGHPUT_KEYS {
+        obj.remove(k);
+    }
+    let mut tps = serde_json::json!({"unit": "tokens/sec", "avg": level.sustained_tps()});
+    if let Some(ci) = ci {
+        tps["ci95"] = serde_json::to_value(ci).unwrap_or(Value::Null);
+    }
+    obj.insert("output_tps".into(), tps);
+    obj.insert(
+        "whole_level_output_tps".into(),
+        serde_json::json!({"unit": "tokens/sec", "avg": level.output_tps()}),
+    );
+    Value::Object(obj)
+}
+
+/// [`level_json`] of each level, in order.
+pub fn levels_json(levels: &[LevelSummary]) -> Value {
+    Value::Array(levels.iter().map(level_json).collect())
+}
+
 /// The unit suffix of a distribution's CSV columns: its unit, with `tps` for tokens/sec/user.
 fn csv_unit(unit: &str) -> &str {
     if unit == UNIT_TOKENS_PER_SEC_PER_USER {
@@ -51,8 +94,9 @@ const CSV_HEAD: [&str; 18] = [
     "error_rate",
     "cancelled_count",
     "request_throughput_rps",
-    "output_token_throughput_tps",
-    "output_token_throughput_steady_tps",
+    // the level's throughput (output tok/s on every surface), then the whole-level figure
+    "output_tps",
+    "whole_level_output_tps",
     "goodput_rps",
     "achieved_concurrency",
     "benchmark_duration_s",
@@ -62,8 +106,8 @@ const CSV_HEAD: [&str; 18] = [
 
 /// Every CSV column name, in order: [`CSV_HEAD`], then `<metric>_<stat>_<unit>` for each of
 /// [`DISTRIBUTIONS`] and [`CSV_STATS`] (`count` has no unit suffix), then `errors_<kind>` for
-/// each error kind, then [`CSV_TAIL`]. These names are stable: new columns are only ever
-/// appended.
+/// each error kind, then [`CSV_TAIL`]. New columns are only ever appended (the two throughput
+/// columns were renamed in place once: see docs/export.md).
 pub fn csv_columns() -> Vec<String> {
     let mut cols: Vec<String> = CSV_HEAD.iter().map(|s| s.to_string()).collect();
     for (metric, unit) in DISTRIBUTIONS {
@@ -131,8 +175,8 @@ pub fn levels_csv(levels: &[LevelSummary]) -> String {
             l.error_rate.to_string(),
             l.cancelled_count.to_string(),
             l.request_throughput.avg.to_string(),
-            l.output_token_throughput.avg.to_string(),
-            opt(l.output_token_throughput_steady.as_ref().map(|s| s.avg)),
+            l.sustained_tps().to_string(),
+            l.output_tps().to_string(),
             opt(l.goodput.as_ref().map(|s| s.avg)),
             opt(l.achieved_concurrency),
             l.benchmark_duration.avg.to_string(),

@@ -197,7 +197,7 @@ pub fn run_json_text(run: &RunData) -> anyhow::Result<String> {
         "run_id": run.info.id,
         "run": run.echo,
         "summary": run.summary,
-        "levels": run.levels,
+        "levels": super::export::levels_json(&run.levels),
     });
     Ok(serde_json::to_string_pretty(&v).context("cannot serialise the run")? + "\n")
 }

@@ -60,12 +60,17 @@ impl RunData {
     }
 
     /// How the run was meant to be read: its SLAs and search bounds from `run.json`'s plan
-    /// (or, failing that, the SLAs `summary.json` lists).
+    /// (or, failing that, the SLAs `summary.json` lists), and the peak and price it was
+    /// right-sized with (`summary.json`'s right-size).
     pub fn analysis(&self) -> crate::plan::Analysis {
         let mut a = crate::plan::recorded::analysis(&self.echo["plan"]);
-        if a.slas.is_empty() {
-            if let Some(s) = &self.summary {
+        if let Some(s) = &self.summary {
+            if a.slas.is_empty() {
                 a.slas = crate::plan::recorded::slas(s);
+            }
+            // the peak and price the run was sized with
+            if let Some(c) = crate::plan::recorded::capacity(s) {
+                a.capacity = c;
             }
         }
         a

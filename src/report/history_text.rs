@@ -137,6 +137,16 @@ fn planning(run: &RunData) -> String {
     out
 }
 
+/// Each level's verdict as the tables word it (`pass`, `FAIL e2e 1.61 s`, `uncertain ...`),
+/// in level order; empty where nothing was judged.
+pub fn level_verdicts(a: &crate::plan::RunAnalysis) -> Vec<String> {
+    let user_slas = !a.slas.is_empty();
+    a.iterations
+        .iter()
+        .map(|r| crate::plan::analysis_text::row_verdict(r, user_slas))
+        .collect()
+}
+
 /// `rightsize show`: the run's header, its level table (with the lengths, turns and server
 /// tables when the run has them) and its planning numbers.
 pub fn render_show(run: &RunData) -> String {
@@ -145,7 +155,7 @@ pub fn render_show(run: &RunData) -> String {
     if run.levels.is_empty() {
         out += "no finished levels\n";
     } else {
-        out += &render_table(&run.levels);
+        out += &render_table(&run.levels, &level_verdicts(&run.report()));
         out += &super::open_text::render_open(&run.levels);
         let lengths = super::workload_text::lengths_table(&run.levels);
         if !lengths.is_empty() {
@@ -194,10 +204,10 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
         .map(LevelSummary::load)
         .collect();
     let axis = a.report().axis;
-    let tps = |l: Option<&LevelSummary>| l.map(LevelSummary::output_tps);
+    let tps = |l: Option<&LevelSummary>| l.map(LevelSummary::sustained_tps);
     let p99 = |l: Option<&LevelSummary>| l.and_then(LevelSummary::e2e_p99_ms);
     let ttft = |l: Option<&LevelSummary>| l.and_then(LevelSummary::ttft_p95_ms);
-    let f1 = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+    let sig3 = |v: Option<f64>| v.map_or("-".into(), crate::values::sig3);
     let errs = |l: Option<&LevelSummary>| l.map_or("-".into(), |l| l.error_count().to_string());
     let rows: Vec<Vec<String>> = levels
         .iter()
@@ -205,8 +215,8 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
             let (la, lb) = (level_at(&a.levels, c), level_at(&b.levels, c));
             vec![
                 axis.load(c),
-                f1(tps(la)),
-                f1(tps(lb)),
+                sig3(tps(la)),
+                sig3(tps(lb)),
                 change(tps(la), tps(lb)),
                 fmt_ms(p99(la)),
                 fmt_ms(p99(lb)),
@@ -224,8 +234,8 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
                 crate::plan::analysis::Axis::Concurrency => "concurrency",
                 crate::plan::analysis::Axis::Rate => "rate",
             },
-            "A out tok/s",
-            "B out tok/s",
+            "A output tok/s",
+            "B output tok/s",
             "change",
             "A e2e p99 ms",
             "B e2e p99 ms",

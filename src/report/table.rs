@@ -1,15 +1,15 @@
 //! The final text table printed to stdout: one row per level, right-aligned columns, header
-//! underlined, `-` where a metric does not exist (no TTFT without streaming). `out tok/s` is
-//! over the whole level, `steady tok/s` the sustained rate the knee compares (the whole-level
-//! figure where a level has none).
+//! underlined, `-` where a metric does not exist (no TTFT without streaming). `output tok/s`
+//! is the level's throughput ([`LevelSummary::sustained_tps`]), the figure every surface
+//! shows under that name, to three significant digits ([`crate::values::sig3`]).
 
 use crate::metrics::LevelSummary;
+use crate::values::sig3;
 
-const HEADERS: [&str; 10] = [
+const HEADERS: [&str; 9] = [
     "concurrency",
     "req/s",
-    "out tok/s",
-    "steady tok/s",
+    "output tok/s",
     "ttft p50 ms",
     "ttft p95 ms",
     "itl p95 ms",
@@ -48,9 +48,8 @@ fn row(level: &LevelSummary, open: bool) -> Vec<String> {
     vec![
         format!("{load}{partial}"),
         format!("{:.2}", level.requests_per_sec()),
-        format!("{:.1}", level.output_tps()),
-        // what the knee reads: the rate once every slot is busy (docs/search.md, "Knee")
-        format!("{:.1}", level.sustained_tps()),
+        // the level's throughput: what the knee, the search and every surface read
+        sig3(level.sustained_tps()),
         fmt_ms(level.ttft_p(50.0)),
         fmt_ms(level.ttft_p(95.0)),
         fmt_ms(level.itl_p(95.0)),
@@ -64,12 +63,28 @@ fn row(level: &LevelSummary, open: bool) -> Vec<String> {
 /// marked `*` with a footnote.
 /// Levels run open-loop (rates, schedules, replays) are named by their load (`c=1`,
 /// `2 req/s`, the schedule) in a `load` column.
-pub fn render_table(levels: &[LevelSummary]) -> String {
+/// `verdicts`, one per level in order (as [`crate::plan::analysis_text::row_verdict`] words
+/// them), add a `verdict` column, left out when every one is empty.
+pub fn render_table(levels: &[LevelSummary], verdicts: &[String]) -> String {
     let open = levels.iter().any(|l| l.open_loop.rate.is_some());
-    let rows: Vec<Vec<String>> = levels.iter().map(|l| row(l, open)).collect();
-    let mut headers = HEADERS;
+    let judged = verdicts.iter().any(|v| !v.is_empty());
+    let rows: Vec<Vec<String>> = levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut r = row(l, open);
+            if judged {
+                r.push(verdicts.get(i).cloned().unwrap_or_default());
+            }
+            r
+        })
+        .collect();
+    let mut headers: Vec<&str> = HEADERS.to_vec();
     if open {
         headers[0] = "load";
+    }
+    if judged {
+        headers.push("verdict");
     }
     let mut out = grid(&headers, &rows, 0);
     if levels.iter().any(|l| l.partial) {
@@ -159,13 +174,24 @@ mod tests {
         body.error_rate = 3.0 / 1024.0;
         body.partial = true;
         let want = "\
-concurrency  req/s  out tok/s  steady tok/s  ttft p50 ms  ttft p95 ms  itl p95 ms  e2e p50 ms  e2e p99 ms    errors
------------  -----  ---------  ------------  -----------  -----------  ----------  ----------  ----------  --------
-         64  12.35     2823.4        2901.2        152.3         1481        22.5        8123       12001         0
-       256*  40.50     2782.3        2782.3            -            -           -       45000       51235  3 (0.3%)
+concurrency  req/s  output tok/s  ttft p50 ms  ttft p95 ms  itl p95 ms  e2e p50 ms  e2e p99 ms    errors  verdict
+-----------  -----  ------------  -----------  -----------  ----------  ----------  ----------  --------  -------
+         64  12.35         2.90k        152.3         1481        22.5        8123       12001         0     pass
+       256*  40.50         2.78k            -            -           -       45000       51235  3 (0.3%)  partial
 * partial level: interrupted before all its requests finished
 ";
-        assert_eq!(render_table(&[streamed, body]), want);
+        let verdicts = ["pass".to_string(), "partial".to_string()];
+        assert_eq!(
+            render_table(&[streamed.clone(), body.clone()], &verdicts),
+            want
+        );
+        // no verdicts (a sweep without limits): no column
+        let bare = render_table(&[streamed, body], &[]);
+        assert!(
+            bare.starts_with("concurrency  req/s  output tok/s  ttft p50 ms"),
+            "{bare}"
+        );
+        assert!(!bare.contains("verdict"), "{bare}");
     }
 
     #[test]

@@ -499,14 +499,17 @@ impl App {
             self.status = Some(format!("cannot open {}: {p}", r.id));
             return Action::None;
         }
-        match crate::report::load_levels(&r.path) {
-            Ok(levels) => {
+        match crate::report::history::load_run(&r.path) {
+            Ok(data) => {
+                // read with the run's own SLAs, search bounds, peak and price, as `show` and
+                // the report read it: the same answer, bracket and breaking point
+                self.analysis = data.analysis();
                 self.run = RunState {
                     run_id: Some(r.id.clone()),
                     dir: Some(r.path.clone()),
                     endpoint: Some(r.endpoint.clone()),
                     model: Some(r.model.clone()),
-                    levels,
+                    levels: data.levels,
                     finished: true,
                     ..RunState::default()
                 };

@@ -40,7 +40,7 @@ pub async fn run_dashboard(
     if !app.run.levels.is_empty() {
         // after a SIGHUP the terminal may be gone: nothing to print to is not an error
         use std::io::Write;
-        let table = crate::report::render_table(&app.run.levels);
+        let table = crate::report::render_table(&app.run.levels, &[]);
         let _ = std::io::stdout().lock().write_all(table.as_bytes());
     }
     if let Some(s) = signal {

@@ -70,7 +70,7 @@ fn points_of(levels: &[LevelSummary], axis: Axis) -> Option<Vec<Point>> {
     for l in &levels {
         let p = Point {
             concurrency: l.load(),
-            output_tps: l.output_tps(),
+            output_tps: l.sustained_tps(),
             e2e_p50_ms: l.e2e_p50_ms(),
             e2e_p99_ms: l.e2e_p99_ms(),
             ttft_p50_ms: l.ttft_p(50.0),

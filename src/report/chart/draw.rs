@@ -123,7 +123,7 @@ fn throughput<DB: DrawingBackend>(
         return nothing(area, caption, "no finished levels", sz);
     };
     let y_max = headroom(max);
-    let mut chart = conc_chart(area, spec, caption, "output tokens/s", y_max, &si_fmt, sz)?;
+    let mut chart = conc_chart(area, spec, caption, "output tok/s", y_max, &si_fmt, sz)?;
     let mut legend = Legend::default();
     // under the series, so the points at the markers stay visible
     markers(&mut chart, spec, y_max, &mut legend, sz)?;
@@ -245,7 +245,7 @@ fn throughput_vs_p99<DB: DrawingBackend>(
     let mut chart = builder(area, caption, sz).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
     house_mesh(&mut chart.configure_mesh(), sz)
         .x_desc("e2e p99 latency")
-        .y_desc("output tokens/s")
+        .y_desc("output tok/s")
         .x_label_formatter(&ms_fmt)
         .y_label_formatter(&si_fmt)
         .draw()?;

@@ -115,7 +115,7 @@ impl ChartRun {
             let uncertain = judged && checks.iter().any(|c| c.verdict == Verdict::Uncertain);
             let p = ChartPoint {
                 concurrency: l.load(),
-                output_tps: l.output_tps(),
+                output_tps: l.sustained_tps(),
                 e2e_p50_ms: l.e2e_p50_ms(),
                 e2e_p99_ms: l.e2e_p99_ms(),
                 ttft_p50_ms: l.ttft_p(50.0),
@@ -140,13 +140,8 @@ impl ChartRun {
             }
         }
         points.sort_by_key(|p| p.concurrency);
-        let bracket = match &analysis.search {
-            Some(s) => s.bracket,
-            None => [
-                analysis.answer.map(|a| a.concurrency),
-                analysis.planning.breaking_point,
-            ],
-        };
+        // the answer and the lowest level above it that did not pass (docs/search.md, "Words")
+        let bracket = analysis.bracket;
         ChartRun {
             label: label.to_string(),
             points,

@@ -6,63 +6,30 @@ use std::fmt::Write as _;
 
 use super::esc;
 use crate::plan::analysis::Axis;
-use crate::plan::analysis_text::{boundary_text, render_analysis};
+use crate::plan::analysis_text::{answer_line, bracket_line, crossing_line, render_analysis};
 use crate::plan::RunAnalysis;
+use crate::values::sig3;
 
-/// `96 concurrent requests` or `2.5 req/s`.
-fn place(ax: Axis, load: u32) -> String {
-    match ax {
-        Axis::Concurrency => format!("{load} concurrent requests"),
-        Axis::Rate => ax.load(load),
-    }
-}
-
-/// The headline: what the answer is and what it rests on.
+/// The headline (the answer, or the ideal balance of a sweep without SLAs) and what it rests
+/// on (the bracket and the estimated crossing), in the words of
+/// `rightsize show` (docs/search.md, "Words").
 fn headline(a: &RunAnalysis) -> (String, String) {
-    let ax = a.axis;
     let mut under = Vec::new();
-    let head = match (&a.search, &a.answer) {
-        (Some(s), Some(ans)) => {
-            if let [Some(lo), Some(hi)] = s.bracket {
-                under.push(format!(
-                    "bracket {} (passes) to {} (fails)",
-                    ax.load(lo),
-                    ax.load(hi)
-                ));
-            }
-            under.push(format!("confidence: {}", s.outcome.confidence));
-            format!(
-                "{} at {:.0} output tok/s",
-                place(ax, ans.concurrency),
-                ans.output_tps
-            )
-        }
-        (Some(_), None) => "no answer: no level met the SLA".to_string(),
-        (None, Some(ans)) if !a.slas.is_empty() => {
-            if let Some(b) = a.planning.breaking_point {
-                under.push(format!(
-                    "bracket {} (passes) to {} (fails)",
-                    ax.load(ans.concurrency),
-                    ax.load(b)
-                ));
-            }
-            format!(
-                "highest passing level: {} at {:.0} output tok/s",
-                place(ax, ans.concurrency),
-                ans.output_tps
-            )
-        }
+    // the search's confidence is on its `levels` line below: said once
+    under.extend(bracket_line(a));
+    under.extend(crossing_line(a));
+    let head = match (answer_line(a), &a.answer) {
+        (Some(line), _) => line,
         (None, Some(ans)) => format!(
-            "ideal balance: {} at {:.0} output tok/s",
-            place(ax, ans.concurrency),
-            ans.output_tps
+            "ideal balance: {} at {} output tok/s",
+            match a.axis {
+                Axis::Concurrency => format!("{} concurrent requests", ans.concurrency),
+                Axis::Rate => a.axis.load(ans.concurrency),
+            },
+            sig3(ans.output_tps)
         ),
-        (None, None) if !a.slas.is_empty() => "no level met the SLA".to_string(),
         (None, None) => "no answer: no finished level".to_string(),
     };
-    if let Some(b) = &a.boundary {
-        under.push(boundary_text(ax, b));
-    }
     (head, under.join("; "))
 }
 
@@ -80,8 +47,18 @@ pub fn answer_box(label: &str, a: &RunAnalysis) -> String {
         esc(&under)
     );
     for line in render_analysis(a).lines() {
-        // warnings and never-named levels have their own section
-        if line.starts_with("warning:") || line.starts_with("never named:") {
+        // warnings and never-named levels have their own section; the answer, its bracket
+        // and the estimated crossing are the headline's
+        if [
+            "warning:",
+            "never named:",
+            "answer:",
+            "bracket:",
+            "estimated crossing:",
+        ]
+        .iter()
+        .any(|p| line.starts_with(p))
+        {
             continue;
         }
         match line.split_once(": ") {

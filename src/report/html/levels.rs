@@ -101,7 +101,7 @@ pub fn levels_table(levels: &[LevelSummary], a: &RunAnalysis) -> String {
             l.ok_count(),
             l.error_count(),
             if l.held { "yes" } else { "no" },
-            si(l.output_tps())
+            crate::values::sig3(l.sustained_tps())
         );
         match row {
             Some(r) => {
@@ -243,7 +243,7 @@ pub fn side_by_side(runs: &[(String, &[LevelSummary], &RunAnalysis)]) -> String 
                     let _ = write!(
                         h,
                         "<td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
-                        si(l.output_tps()),
+                        crate::values::sig3(l.sustained_tps()),
                         esc(&opt(l.e2e_p99_ms())),
                         esc(&opt(l.ttft_p95_ms())),
                         esc(&row_verdict(r, !a.slas.is_empty()))

@@ -118,7 +118,7 @@ fn curves(frame: &mut Frame, area: Rect, v: &CampaignView, t: &Theme) {
         .levels
         .iter()
         .filter(|l| !l.partial)
-        .map(|l| (l.concurrency as f64, l.output_tps()))
+        .map(|l| (l.concurrency as f64, l.sustained_tps()))
         .collect();
     tps.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut p99: Vec<(f64, f64)> = c

@@ -206,7 +206,7 @@ pub fn render_throughput(
     let knee = knee_line(view, view.tps_max);
     let answer = vertical(view.answer_x(), view.tps_max);
     let mut sets = vec![Set::line(
-        "out tok/s",
+        "output tok/s",
         &view.throughput,
         theme.fg(Color::Green),
     )];
@@ -222,7 +222,7 @@ pub fn render_throughput(
             theme.fg(Color::Magenta),
         ));
     }
-    let title = format!(" output tokens/s vs {} ", load_name(view));
+    let title = format!(" output tok/s vs {} ", load_name(view));
     let block = block(title, focused, theme);
     render_chart(frame, area, view, block, view.tps_max, &sets, theme);
 }

@@ -219,13 +219,13 @@ fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), compact)
 }
 
-/// Columns kept when the table is narrow: #, conc, tok/s, ttft95, e2e99, err, verdict (not
-/// steady, ttft50, e2e50).
+/// Columns kept when the table is narrow: #, conc, output tok/s, ttft95, e2e99, err, verdict
+/// (not ttft50, e2e50).
 fn pick<T>(cells: Vec<T>, narrow: bool) -> Vec<T> {
     cells
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| !narrow || ![3, 4, 6].contains(i))
+        .filter(|(i, _)| !narrow || ![3, 5].contains(i))
         .map(|(_, c)| c)
         .collect()
 }
@@ -266,8 +266,8 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                         ""
                     }
                 ),
-                compact(l.output_tps()),
-                compact(l.sustained_tps()),
+                // the level's throughput, as every surface shows it
+                crate::values::sig3(l.sustained_tps()),
                 ms(l.ttft_p(50.0)),
                 ms(l.ttft_p(95.0)),
                 ms(l.e2e_p(50.0)),
@@ -285,8 +285,7 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
         vec![
             Constraint::Length(3),
             Constraint::Length(7),
-            Constraint::Length(6),
-            Constraint::Length(6),
+            Constraint::Length(12),
             Constraint::Length(6),
             Constraint::Length(6),
             Constraint::Length(6),
@@ -300,8 +299,7 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
         vec![
             "#",
             load_header(app, axis),
-            "tok/s",
-            "steady",
+            "output tok/s",
             "ttft50",
             "ttft95",
             "e2e50",

@@ -1,15 +1,16 @@
 //! The results panel: the search answer with its bracket and confidence, the binding SLA, the
 //! knee, and the planning numbers with the peak and price the user can edit in place.
 
-use super::charts::compact;
 use super::Theme;
 use crate::metrics::summary::LOAD_PER_RPS;
 use crate::plan::analysis::Axis;
+use crate::plan::analysis_text::{answer_line, bracket_line, breaking_line, crossing_line};
 use crate::plan::bound::BoundKind;
 use crate::record::sla::fmt_value;
 use crate::tui::app::App;
 use crate::tui::setup::FieldId;
 use crate::values::fmt_rps;
+use crate::values::sig3;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
@@ -39,36 +40,24 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let ax = r.axis;
+    // the answer, its bracket and the estimated crossing, in the words of `rightsize show`
+    // (docs/search.md, "Words")
+    if let Some(answer) = answer_line(r) {
+        let mut spans = vec![Span::styled(
+            answer,
+            theme.bold().patch(theme.fg(Color::Green)),
+        )];
+        for more in [bracket_line(r), crossing_line(r)].into_iter().flatten() {
+            spans.push(Span::raw(format!("  {more}")));
+        }
+        lines.push(Line::from(spans));
+    }
     if let Some(s) = &r.search {
-        let answer = match (s.outcome.max_passing, s.output_tps_at_answer) {
-            (Some(c), Some(t)) => format!("answer {} at {} tok/s", ax.load(c), compact(t)),
-            (Some(c), None) => format!("answer {}", ax.load(c)),
-            _ => match ax {
-                Axis::Concurrency => "no concurrency met the SLA".into(),
-                Axis::Rate => "no rate met the SLA".into(),
-            },
-        };
-        let bracket = |v: Option<u32>| v.map_or("-".into(), |c| ax.load(c));
-        lines.push(Line::from(vec![
-            Span::styled(answer, theme.bold().patch(theme.fg(Color::Green))),
-            Span::raw(format!(
-                "  bracket [{}, {}]{}",
-                bracket(s.bracket[0]),
-                bracket(s.bracket[1]),
-                r.boundary.map_or(String::new(), |b| format!(
-                    "  boundary {} (95 %)",
-                    range_text(ax, b.low, b.high)
-                )),
-            )),
-        ]));
         if let Some(b) = &s.binding_sla {
+            // its value at the bracket's top is in `show` and the report: the panel is short
             let seen = |v: Option<f64>| v.map_or("-".into(), |v| fmt_value(b.threshold.metric, v));
-            // the bracket's top did not pass: it failed, or stayed uncertain, or was not held
-            let top = s.bracket[1].map_or(String::new(), |c| {
-                format!(", {} at {}", seen(b.observed_at_first_failing), ax.load(c))
-            });
             lines.push(Line::raw(format!(
-                "binding: {} ({} at the answer{top})",
+                "binding: {} ({} at the answer)",
                 b.threshold.describe(),
                 seen(b.observed_at_answer),
             )));
@@ -78,9 +67,9 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let ideal =
         match &p.ideal {
             Some(i) => format!(
-                "ideal balance {} ({} tok/s{}, by {}{})",
+                "ideal balance {} ({} output tok/s{}, by {}{})",
                 ax.load(i.concurrency),
-                compact(i.output_tps),
+                sig3(i.output_tps),
                 // the GPUs there, when their exporter was read
                 i.energy.map_or(String::new(), |e| {
                     let watts = e.power_w.map_or(String::new(), |w| format!(", {w:.0} W"));
@@ -98,15 +87,12 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ),
             None => "ideal balance: none qualifies".into(),
         };
-    let breaking = match (r.slas.is_empty(), p.breaking_point) {
-        (true, _) => String::new(),
-        (false, Some(c)) => format!("  breaking point {}", ax.load(c)),
-        (false, None) => "  breaking point: not reached".into(),
-    };
+    let breaking = breaking_line(r).map_or(String::new(), |b| format!("  {b}"));
     lines.push(Line::raw(format!("{ideal}{breaking}")));
     if let Some(rs) = &p.right_size {
-        let money =
-            |v: Option<f64>, unit: &str| v.map_or(String::new(), |v| format!("  {v:.2}{unit}"));
+        let money = |v: Option<f64>, unit: &str| {
+            v.map_or(String::new(), |v| format!("  {}{unit}", sig3(v)))
+        };
         lines.push(Line::from(Span::styled(
             format!(
                 "right-size {} instances{} (+{:.0}%){}{}{}",
