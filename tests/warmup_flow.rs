@@ -74,6 +74,21 @@ fn the_level_takes_over_from_its_warmup_one_place_at_a_time() {
         "the level began at {} ns, after the warmup's last request ended at {last_end} ns",
         starts[0]
     );
+    // a warmup request still in flight when the level's first request ended is cut then, and
+    // its record says so (here the warmup's answers of 32 +- 8 tokens may or may not outlast
+    // the level's first request: either way none is cut before it ended)
+    let first_measured_end = measured.iter().map(|r| ns(r, "end_ns")).min().unwrap();
+    for r in warmup.iter().filter(|r| r.get("error").is_some()) {
+        assert_eq!(r["error"]["kind"], "cancelled", "{r}");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("warmup request cut"),
+            "{r}"
+        );
+        assert!(ns(r, "end_ns") >= first_measured_end, "{r}");
+    }
     // the warmup's workers leave when it runs out: no cooldown requests to keep its load
     assert!(!recs
         .iter()

@@ -529,6 +529,29 @@ mod tests {
     }
 
     #[test]
+    fn an_unset_warmup_is_one_round_and_a_plans_count_is_kept() {
+        use crate::workload::warmup::Warmup;
+        let text = format!("{SHIPPED}\n[sweeps.cold]\nconcurrency = [8]\nwarmup = 0\n");
+        let cfg = ConfigFile::parse(&text, "test").unwrap();
+        let warmup = |plan: &str, flag: Option<u32>| {
+            let s = SweepOverrides {
+                plan: Some(plan.into()),
+                run: RunOverrides {
+                    warmup: flag,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let spec = resolve_sweep(&cfg, vec![], &Default::default(), &Default::default(), &s);
+            spec.unwrap().run.warmup
+        };
+        assert_eq!(warmup("reference", None), Warmup::Round);
+        assert_eq!(warmup("cold", None), Warmup::Requests(0));
+        assert_eq!(warmup("cold", Some(100)), Warmup::Requests(100));
+        assert_eq!(warmup("reference", Some(0)), Warmup::Requests(0));
+    }
+
+    #[test]
     fn flags_win_over_files() {
         let w = WorkloadOverrides {
             profile: Some("chat".into()),
