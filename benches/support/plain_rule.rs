@@ -18,14 +18,19 @@ use std::path::Path;
 /// it passes.
 pub const RATIOS: [f64; 9] = [0.8, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.25];
 
+/// The factors of the share past the limit tried (`PastLimit::plain_by`); the tool uses
+/// `PLAIN_FACTOR`.
+pub const FACTORS: [f64; 5] = [1.0, 2.0, 3.0, 5.0, 10.0];
+
 /// What one statistic's calls added up to over the short levels.
 #[derive(Default)]
 pub struct Tally {
-    /// (levels judged, wrong `fail`s, wrong `pass`es) per ratio, by the rule alone.
-    pub rule: Vec<(u32, u32, u32)>,
-    /// The same for the verdict: the interval first, the rule where it is open.
+    /// Per factor, per ratio: (levels judged, wrong `fail`s, wrong `pass`es) by the rule alone.
+    pub rule: Vec<Vec<(u32, u32, u32)>>,
+    /// Per ratio, the same for the verdict: the interval first, the tool's rule where it is
+    /// open.
     pub verdict: Vec<(u32, u32, u32)>,
-    /// Levels the rule decided where the interval was open, per ratio.
+    /// Per ratio, levels the tool's rule decided where the interval was open.
     pub decided_open: Vec<u32>,
 }
 
@@ -68,7 +73,7 @@ fn find(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
 impl Tally {
     pub fn new() -> Self {
         Tally {
-            rule: vec![(0, 0, 0); RATIOS.len()],
+            rule: vec![vec![(0, 0, 0); RATIOS.len()]; FACTORS.len()],
             verdict: vec![(0, 0, 0); RATIOS.len()],
             decided_open: vec![0; RATIOS.len()],
         }
@@ -84,65 +89,77 @@ impl Tally {
         ci: (Option<f64>, Option<f64>),
         truth: f64,
     ) {
+        // a call: Some(true) above the limit (fail), Some(false) within (pass)
+        fn count(tally: &mut (u32, u32, u32), call: Option<bool>, passes: bool) {
+            tally.0 += 1;
+            match call {
+                Some(true) if passes => tally.1 += 1,
+                Some(false) if !passes => tally.2 += 1,
+                _ => {}
+            }
+        }
         for (i, ratio) in RATIOS.iter().enumerate() {
             let limit = truth * ratio;
             let passes = truth <= limit;
-            let plain = past_limit(values, limit, round).and_then(|p| p.plain(q));
+            let past = past_limit(values, limit, round);
+            for (f, factor) in FACTORS.iter().enumerate() {
+                let call = past.as_ref().and_then(|p| p.plain_by(q, *factor));
+                count(&mut self.rule[f][i], call.map(|Plain::Above| true), passes);
+            }
+            let plain = past
+                .as_ref()
+                .and_then(|p| p.plain(q))
+                .map(|Plain::Above| true);
+            // the interval's pass counts as a call within, its fail as one above
             let by_interval = if ci.1.is_some_and(|hi| hi <= limit) {
-                Some(Plain::Below)
+                Some(false)
             } else if ci.0.is_some_and(|lo| lo > limit) {
-                Some(Plain::Above)
+                Some(true)
             } else {
                 None
             };
             if by_interval.is_none() && plain.is_some() {
                 self.decided_open[i] += 1;
             }
-            let verdict = by_interval.or(plain);
-            for (tally, call) in [(&mut self.rule[i], plain), (&mut self.verdict[i], verdict)] {
-                tally.0 += 1;
-                match call {
-                    Some(Plain::Above) if passes => tally.1 += 1,
-                    Some(Plain::Below) if !passes => tally.2 += 1,
-                    _ => {}
-                }
-            }
+            count(&mut self.verdict[i], by_interval.or(plain), passes);
         }
     }
 
-    /// The table: per ratio, the wrong calls of the rule and of the verdict.
+    /// The tables: per factor and ratio the rule's wrong calls, then the tool's verdict.
     pub fn print(&self, name: &str) {
+        let levels = self.verdict[0].0;
         println!(
-            "\nplain rule, {name}: wrong calls of {} levels per limit",
-            self.rule[0].0
+            "\nplain rule, {name}: wrong calls of {levels} levels, by the limit / the long value"
         );
-        println!(
-            "{:>14} {:>16} {:>16} {:>22}",
-            "limit / long", "rule: wrong", "verdict: wrong", "decided where open"
-        );
-        for (i, ratio) in RATIOS.iter().enumerate() {
-            let word = if *ratio < 1.0 { "pass" } else { "fail" };
-            let (n, f, p) = self.rule[i];
-            let (_, vf, vp) = self.verdict[i];
-            println!(
-                "{ratio:>14.2} {:>11} {word} {:>11} {word} {:>22}",
-                f + p,
-                vf + vp,
-                self.decided_open[i]
-            );
-            let _ = n;
+        print!("{:>22}", "factor \\ limit / long");
+        for r in RATIOS {
+            print!(" {r:>6.2}");
         }
-        let worst = |pick: fn(&(u32, u32, u32)) -> u32, rows: &[(u32, u32, u32)]| {
+        println!("   worst fail / pass");
+        let worst = |rows: &[(u32, u32, u32)], pick: fn(&(u32, u32, u32)) -> u32| {
             rows.iter()
                 .map(|r| pick(r) as f64 / r.0.max(1) as f64)
                 .fold(0.0, f64::max)
         };
-        println!(
-            "worst over the limits: rule {:.1} % wrong fails, {:.1} % wrong passes; verdict {:.1} % / {:.1} %",
-            100.0 * worst(|r| r.1, &self.rule),
-            100.0 * worst(|r| r.2, &self.rule),
-            100.0 * worst(|r| r.1, &self.verdict),
-            100.0 * worst(|r| r.2, &self.verdict),
-        );
+        let row = |label: String, rows: &[(u32, u32, u32)]| {
+            print!("{label:>22}");
+            for r in rows {
+                print!(" {:>6}", r.1 + r.2);
+            }
+            println!(
+                "   {:.1} % / {:.1} %",
+                100.0 * worst(rows, |r| r.1),
+                100.0 * worst(rows, |r| r.2)
+            );
+        };
+        for (f, factor) in FACTORS.iter().enumerate() {
+            row(format!("rule, factor {factor}"), &self.rule[f]);
+        }
+        row("verdict (the tool's)".into(), &self.verdict);
+        print!("{:>22}", "decided where open");
+        for d in &self.decided_open {
+            print!(" {d:>6}");
+        }
+        println!("\n(below 1 a wrong call is a pass, from 1 on a fail)");
     }
 }

@@ -128,8 +128,10 @@ pub async fn run(
         }
     }
     // pre-flight and calibration wait on the network: a stop must not wait for them
+    // boxed: the pre-flight's future is large, and a caller that polls the run on a small
+    // stack (a test thread, 2 MiB, in a debug build) overflowed it
     let (endpoint, server, workload) = tokio::select! {
-        r = setup(&req.endpoint, &req.workload, req.timeout, &events) => r?,
+        r = Box::pin(setup(&req.endpoint, &req.workload, req.timeout, &events)) => r?,
         _ = cancel.cancelled() => return Err(RunError::Cancelled),
     };
     if let Some(fleet) = &fleet {

@@ -164,7 +164,8 @@ fn too_few_requests_on_a_rate_level_name_its_rate() {
     let a = analyse(&e2e("20s"), &[l]);
     assert_eq!(a.axis, Axis::Rate);
     assert!(
-        a.planning.warnings[0].ends_with("stay uncertain: 2.5 req/s (64, 304 more) (raise --requests)"),
+        a.planning.warnings[0]
+            .ends_with("stay uncertain: 2.5 req/s (64, 304 more) (raise --requests)"),
         "{:?}",
         a.planning.warnings
     );

@@ -51,8 +51,8 @@ pub fn observe(t: &SlaThreshold, s: &LevelSummary) -> (Option<f64>, Option<Inter
 }
 
 /// The verdict the plain rule gives `t` on `s` where the level's interval leaves it open
-/// (`docs/search.md`, "Plain verdicts"): every block of the level's requests, read on its
-/// own, puts the percentile on the same side of the limit. Only for a percentile, and only
+/// (`docs/search.md`, "Plain verdicts"): a fail, where every block of the level's requests,
+/// read on its own, puts the percentile far past the limit. Only for a percentile, and only
 /// where the level counted its values against this very limit (its run's SLA on the
 /// metric); `None` otherwise.
 pub fn plain(t: &SlaThreshold, s: &LevelSummary) -> Option<Verdict> {
@@ -71,7 +71,6 @@ pub fn plain(t: &SlaThreshold, s: &LevelSummary) -> Option<Verdict> {
     }
     Some(match past.plain(f64::from(q) / 100.0)? {
         Plain::Above => Verdict::Fail,
-        Plain::Below => Verdict::Pass,
     })
 }
 
@@ -219,12 +218,13 @@ mod tests {
     }
 
     /// 1,024 requests at concurrency 512 against 256 batch slots, in start order: the first
-    /// 256 found a slot and took `fast`, the other 768 queued and took `slow(k)`, k = 0..768.
+    /// 255 found a slot and took `fast`, the other 769 queued and took `slow(k)`, k = 0..=1
+    /// (the search's level 512 had 86, 340 and 342 of its three blocks past the limit).
     fn queued(fast: (f64, f64), slow: impl Fn(f64) -> (f64, f64)) -> Vec<(f64, f64)> {
         (0..1024)
             .map(|i| match i {
-                0..256 => fast,
-                _ => slow((i - 256) as f64 / 767.0),
+                0..255 => fast,
+                _ => slow((i - 255) as f64 / 768.0),
             })
             .collect()
     }
