@@ -52,7 +52,10 @@ fn default_workload() -> bool {
     std::env::var("RIGHTSIZE_COVERAGE_WORKLOAD").is_ok_and(|v| v == "default")
 }
 const SHORT: u64 = 1024;
-const LONG_FACTOR: u64 = 40;
+/// How many short levels' worth the long level runs (`RIGHTSIZE_COVERAGE_LONG`, 40).
+fn long_factor() -> u64 {
+    env_or("RIGHTSIZE_COVERAGE_LONG", 40)
+}
 
 /// The statistics measured: (name, level-file key, ci95 key).
 const STATS: [(&str, &str, &str); 3] = [
@@ -91,7 +94,7 @@ fn main() {
         "coverage: concurrency {}, {runs} levels of {SHORT} requests and one of {}, \
          against {} (4x real time)",
         concurrency(),
-        SHORT * LONG_FACTOR,
+        SHORT * long_factor(),
         sim.base_url
     );
     // each short level's file, and its requests in start order for the plain rule
@@ -106,7 +109,7 @@ fn main() {
             (level, requests)
         })
         .unzip();
-    let long = run_level(&sim.base_url, &root.join("long"), SHORT * LONG_FACTOR, 0);
+    let long = run_level(&sim.base_url, &root.join("long"), SHORT * long_factor(), 0);
     let _ = std::fs::remove_dir_all(&root);
     // the levels' length in model time (the simulator runs 4x real time)
     let mut lengths: Vec<f64> = short.iter().map(|l| 4.0 * duration_s(l)).collect();
