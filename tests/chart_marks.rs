@@ -8,7 +8,7 @@ mod export_support;
 mod report_support;
 
 use common::{bin, stderr, stdout, tmpdir, SimProcess};
-use export_support::{id, rs, runs_in};
+use export_support::{id, polylines, rs, runs_in};
 use report_support::{decode_png, runs, single_and_compare, summary, text_of};
 use std::path::{Path, PathBuf};
 
@@ -42,23 +42,6 @@ fn labels(doc: &roxmltree::Document) -> Vec<Label> {
             size: n.attribute("font-size").unwrap().parse().unwrap(),
             anchor: n.attribute("text-anchor").unwrap_or("start").to_string(),
             text: text_of(&n),
-        })
-        .collect()
-}
-
-/// The points of every polyline in `stroke`.
-fn polylines(doc: &roxmltree::Document, stroke: &str) -> Vec<Vec<(f64, f64)>> {
-    doc.descendants()
-        .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some(stroke))
-        .map(|n| {
-            n.attribute("points")
-                .unwrap()
-                .split_whitespace()
-                .map(|p| {
-                    let (x, y) = p.split_once(',').unwrap();
-                    (x.parse().unwrap(), y.parse().unwrap())
-                })
-                .collect()
         })
         .collect()
 }

@@ -11,7 +11,7 @@ mod common;
 mod export_support;
 
 use common::{bin, stderr, stdout, tmpdir, SimProcess};
-use export_support::{id, rs, runs_in};
+use export_support::{id, polylines, rs, runs_in};
 use rightsize::tui::app::{App, Screen};
 use rightsize::tui::setup::SetupChoices;
 use serde_json::Value;
@@ -528,20 +528,9 @@ fn check_svg(root: &Path, run: &Path, st: &Story) {
     let mut loads: Vec<u32> = st.levels.iter().map(|l| l.concurrency).collect();
     loads.sort_unstable();
     loads.dedup();
-    let curves: Vec<Vec<(f64, f64)>> = all(&doc, "polyline")
-        .iter()
-        .filter(|n| n.attribute("stroke") == Some("#1F77B4"))
-        .map(|n| {
-            n.attribute("points")
-                .unwrap()
-                .split_whitespace()
-                .map(|p| {
-                    let (x, y) = p.split_once(',').unwrap();
-                    (x.parse().unwrap(), y.parse().unwrap())
-                })
-                .collect()
-        })
-        .filter(|pts: &Vec<(f64, f64)>| pts.len() == loads.len())
+    let curves: Vec<Vec<(f64, f64)>> = polylines(&doc, "#1F77B4")
+        .into_iter()
+        .filter(|pts| pts.len() == loads.len())
         .collect();
     let curve = curves
         .iter()

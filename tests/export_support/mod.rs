@@ -123,3 +123,20 @@ pub fn import_refused(root: &Path, args: &[&str]) -> String {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     stderr(&o)
 }
+
+/// The points of every polyline in `stroke` in an SVG chart.
+pub fn polylines(doc: &roxmltree::Document, stroke: &str) -> Vec<Vec<(f64, f64)>> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some(stroke))
+        .map(|n| {
+            n.attribute("points")
+                .unwrap()
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
