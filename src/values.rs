@@ -164,6 +164,21 @@ pub fn fmt_rps(rps: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// `v` scaled to its SI prefix from a thousand up, and the prefix: `(73.0, "k")` for 73,000,
+/// `(850.0, "")` for 850.
+pub fn si_prefix(v: f64) -> (f64, &'static str) {
+    let a = v.abs();
+    if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    }
+}
+
 /// A figure people read (tokens/s, cost, an instance's capacity) to three significant
 /// digits, SI style from a thousand up: `0.0150`, `2.22`, `22.2`, `222`, `1.23k`, `73.0k`,
 /// `123k`, `1.50M`. Every surface shows these figures through this one function, so a
@@ -180,16 +195,7 @@ pub fn sig3(v: f64) -> String {
     let mag = v.abs().log10().floor() as i32;
     let step = 10f64.powi(mag - 2);
     let r = (v / step).round() * step;
-    let a = r.abs();
-    let (scaled, unit) = if a >= 1e9 {
-        (r / 1e9, "G")
-    } else if a >= 1e6 {
-        (r / 1e6, "M")
-    } else if a >= 1e3 {
-        (r / 1e3, "k")
-    } else {
-        (r, "")
-    };
+    let (scaled, unit) = si_prefix(r);
     let m = scaled.abs().log10().floor() as i32;
     let digits = (2 - m).max(0) as usize;
     format!("{scaled:.digits$}{unit}")

@@ -78,20 +78,14 @@ fn trimmed(v: f64, digits: usize) -> String {
 
 /// A count for a tick label, SI style: `850`, `1.5k`, `180k`, `1.2M`.
 pub fn si(v: f64) -> String {
-    let a = v.abs();
-    let (scaled, unit) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e3 {
-        (v / 1e3, "k")
-    } else {
-        return if a >= 10.0 || v == 0.0 {
+    let (scaled, unit) = crate::values::si_prefix(v);
+    if unit.is_empty() {
+        return if v.abs() >= 10.0 || v == 0.0 {
             format!("{v:.0}")
         } else {
             trimmed(v, 1)
         };
-    };
+    }
     let digits = if scaled.abs() >= 10.0 { 0 } else { 1 };
     format!("{}{unit}", trimmed(scaled, digits))
 }
