@@ -238,7 +238,7 @@ fn planning_view(l: &LevelSummary) -> impl PartialEq + std::fmt::Debug {
     (
         l.concurrency,
         l.output_tps(),
-        l.output_tps_steady_or_overall(),
+        l.sustained_tps(),
         l.requests_per_sec(),
         l.request_latency.clone(),
         l.time_to_first_token.clone(),

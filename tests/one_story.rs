@@ -1,5 +1,5 @@
-//! One story, told the same everywhere (issue 44, "One figure, one name"): a search and a
-//! sweep against a `rightsize sim` process, each read back through `show`, the CSV export,
+//! One story, told the same everywhere (docs/search.md, "Words"; docs/formats.md, "The
+//! level's throughput"): a search and a sweep against a `rightsize sim` process, each read back through `show`, the CSV export,
 //! the JSON export, the HTML report, the SVG chart and the dashboard's results screen (a past
 //! run opened from its runs list, drawn on a test terminal). From every surface the test pulls
 //! each level's throughput (`output tok/s`), p99 end-to-end latency, TTFT p95 and verdict, and
@@ -11,7 +11,7 @@ mod common;
 mod export_support;
 
 use common::{bin, stderr, stdout, tmpdir, SimProcess};
-use export_support::{id, polylines, rs, runs_in};
+use export_support::{id, polylines, report_xhtml, rs, runs_in};
 use rightsize::tui::app::{App, Screen};
 use rightsize::tui::setup::SetupChoices;
 use serde_json::Value;
@@ -407,14 +407,7 @@ fn text_in(n: &roxmltree::Node) -> String {
 /// The HTML report: the answer box and the levels table.
 fn check_html(root: &Path, run: &Path, st: &Story) {
     let html = export_to(root, run, "--html", "html");
-    let doc = roxmltree::Document::parse_with_options(
-        &html,
-        roxmltree::ParsingOptions {
-            allow_dtd: true,
-            ..Default::default()
-        },
-    )
-    .expect("the report is well-formed XHTML");
+    let doc = report_xhtml(&html);
     let class = |n: &roxmltree::Node, c: &str| n.attribute("class") == Some(c);
     let headline = all(&doc, "p")
         .into_iter()

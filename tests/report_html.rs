@@ -9,7 +9,7 @@ mod export_support;
 mod report_support;
 
 use common::{stderr, stdout, tmpdir};
-use export_support::{id, rs};
+use export_support::{id, report_xhtml, rs};
 use report_support::{
     chromium, decode_png, runs, screenshot, single_and_compare, summary, text_of, with_attr,
 };
@@ -35,14 +35,7 @@ fn check_page(path: &Path, runs_in_it: &[&Path]) -> String {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.len() < 2 << 20, "{} bytes", text.len());
     assert!(text.starts_with("<!DOCTYPE html>"));
-    let doc = roxmltree::Document::parse_with_options(
-        &text,
-        roxmltree::ParsingOptions {
-            allow_dtd: true,
-            ..Default::default()
-        },
-    )
-    .expect("the report is well-formed XHTML");
+    let doc = report_xhtml(&text);
     // nothing fetched: no element names a resource anywhere
     for n in doc.descendants() {
         for a in ["src", "href"] {

@@ -464,13 +464,6 @@ impl LevelSummary {
         }
     }
 
-    /// Steady-state output tokens/sec, falling back to the whole-level figure.
-    pub fn output_tps_steady_or_overall(&self) -> f64 {
-        self.output_token_throughput_steady
-            .as_ref()
-            .map_or(self.output_tps(), |s| s.avg)
-    }
-
     /// Successful requests/sec.
     pub fn requests_per_sec(&self) -> f64 {
         self.request_throughput.avg

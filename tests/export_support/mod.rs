@@ -140,3 +140,15 @@ pub fn polylines(doc: &roxmltree::Document, stroke: &str) -> Vec<Vec<(f64, f64)>
         })
         .collect()
 }
+
+/// The HTML report parsed as the XHTML it is written as (its doctype allowed).
+pub fn report_xhtml(html: &str) -> roxmltree::Document<'_> {
+    roxmltree::Document::parse_with_options(
+        html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .expect("the report is well-formed XHTML")
+}
