@@ -74,9 +74,10 @@ fn the_level_takes_over_from_its_warmup_one_place_at_a_time() {
         "the level began at {} ns, after the warmup's last request ended at {last_end} ns",
         starts[0]
     );
-    // a warmup request still in flight when the level's first request ended is cut then, and
-    // its record says so (here the warmup's answers of 32 +- 8 tokens may or may not outlast
-    // the level's first request: either way none is cut before it ended)
+    // a warmup request that has had no answer when the level's first request ended is cut
+    // then, and its record says so; one already answering runs to its end (here the warmup's
+    // answers may or may not outlast the level's first request: either way none is cut
+    // before it ended)
     let first_measured_end = measured.iter().map(|r| ns(r, "end_ns")).min().unwrap();
     for r in warmup.iter().filter(|r| r.get("error").is_some()) {
         assert_eq!(r["error"]["kind"], "cancelled", "{r}");
@@ -184,4 +185,78 @@ fn a_default_sweep_starts_warm_and_warmup_0_records_a_cold_start() {
             common::stdout(&show)
         );
     }
+}
+
+/// The warmup's round asks for shorter answers in turn (`engine::warmup_lengths`): the k-th
+/// of four asks for (4 - k) / 4 of the 32 tokens, so its ends, and the level's starts, spread
+/// over one request's time rather than coming in one wave. Read from what the simulator
+/// answered (it answers exactly `max_tokens`); a warmup request cut when the level's first
+/// request ended has no count and is left out (the first to end never is: the level's first
+/// request starts only after it).
+#[test]
+fn the_warmup_round_asks_for_shorter_answers_in_turn() {
+    let out = tmpdir("warm-spread");
+    let o = common::on_sim("sweep", 64, 32)
+        .args(["-c", "4", "-n", "8", "--no-tui", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = common::only_run_dir(&out);
+    let mut answered: Vec<(u64, u64)> = std::fs::read_to_string(run.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r.get("warmup") == Some(&Value::Bool(true)) && r.get("error").is_none())
+        .map(|r| {
+            let tokens = r["output_tokens"].as_u64().unwrap_or_else(|| panic!("{r}"));
+            (r["index"].as_u64().unwrap(), tokens)
+        })
+        .collect();
+    answered.sort_unstable();
+    assert!(answered.len() >= 2, "{answered:?}");
+    for (index, tokens) in &answered {
+        assert_eq!(*tokens, [32, 24, 16, 8][*index as usize], "{answered:?}");
+    }
+}
+
+/// A warmup request already answering when the level's first request ends runs to its end:
+/// only one still waiting for its answer is cut. With seed 5 the warmup's answers are 52, 26,
+/// 19 and 4 tokens and the level's first request (started when the 4-token one ended) ends
+/// before the 52-token one, which cutting every request in flight would have cut.
+#[test]
+fn a_warmup_request_already_answering_is_not_cut() {
+    let out = tmpdir("warm-answering");
+    let o = common::on_sim_at("sweep", 64, 32, 10.0)
+        .args(["--output-stddev", "12", "--seed", "5", "--no-calibrate"])
+        .args(["-c", "4", "-n", "8", "--no-tui", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = common::only_run_dir(&out);
+    let recs: Vec<Value> = std::fs::read_to_string(run.join("requests.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let is_warmup = |r: &&Value| r.get("warmup") == Some(&Value::Bool(true));
+    let mut warmup: Vec<&Value> = recs.iter().filter(is_warmup).collect();
+    warmup.sort_by_key(|r| r["index"].as_u64());
+    let first_measured_end = recs
+        .iter()
+        .filter(|r| !is_warmup(r) && r.get("cooldown").is_none())
+        .map(|r| r["end_ns"].as_u64().unwrap())
+        .min()
+        .unwrap();
+    assert_eq!(warmup.len(), 4);
+    for r in &warmup {
+        assert!(r.get("error").is_none(), "cut while answering: {r}");
+    }
+    let longest = warmup[0];
+    assert_eq!(longest["output_tokens"], 52, "{longest}");
+    assert!(
+        longest["end_ns"].as_u64().unwrap() > first_measured_end,
+        "the level's first request ended at {first_measured_end} ns, before {longest}"
+    );
 }

@@ -382,8 +382,9 @@ pub struct RunArgs {
     pub requests: Option<u32>,
     /// Warmup requests per closed-loop level, sent first at the same concurrency and not
     /// counted; the level takes over from them one stream at a time, so its first requests
-    /// meet a loaded server. 0: a cold start, every stream sent at once [default: one round,
-    /// the level's concurrency]
+    /// meet a loaded server. The first round asks for shorter answers in turn, so the level's
+    /// streams start spread over one request's time. 0: a cold start, every stream sent at
+    /// once [default: one round, the level's concurrency]
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
     /// Per-request timeout, e.g. 90s or 10m (a timed-out request counts as an error)

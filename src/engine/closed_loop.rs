@@ -173,21 +173,26 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // restart and need none.
     let handover_flows = plan.warmup > 0;
     // When the level's first request ends, the server has run at the level's load for a whole
-    // request: a warmup request still in flight then is cut (its record says so) and its
-    // place goes to the level. Without the cut the level fills its last slots only when the
-    // slowest warmup request ends; where most streams wait in the server's queue (or in the
-    // listen backlog, for a connection), that is rounds late, and a level of a few rounds
-    // never has every slot busy (`tests/hold_10k.rs`).
+    // request: a warmup request that has had no answer yet then is cut (its record says so)
+    // and its place goes to the level. Without the cut the level fills its last slots only
+    // when the slowest warmup request ends; where most streams wait in the server's queue (or
+    // in the listen backlog, for a connection), that is rounds late, and a level of a few
+    // rounds never has every slot busy (`tests/hold_10k.rs`). A warmup request already
+    // answering runs on: its answer is at most one request's length (`warmup_lengths`), and
+    // cutting the ones still decoding put their places into the level at once, as a wave.
     let warmup_cut = cancel.child_token();
     let handover = if handover_flows && !cancel.is_cancelled() {
+        let mut first = prompts(
+            workload,
+            plan.order,
+            WARMUP_INDEX_BASE + plan.prompt_base,
+            u64::from(plan.warmup),
+        );
+        super::warmup_lengths::spread(&mut first, plan.concurrency);
         let warmup = Work::warmup(
-            prompts(
-                workload,
-                plan.order,
-                WARMUP_INDEX_BASE + plan.prompt_base,
-                u64::from(plan.warmup),
-            ),
+            first,
             SessionSource::of(workload, plan.order, WARMUP_SESSION_BASE + plan.prompt_base),
+            warmup_cut.clone(),
         );
         let places = Arc::new(tokio::sync::Semaphore::new(0));
         workers::spawn(
@@ -195,7 +200,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
             plan.concurrency,
             &warmup,
             level_start,
-            &warmup_cut,
+            cancel,
             tx.clone(),
             Handover::Gives(places.clone()),
         );

@@ -16,6 +16,7 @@ pub mod open_loop;
 pub mod run;
 pub mod sink;
 mod start_note;
+mod warmup_lengths;
 pub mod workers;
 
 pub use crate::workload::warmup::Warmup;

@@ -430,6 +430,7 @@ fn dispatch(d: Dispatch, feed: PromptFeed, rt: tokio::runtime::Handle) {
                 in_flight: &d.in_flight,
                 live: &d.live,
                 cancel: &d.stop,
+                cut_unanswered: None,
                 drop_on: &CancellationToken::new(),
                 released_ns: Some(released),
             };

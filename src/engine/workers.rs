@@ -128,6 +128,10 @@ pub struct Work {
     /// A level's warmup: its records are marked warmup, and a worker past the limit leaves
     /// (its place goes to one of the level's workers) instead of sending cooldown requests.
     warmup: bool,
+    /// A warmup's cut (the level's first request has ended): a warmup request that has had
+    /// no answer yet is cut (its place goes to the level), one already answering runs to its
+    /// end, and the workers take no more warmup requests.
+    cut: Option<CancellationToken>,
 }
 
 impl Work {
@@ -168,16 +172,29 @@ impl Work {
             maker: maker.filter(|_| sessions.is_none()),
             sessions,
             warmup: false,
+            cut: None,
         }
     }
 
     /// Warmup work for `first`'s prompts (a fixed count: done from the start): records marked
-    /// warmup, and each worker leaves once no warmup index is left for it.
-    pub fn warmup(first: Vec<Prompt>, sessions: Option<SessionSource>) -> Arc<Work> {
+    /// warmup, and each worker leaves once no warmup index is left for it or `cut` fires.
+    pub fn warmup(
+        first: Vec<Prompt>,
+        sessions: Option<SessionSource>,
+        cut: CancellationToken,
+    ) -> Arc<Work> {
         let mut w = Work::build(first, sessions, None);
         w.warmup = true;
+        w.cut = Some(cut);
         w.done.cancel();
         Arc::new(w)
+    }
+
+    /// Whether the warmup has been cut (never, for a level's own work).
+    fn is_cut(&self) -> bool {
+        self.cut
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Requests the level runs for sure.
@@ -337,7 +354,7 @@ pub fn spawn(
             let mut session: Option<Session> = None;
             let mut think_ns: Option<u64> = None;
             loop {
-                if cancel.is_cancelled() {
+                if cancel.is_cancelled() || work.is_cut() {
                     return;
                 }
                 let index = work.cursor.fetch_add(1, Ordering::Relaxed);
@@ -351,6 +368,7 @@ pub fn spawn(
                     in_flight: &work.in_flight,
                     live: &work.live_chunks,
                     cancel: &cancel,
+                    cut_unanswered: work.cut.as_ref(),
                     drop_on: &work.settled,
                     released_ns: None,
                 };
@@ -431,6 +449,9 @@ pub struct Sent<'a> {
     pub live: &'a Arc<AtomicU64>,
     /// The run is stopped: the request ends as `cancelled`.
     pub cancel: &'a CancellationToken,
+    /// A warmup's cut: the request ends as `cancelled` if it has had no chunk of its answer
+    /// when this fires, and otherwise runs to its end.
+    pub cut_unanswered: Option<&'a CancellationToken>,
     /// The request is no longer wanted: dropped in flight, no record.
     pub drop_on: &'a CancellationToken,
     /// When the request was released to be sent, if earlier than this call (an open loop's
@@ -503,7 +524,23 @@ impl Sent<'_> {
     ) -> Option<(RequestRecord, String)> {
         let slot_free = self.released_ns.unwrap_or_else(now_ns);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
-        let live = self.live.clone();
+        // a request that may be cut counts its own chunks, to tell whether it is answering
+        let own = Arc::new(AtomicU64::new(0));
+        let live = match self.cut_unanswered {
+            Some(_) => own.clone(),
+            None => self.live.clone(),
+        };
+        let cut = async {
+            match self.cut_unanswered {
+                Some(cut) => {
+                    cut.cancelled().await;
+                    if own.load(Ordering::Relaxed) > 0 {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
         let send = async {
             match written {
                 Some(w) => self.endpoint.send_written(w, live).await,
@@ -518,6 +555,7 @@ impl Sent<'_> {
             biased;
             _ = self.cancel.cancelled() => Some(cancelled_outcome(slot_free)),
             _ = self.drop_on.cancelled() => None,
+            _ = cut => Some(cancelled_outcome(slot_free)),
             o = send => Some(o),
         };
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
