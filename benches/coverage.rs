@@ -16,8 +16,9 @@
 //! `RIGHTSIZE_COVERAGE_SIM=plain` runs the simulator without noise (as the demo and the
 //! dashboard run it), `RIGHTSIZE_COVERAGE_CONCURRENCY=C` sets the level's concurrency (128)
 //! and `RIGHTSIZE_COVERAGE_WORKLOAD=default` sends the tool's default workload (1,024 in,
-//! 256 out) instead of 64 in and 32 out. After the coverage table it prints the plain rule's
-//! wrong calls at limits around the long level's value (`support/plain_rule.rs`).
+//! 256 out) instead of 64 in and 32 out (`default-varied`: answers of 256 +- 64 tokens).
+//! After the coverage table it prints the plain rule's wrong calls at limits around the long
+//! level's value (`support/plain_rule.rs`).
 //! `RIGHTSIZE_COVERAGE_NOISE_PERIOD=MS` sets how long the simulator's slow factor lasts
 //! (model ms, default 2000). A short level lasts about 8 s of model time (2 s of real time at
 //! 4x) in eight rounds, so at 2000 it sees about four of the server's speeds, each about as
@@ -47,9 +48,15 @@ fn plain_sim() -> bool {
 }
 
 /// `RIGHTSIZE_COVERAGE_WORKLOAD=default`: the tool's default workload (1,024 in, 256 out);
-/// otherwise 64 in and 32 +- 8 out, which keeps a level near 8 s of model time.
+/// `default-varied`: the same with answers of 256 +- 64 tokens; otherwise 64 in and 32 +- 8
+/// out, which keeps a level near 8 s of model time.
 fn default_workload() -> bool {
-    std::env::var("RIGHTSIZE_COVERAGE_WORKLOAD").is_ok_and(|v| v == "default")
+    std::env::var("RIGHTSIZE_COVERAGE_WORKLOAD").is_ok_and(|v| v.starts_with("default"))
+}
+
+/// `RIGHTSIZE_COVERAGE_WORKLOAD=default-varied`: see [`default_workload`].
+fn varied_answers() -> bool {
+    std::env::var("RIGHTSIZE_COVERAGE_WORKLOAD").is_ok_and(|v| v == "default-varied")
 }
 const SHORT: u64 = 1024;
 /// How many short levels' worth the long level runs (`RIGHTSIZE_COVERAGE_LONG`, 40).
@@ -75,7 +82,9 @@ fn main() {
         } else {
             format!("noise 0.3, period {period} model ms")
         },
-        if default_workload() {
+        if varied_answers() {
+            "the default with varied answers (1024 in, 256 +- 64 out)"
+        } else if default_workload() {
             "the default (1024 in, 256 out)"
         } else {
             "a small (64 in, 32 out)"
@@ -241,7 +250,9 @@ fn duration_s(level: &Value) -> f64 {
 fn run_level(base_url: &str, out: &Path, n: u64, seed: u64) -> Value {
     let status = Command::new(env!("CARGO_BIN_EXE_rightsize"))
         .args(["sweep", "-e", base_url])
-        .args(if default_workload() {
+        .args(if varied_answers() {
+            &["--output-stddev", "64"][..]
+        } else if default_workload() {
             &[][..]
         } else {
             &[
