@@ -31,13 +31,11 @@ fn tls_sim(name: &str) -> (SimProcess, std::path::PathBuf) {
 /// the level's first measured request ends is cut by design (`cancelled`, see docs/search.md).
 fn check_requests(out: &std::path::Path, want: usize) {
     let dir = only_run_dir(out);
-    let text = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap();
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let lines: Vec<serde_json::Value> = common::request_log(&dir)
+        .into_iter()
         .filter(|r| r.get("warmup").is_none() && r.get("cooldown").is_none())
         .collect();
-    assert!(lines.len() >= want, "{text}");
+    assert!(lines.len() >= want, "{lines:?}");
     for r in &lines {
         assert!(r.get("error").is_none(), "{r}");
         let sent = r["server_first_sent_ns"]

@@ -8,6 +8,11 @@ mod common;
 use common::{bin, stderr, tmpdir, SimProcess};
 use serde_json::Value;
 
+/// Whether a request record carries `k` (`warmup`, `cooldown`) set.
+fn flag(r: &Value, k: &str) -> bool {
+    r.get(k).and_then(Value::as_bool) == Some(true)
+}
+
 #[test]
 fn the_level_takes_over_from_its_warmup_one_place_at_a_time() {
     let sim = SimProcess::start(&["--time-scale", "20"]);
@@ -28,12 +33,7 @@ fn the_level_takes_over_from_its_warmup_one_place_at_a_time() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let run = common::only_run_dir(&out);
-    let recs: Vec<Value> = std::fs::read_to_string(run.join("requests.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let flag = |r: &Value, k: &str| r.get(k).and_then(Value::as_bool) == Some(true);
+    let recs = common::request_log(&run);
     let ns = |r: &Value, k: &str| r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"));
     let warmup: Vec<&Value> = recs.iter().filter(|r| flag(r, "warmup")).collect();
     let measured: Vec<&Value> = recs
@@ -134,12 +134,8 @@ fn a_default_sweep_starts_warm_and_warmup_0_records_a_cold_start() {
     };
     let warmup_records = |run: &std::path::Path| -> Vec<u64> {
         let mut per_level = vec![0u64; 2];
-        for l in std::fs::read_to_string(run.join("requests.jsonl"))
-            .unwrap()
-            .lines()
-        {
-            let r: Value = serde_json::from_str(l).unwrap();
-            if r.get("warmup") == Some(&Value::Bool(true)) {
+        for r in common::request_log(run) {
+            if flag(&r, "warmup") {
                 per_level[r["level"].as_u64().unwrap() as usize] += 1;
             }
         }
@@ -203,11 +199,9 @@ fn the_warmup_round_asks_for_shorter_answers_in_turn() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let run = common::only_run_dir(&out);
-    let mut answered: Vec<(u64, u64)> = std::fs::read_to_string(run.join("requests.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|r| r.get("warmup") == Some(&Value::Bool(true)) && r.get("error").is_none())
+    let mut answered: Vec<(u64, u64)> = common::request_log(&run)
+        .into_iter()
+        .filter(|r| flag(r, "warmup") && r.get("error").is_none())
         .map(|r| {
             let tokens = r["output_tokens"].as_u64().unwrap_or_else(|| panic!("{r}"));
             (r["index"].as_u64().unwrap(), tokens)
@@ -235,17 +229,12 @@ fn a_warmup_request_already_answering_is_not_cut() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let run = common::only_run_dir(&out);
-    let recs: Vec<Value> = std::fs::read_to_string(run.join("requests.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let is_warmup = |r: &&Value| r.get("warmup") == Some(&Value::Bool(true));
-    let mut warmup: Vec<&Value> = recs.iter().filter(is_warmup).collect();
+    let recs = common::request_log(&run);
+    let mut warmup: Vec<&Value> = recs.iter().filter(|r| flag(r, "warmup")).collect();
     warmup.sort_by_key(|r| r["index"].as_u64());
     let first_measured_end = recs
         .iter()
-        .filter(|r| !is_warmup(r) && r.get("cooldown").is_none())
+        .filter(|r| !flag(r, "warmup") && !flag(r, "cooldown"))
         .map(|r| r["end_ns"].as_u64().unwrap())
         .min()
         .unwrap();

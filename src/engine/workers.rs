@@ -125,12 +125,11 @@ pub struct Work {
     /// requests', are made by the worker (a fixed level's cap is its book: it makes only
     /// cooldown prompts). Without it a cooldown request reuses one of the book's.
     maker: Option<PromptMaker>,
-    /// A level's warmup: its records are marked warmup, and a worker past the limit leaves
-    /// (its place goes to one of the level's workers) instead of sending cooldown requests.
-    warmup: bool,
-    /// A warmup's cut (the level's first request has ended): a warmup request that has had
-    /// no answer yet is cut (its place goes to the level), one already answering runs to its
-    /// end, and the workers take no more warmup requests.
+    /// Set for a level's warmup (`Work::warmup`), whose records are marked warmup and whose
+    /// worker past the limit leaves (its place goes to one of the level's workers) instead of
+    /// sending cooldown requests: its cut (the level's first request has ended), when a warmup
+    /// request that has had no answer yet is cut (its place goes to the level), one already
+    /// answering runs to its end, and the workers take no more warmup requests.
     cut: Option<CancellationToken>,
 }
 
@@ -171,7 +170,6 @@ impl Work {
             live_chunks: Arc::new(AtomicU64::new(0)),
             maker: maker.filter(|_| sessions.is_none()),
             sessions,
-            warmup: false,
             cut: None,
         }
     }
@@ -184,10 +182,14 @@ impl Work {
         cut: CancellationToken,
     ) -> Arc<Work> {
         let mut w = Work::build(first, sessions, None);
-        w.warmup = true;
         w.cut = Some(cut);
         w.done.cancel();
         Arc::new(w)
+    }
+
+    /// Whether this is a level's warmup.
+    fn is_warmup(&self) -> bool {
+        self.cut.is_some()
     }
 
     /// Whether the warmup has been cut (never, for a level's own work).
@@ -257,7 +259,7 @@ impl Work {
                 return Slot::Measured;
             }
             if self.done.is_cancelled() {
-                return if self.warmup {
+                return if self.is_warmup() {
                     Slot::Leave
                 } else {
                     Slot::Cooldown
@@ -396,7 +398,7 @@ pub fn spawn(
                         session = Some(s);
                     }
                     rec.cooldown = slot == Slot::Cooldown;
-                    rec.warmup = work.warmup;
+                    rec.warmup = work.is_warmup();
                     if tx.send(rec).is_err() {
                         return;
                     }
@@ -430,7 +432,7 @@ pub fn spawn(
                     rec
                 };
                 rec.cooldown = slot == Slot::Cooldown;
-                rec.warmup = work.warmup;
+                rec.warmup = work.is_warmup();
                 if tx.send(rec).is_err() {
                     return;
                 }
@@ -525,20 +527,17 @@ impl Sent<'_> {
         let slot_free = self.released_ns.unwrap_or_else(now_ns);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         // a request that may be cut counts its own chunks, to tell whether it is answering
-        let own = Arc::new(AtomicU64::new(0));
-        let live = match self.cut_unanswered {
-            Some(_) => own.clone(),
-            None => self.live.clone(),
-        };
+        let own = self.cut_unanswered.map(|_| Arc::new(AtomicU64::new(0)));
+        let live = own.clone().unwrap_or_else(|| self.live.clone());
         let cut = async {
-            match self.cut_unanswered {
-                Some(cut) => {
+            match (self.cut_unanswered, &own) {
+                (Some(cut), Some(own)) => {
                     cut.cancelled().await;
                     if own.load(Ordering::Relaxed) > 0 {
                         std::future::pending::<()>().await;
                     }
                 }
-                None => std::future::pending::<()>().await,
+                _ => std::future::pending::<()>().await,
             }
         };
         let send = async {

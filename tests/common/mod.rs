@@ -12,6 +12,17 @@ pub fn read_json(p: &std::path::Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// Every record of the run folder `run`'s request log (`requests.jsonl`), warmup and
+/// cooldown requests included, in the order written.
+pub fn request_log(run: &std::path::Path) -> Vec<serde_json::Value> {
+    let p = run.join("requests.jsonl");
+    std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
 /// A tool a test needs (tmux, Chromium) is not installed: under `CI=true` the test fails,
 /// since CI installs it and a test that passes without running proves nothing; elsewhere it
 /// is skipped, saying so.
