@@ -52,6 +52,8 @@ pub struct RunState {
     pub workers: Option<crate::metrics::fleet::FleetLevel>,
     pub finished: bool,
     pub interrupted: bool,
+    /// How many levels may run after the running one: the fewest and the most.
+    pub levels_left: Option<[u32; 2]>,
 }
 
 impl RunState {
@@ -126,6 +128,7 @@ impl RunState {
                     None => self.levels.push((**summary).clone()),
                 }
             }
+            EngineEvent::LevelsLeft(left) => self.levels_left = Some(*left),
             EngineEvent::Warning(w) => self.warnings.push(w.clone()),
             EngineEvent::Workers(w) => self.workers = Some((**w).clone()),
             EngineEvent::Telemetry(sample) => {
@@ -178,6 +181,7 @@ mod tests {
             elapsed_s,
             chunks: 0,
             sent: 0,
+            live: Default::default(),
             open: Some(OpenProgress {
                 offered_rps: 2.0,
                 ..OpenProgress::default()

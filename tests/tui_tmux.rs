@@ -104,9 +104,9 @@ fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
     t.wait_for("the SLA value", Duration::from_secs(5), |s| {
         s.contains("avg:500ms")
     });
-    t.keys(&["s"]);
+    t.keys(&["C-s"]);
     let s = t.wait_for("the finished run", Duration::from_secs(120), |s| {
-        s.contains("DONE")
+        s.contains("FINISHED")
     });
     for c in ["4 ", "8 ", "16 ", "32 ", "64 ", "128 "] {
         assert!(
@@ -226,7 +226,7 @@ fn the_dashboard_runs_what_the_command_line_asked_every_time() {
         out.display()
     ));
     t.wait_for("the first run", Duration::from_secs(60), |s| {
-        s.contains("DONE")
+        s.contains("FINISHED")
     });
     t.keys(&["1"]);
     // the form is drawn over the run view: wait for what it must show, not for its title
@@ -239,7 +239,7 @@ fn the_dashboard_runs_what_the_command_line_asked_every_time() {
     t.keys(&["s"]);
     let runs_made = || std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
     t.wait_for("the second run", Duration::from_secs(60), |s| {
-        runs_made() == 2 && s.contains("DONE")
+        runs_made() == 2 && s.contains("FINISHED")
     });
     t.keys(&["q"]);
     t.wait_for("the shell", Duration::from_secs(20), |s| {
@@ -284,7 +284,9 @@ fn the_dashboard_never_shows_a_secret() {
     ));
     let secrets = ["PW-hunter2", "TOPSECRET-bearer", "APIKEYSECRET"];
     // the typed command line itself holds them: read only the dashboard's screens
-    let run = t.wait_for("the run", Duration::from_secs(60), |s| s.contains("DONE"));
+    let run = t.wait_for("the run", Duration::from_secs(60), |s| {
+        s.contains("FINISHED")
+    });
     let mut screens = vec![run];
     // each view is waited for by what it must show (a capture can land mid-redraw)
     for (key, what, shows) in [
@@ -348,7 +350,7 @@ fn a_steps_schedule_shows_the_time_view_while_it_runs_and_after() {
     assert!([2.0, 6.0, 0.0].iter().any(|r| o == Some(*r)), "{o:?}:\n{s}");
     // a schedule has no place on a load axis: when it ends its time view stays
     let s = t.wait_for("the finished run", Duration::from_secs(60), |s| {
-        s.contains("DONE")
+        s.contains("FINISHED")
     });
     assert!(s.contains("req/s: offered"), "{s}");
     assert!(s.contains("finished:"), "{s}");
@@ -387,7 +389,9 @@ fn the_dashboard_keeps_drawing_while_it_exports() {
         levels.join(","),
         out.display()
     ));
-    t.wait_for("the run", Duration::from_secs(120), |s| s.contains("DONE"));
+    t.wait_for("the run", Duration::from_secs(120), |s| {
+        s.contains("FINISHED")
+    });
     t.keys(&["e"]);
     let start = Instant::now();
     let mut clocks: Vec<String> = Vec::new();

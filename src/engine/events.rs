@@ -36,6 +36,9 @@ pub enum EngineEvent {
         /// How an open-loop level's rate changes (`None` for a closed loop).
         shape: Option<LoadShape>,
     },
+    /// How many levels may run after the one starting: the fewest and the most (a sweep
+    /// knows; a search may end after any level, within its budget).
+    LevelsLeft([u32; 2]),
     /// A live snapshot of the running level.
     Progress(LevelProgress),
     /// A level ended and its file is written.

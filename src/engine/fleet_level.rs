@@ -261,6 +261,9 @@ pub async fn run_fleet_level(
             base.min(plan.request_cap.saturating_sub(planned))
         };
         let start_at_ns = now_ns() + START_LEAD.as_nanos() as u64;
+        // the batch's records go on the level's timeline from `shift`, its snapshots count
+        // from `level_origin`: the live figures take each record's end on the snapshots' clock
+        live.set_record_offset(start_at_ns.saturating_sub(level_origin) as i64 - shift as i64);
         let shares = split_level(
             BatchSplit {
                 level: plan.index,

@@ -183,6 +183,7 @@ pub async fn run(
         started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
         ended_at: None,
         interrupted: false,
+        failure: None,
         serving_config: None,
         traffic: req.traffic.clone(),
     };
@@ -252,6 +253,9 @@ pub async fn run(
         let Some(load) = planner.next(&levels) else {
             break;
         };
+        let _ = events
+            .send(EngineEvent::LevelsLeft(planner.levels_left(&levels)))
+            .await;
         // the search measuring a concurrency again: that level resumes (`Earlier`)
         let again = match &load {
             LevelLoad::Concurrency(c) if planner.pools() => levels
@@ -443,6 +447,7 @@ pub async fn run(
     }
     echo.ended_at = Some(crate::wallclock::rfc3339_utc(std::time::SystemTime::now()));
     echo.interrupted = interrupted;
+    echo.failure = lost_worker.clone();
     sink.write_run(&echo)?;
     let mut summary = serde_json::json!({
         "run_id": run_id,

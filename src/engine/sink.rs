@@ -71,6 +71,10 @@ pub struct RunEcho {
     pub started_at: String,
     pub ended_at: Option<String>,
     pub interrupted: bool,
+    /// Why the run ended in an error, when it did after its folder was made (a lost
+    /// worker): `rightsize runs` and the dashboard call such a run failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     /// The serving configuration the server's `/metrics` stated (vLLM's cache config
     /// labels), written with the run's end; absent when it states none.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -131,7 +131,9 @@ pub async fn print_progress(
                     .map(|t| format!("\n        {t}"))
                     .unwrap_or_default()
             )),
-            EngineEvent::Telemetry(_) | EngineEvent::Workers(_) => None,
+            EngineEvent::Telemetry(_) | EngineEvent::Workers(_) | EngineEvent::LevelsLeft(_) => {
+                None
+            }
             EngineEvent::Warning(w) => Some(format!(
                 "{}warning: {w}",
                 if tty { "\r\x1b[2K" } else { "" }

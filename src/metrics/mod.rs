@@ -11,6 +11,7 @@ pub mod histogram;
 #[cfg(test)]
 mod interval_props;
 pub mod lengths;
+pub mod live_figures;
 pub mod progress;
 pub mod rate;
 pub mod steady;
@@ -24,6 +25,7 @@ pub use histogram::{
     UNIT_TOKENS_PER_SEC_PER_USER,
 };
 pub use lengths::{TokenCounts, WorkloadMetrics};
+pub use live_figures::{LastError, LatencyBucket, LiveFigures, Percentiles};
 pub use progress::{LevelProgress, LiveLevel};
 pub use summary::{
     AdaptiveSampling, ClientLag, ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary,

@@ -93,6 +93,12 @@ pub trait LevelPlanner: Send + Sync {
     fn screening(&self) -> bool {
         false
     }
+    /// How many levels may still run after the finished ones and the one
+    /// [`LevelPlanner::next`] just returned: the fewest and the most (what the dashboard's
+    /// time remaining is made of).
+    fn levels_left(&self, _finished: &[LevelSummary]) -> [u32; 2] {
+        [0, 0]
+    }
 }
 
 /// Judges a level against `limits`.
@@ -223,6 +229,16 @@ impl LevelPlanner for SearchPlanner {
     fn screening(&self) -> bool {
         // a rate level cannot be resumed: every one is measured until decided
         !self.by_rate && !self.deciding
+    }
+    fn levels_left(&self, finished: &[LevelSummary]) -> [u32; 2] {
+        // the search may end after any level; its budget counts each load once (the running
+        // one may be new), and each load may be measured once more
+        let loads: std::collections::BTreeSet<u32> = finished.iter().map(|l| l.load()).collect();
+        let budget = self
+            .config
+            .max_iterations
+            .saturating_sub(loads.len() as u32 + 1);
+        [0, budget]
     }
     fn deciding_note(&self, asked: u64) -> Option<String> {
         // a rate level sends what its SLAs need by itself
@@ -363,6 +379,23 @@ impl LevelPlanner for SweepPlanner {
     }
     fn max_concurrency(&self) -> u32 {
         self.levels.iter().copied().max().unwrap_or(0)
+    }
+    fn levels_left(&self, finished: &[LevelSummary]) -> [u32; 2] {
+        let after = finished.len() + 1;
+        let planned = self.levels.len()
+            + match self.auto_rates {
+                Some(n) if self.open.is_empty() => n as usize,
+                _ => self.open.len(),
+            };
+        let fixed = planned.saturating_sub(after) as u32;
+        // refining the knee adds levels once the planned ones ran, as many as it needs
+        let refine = if self.refine_knee && !self.open_loop() {
+            let extra = after.saturating_sub(self.levels.len()) as u32;
+            REFINE_MAX_EXTRA.saturating_sub(extra)
+        } else {
+            0
+        };
+        [fixed, fixed + refine]
     }
     fn describe(&self) -> serde_json::Value {
         let rates: Vec<f64> = self

@@ -30,14 +30,64 @@ pub struct RunInfo {
     pub kind: String,
     /// Number of level files.
     pub levels: usize,
-    /// The run's answer in a few words: the search answer, else the knee, else `-`.
+    /// The run's answer in a few words: the search answer, else the ideal balance, else the
+    /// knee, else `-`.
     pub answer: String,
     /// The run was interrupted.
     pub interrupted: bool,
+    /// How the run ended.
+    pub status: RunStatus,
     /// Why the run cannot be read (a file that does not parse), when it cannot: the run is
     /// listed with this instead of being left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+}
+
+impl RunInfo {
+    /// When it began, to the minute (`2026-12-06 09:25`; empty when unknown).
+    pub fn date(&self) -> String {
+        let s = &self.started_at;
+        s.get(..16).unwrap_or(s).replace('T', " ")
+    }
+}
+
+/// How a run ended, as its files tell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Every level ran (or the search ended by its own rule).
+    Finished,
+    /// Stopped by the user or a signal; the finished levels were kept and the run closed.
+    Stopped,
+    /// Never closed: the process ended without writing its end (killed, or still running).
+    Interrupted,
+    /// Ended by an error the run recorded (`run.json`'s `failure`).
+    Failed,
+}
+
+impl RunStatus {
+    /// The word every surface shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            RunStatus::Finished => "finished",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    /// From `run.json` (`Null` when missing: an imported run's folder may have none).
+    pub fn of(echo: &Value, interrupted: bool) -> RunStatus {
+        if echo["failure"].is_string() {
+            RunStatus::Failed
+        } else if interrupted {
+            RunStatus::Stopped
+        } else if !echo.is_null() && echo["ended_at"].is_null() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Finished
+        }
+    }
 }
 
 /// A run read back whole.
@@ -113,6 +163,10 @@ fn answer_of(summary: Option<&Value>, interrupted: bool) -> String {
     if let Some(c) = search.and_then(|a| a.get("concurrency").or(Some(a)).and_then(Value::as_u64)) {
         return place(c);
     }
+    let ideal = summary.and_then(|s| s["planning"]["ideal"]["concurrency"].as_u64());
+    if let Some(c) = ideal {
+        return format!("ideal {}", place(c));
+    }
     if let Some(k) = knee_of(summary) {
         return format!("knee {}", place(u64::from(k)));
     }
@@ -174,6 +228,7 @@ fn info_from(dir: &Path, echo: &Value, summary: Option<&Value>) -> RunInfo {
         levels: count_levels(dir),
         answer: answer_of(summary, interrupted),
         interrupted,
+        status: RunStatus::of(echo, interrupted),
         path: dir.to_path_buf(),
         id,
         problem: None,
@@ -192,7 +247,7 @@ pub fn run_info(dir: &Path) -> io::Result<RunInfo> {
 /// The runs under `root`, oldest first. Folders that are not runs (no `run.json`, no level
 /// files) are skipped; a run whose files do not parse is listed with its problem.
 pub fn list_run_infos(root: &Path) -> io::Result<Vec<RunInfo>> {
-    Ok(list_runs(root)?
+    let mut infos: Vec<RunInfo> = list_runs(root)?
         .into_iter()
         .filter(|d| is_run_dir(d))
         .map(|d| {
@@ -202,7 +257,20 @@ pub fn list_run_infos(root: &Path) -> io::Result<Vec<RunInfo>> {
                 ..info_from(&d, &Value::Null, None)
             })
         })
-        .collect())
+        .collect();
+    // by when they began (an id starts with its start time; an imported run's may not)
+    infos.sort_by_cached_key(|r| (start_key(r), r.id.clone()));
+    Ok(infos)
+}
+
+/// When a run began, as digits (`20261206092558`): from `started_at`, else from its id.
+fn start_key(r: &RunInfo) -> String {
+    let from = if r.started_at.is_empty() {
+        &r.id
+    } else {
+        &r.started_at
+    };
+    from.chars().filter(char::is_ascii_digit).take(14).collect()
 }
 
 /// Reads a run folder whole: echo, levels and summary.
@@ -360,11 +428,38 @@ mod tests {
     }
 
     #[test]
+    fn how_a_run_ended_from_its_run_json() {
+        let ended = json!({"ended_at": "2026-12-06T09:27:49.475Z", "interrupted": false});
+        let cases = [
+            (ended.clone(), false, RunStatus::Finished),
+            (ended.clone(), true, RunStatus::Stopped),
+            (
+                json!({"started_at": "2026-12-06T09:25:58Z"}),
+                false,
+                RunStatus::Interrupted,
+            ),
+            (
+                json!({"ended_at": "x", "failure": "lost worker 2"}),
+                false,
+                RunStatus::Failed,
+            ),
+            // an imported run's folder may have no run.json
+            (Value::Null, false, RunStatus::Finished),
+        ];
+        for (echo, interrupted, want) in cases {
+            assert_eq!(RunStatus::of(&echo, interrupted), want, "{echo}");
+        }
+    }
+
+    #[test]
     fn answers_from_the_summary() {
         let s = json!({"search": {"answer": {"concurrency": 320}}, "knee": {"concurrency": 256}});
         assert_eq!(answer_of(Some(&s), false), "c=320");
         let s = json!({"knee": {"concurrency": 256}});
         assert_eq!(answer_of(Some(&s), false), "knee c=256");
+        // a sweep's answer is its ideal balance, as `show` and the dashboard name it
+        let s = json!({"planning": {"ideal": {"concurrency": 64}}, "knee": {"concurrency": 256}});
+        assert_eq!(answer_of(Some(&s), false), "ideal c=64");
         assert_eq!(answer_of(None, true), "interrupted");
         assert_eq!(answer_of(Some(&json!({"levels": []})), false), "-");
     }

@@ -31,19 +31,20 @@ pub fn render_runs(runs: &[RunInfo]) -> String {
         .map(|r| {
             vec![
                 r.id.clone(),
-                or_dash(r.started_at.get(..16).unwrap_or(&r.started_at)).replace('T', " "),
+                or_dash(&r.date()),
                 or_dash(&r.endpoint),
                 or_dash(&r.model),
                 or_dash(&r.workload),
                 or_dash(&r.kind),
                 r.levels.to_string(),
                 r.answer.clone(),
+                r.status.label().to_string(),
             ]
         })
         .collect();
     let mut text = super::table::grid(
         &[
-            "id", "date", "endpoint", "model", "workload", "kind", "levels", "answer",
+            "id", "date", "endpoint", "model", "workload", "kind", "levels", "answer", "status",
         ],
         &rows,
         6,

@@ -11,6 +11,7 @@ use crate::plan::analysis::is_rate_level;
 use crate::plan::capacity::Peak;
 use crate::plan::{Analysis, RunAnalysis};
 use crate::record::sla::SlaMetric;
+use crate::report::history::RunStatus;
 use crate::state::RunState;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use std::path::PathBuf;
@@ -27,8 +28,23 @@ pub enum Screen {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Panel {
     Charts,
+    Results,
     Levels,
     Warnings,
+}
+
+impl Panel {
+    /// The next panel Tab moves to (`back`: Shift-Tab).
+    fn step(self, back: bool) -> Panel {
+        const ORDER: [Panel; 4] = [
+            Panel::Charts,
+            Panel::Results,
+            Panel::Levels,
+            Panel::Warnings,
+        ];
+        let i = ORDER.iter().position(|p| *p == self).unwrap_or(0);
+        ORDER[if back { (i + 3) % 4 } else { (i + 1) % 4 }]
+    }
 }
 
 /// What the run screen's charts show.
@@ -43,6 +59,9 @@ pub enum ChartMode {
     /// The open-loop level against time.
     Time,
 }
+
+/// Rows a page key scrolls.
+const PAGE: isize = 10;
 
 /// What the loop must do after an update.
 #[derive(Debug, Clone)]
@@ -66,6 +85,13 @@ pub enum Action {
 pub struct RunEntry {
     pub id: String,
     pub path: PathBuf,
+    /// When it began (`2026-12-06 09:25`; empty when unknown).
+    pub date: String,
+    /// `sweep`, `search`, `import-aiperf`, ...
+    pub kind: String,
+    /// The search answer or the ideal balance, in `rightsize runs`'s words.
+    pub answer: String,
+    pub status: RunStatus,
     pub levels: usize,
     pub endpoint: String,
     pub model: String,
@@ -88,7 +114,23 @@ pub struct App {
     /// A run is going on in the background.
     pub live: bool,
     pub focus: Panel,
+    /// How the run on the run screen ended (`None` while live or before any run).
+    pub ended: Option<RunStatus>,
+    /// Why the last run failed, whole (the notes panel shows it until the next run starts).
+    pub failure: Option<String>,
+    /// The full-screen results view is showing (`r`, or Enter on a panel).
+    pub full_results: bool,
+    /// Lines scrolled in the full-screen results view, the results panel and the notes.
+    pub full_scroll: usize,
+    pub results_scroll: usize,
+    pub notes_scroll: usize,
+    /// The levels table keeps the newest level in view (until the user scrolls away).
+    pub level_follow: bool,
+    /// The terminal's size (columns, rows), so scrolling can stop at the last row.
+    pub size: (u16, u16),
     pub help: bool,
+    /// Rows the help box is scrolled (it is taller than a small screen).
+    pub help_scroll: usize,
     pub confirm_quit: bool,
     /// A past run to delete once the user says yes (its id and folder).
     pub confirm_delete: Option<(String, PathBuf)>,
@@ -120,7 +162,16 @@ impl App {
             chart_mode: ChartMode::Auto,
             live: false,
             focus: Panel::Charts,
+            ended: None,
+            failure: None,
+            full_results: false,
+            full_scroll: 0,
+            results_scroll: 0,
+            notes_scroll: 0,
+            level_follow: true,
+            size: (120, 40),
             help: false,
+            help_scroll: 0,
             confirm_quit: false,
             confirm_delete: None,
             status: None,
@@ -143,6 +194,7 @@ impl App {
         self.refresh_view();
         self.live = true;
         self.screen = Screen::Run;
+        self.reset_run_view();
         self.sim_time_scale = sim_time_scale;
         self.status = Some("starting: pre-flight check".into());
     }
@@ -150,8 +202,14 @@ impl App {
     /// The run ended (finished, stopped, or failed with `error`).
     pub fn run_ended(&mut self, error: Option<String>) {
         self.live = false;
+        self.ended = Some(match (&error, self.run.interrupted) {
+            (Some(_), _) => RunStatus::Failed,
+            (None, true) => RunStatus::Stopped,
+            (None, false) => RunStatus::Finished,
+        });
+        self.failure = error.clone();
         self.status = Some(match error {
-            Some(e) => format!("run failed: {e}"),
+            Some(_) => "run failed: the notes panel says why".into(),
             None if self.run.interrupted => {
                 "stopped: finished levels are saved, the cut level is marked partial".into()
             }
@@ -160,6 +218,39 @@ impl App {
                 None => "finished".into(),
             },
         });
+    }
+
+    /// A run (live or past) takes the run screen: no failure, panels at their tops, the
+    /// levels table following the newest level.
+    fn reset_run_view(&mut self) {
+        self.ended = None;
+        self.failure = None;
+        self.full_results = false;
+        self.full_scroll = 0;
+        self.results_scroll = 0;
+        self.notes_scroll = 0;
+        self.level_scroll = 0;
+        self.level_follow = true;
+    }
+
+    /// A run could not start (its settings did not resolve): it failed before it began.
+    pub fn start_failed(&mut self, error: String) {
+        self.ended = Some(RunStatus::Failed);
+        self.status = Some(format!("cannot start: {error}"));
+        self.failure = Some(format!("cannot start: {error}"));
+    }
+
+    /// A past run's folder was deleted: its overlay goes with it.
+    pub fn run_deleted(&mut self, path: &std::path::Path) {
+        if self.overlay.as_ref().is_some_and(|o| o.1 == path) {
+            self.clear_overlay();
+        }
+    }
+
+    fn clear_overlay(&mut self) {
+        self.overlay = None;
+        self.refresh_view();
+        self.status = Some("overlay cleared".into());
     }
 
     /// Folds an engine event in and refreshes the derived series when levels change (the
@@ -298,15 +389,30 @@ impl App {
             };
         }
         if self.help {
-            self.help = false;
+            let max = super::render::help_max_scroll(self);
+            match key.code {
+                KeyCode::Down | KeyCode::Char('j') => {
+                    self.help_scroll = (self.help_scroll + 1).min(max)
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    self.help_scroll = self.help_scroll.saturating_sub(1)
+                }
+                _ => self.help = false,
+            }
+            return Action::None;
+        }
+        // on the setup screen a printable key on a text field types there, never a command
+        if let Some(c) = self.typed_into_setup(key) {
+            self.setup.start_typing(c);
             return Action::None;
         }
         if self.setup.editing.is_some() {
             return self.on_edit_key(key);
         }
         match key.code {
-            KeyCode::Char('?') => {
+            KeyCode::Char('?') | KeyCode::F(1) => {
                 self.help = true;
+                self.help_scroll = 0;
                 Action::None
             }
             KeyCode::Char('q') => {
@@ -342,37 +448,60 @@ impl App {
 
     fn on_edit_key(&mut self, key: KeyEvent) -> Action {
         const MAX_TYPED_BYTES: usize = 1024;
+        let on_setup = self.screen == Screen::Setup;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         let Some(text) = self.setup.editing.as_mut() else {
             return Action::None;
         };
         match key.code {
-            KeyCode::Enter | KeyCode::Tab => {
-                self.setup.finish_edit(true);
-                if self.screen == Screen::Run {
-                    self.replan();
-                }
+            // Ctrl-S keeps what was typed and starts
+            KeyCode::Char('s') | KeyCode::Char('S') if ctrl && on_setup => return self.start(),
+            // room for a custom format's request template
+            KeyCode::Char(c)
+                if plain && !c.is_control() && text.len() + c.len_utf8() <= MAX_TYPED_BYTES =>
+            {
+                text.push(c)
             }
-            KeyCode::Esc => self.setup.finish_edit(false),
             KeyCode::Backspace => {
                 text.pop();
             }
-            // room for a custom format's request template
-            KeyCode::Char(c) if text.len() < MAX_TYPED_BYTES => text.push(c),
+            KeyCode::Esc => self.setup.finish_edit(false),
+            KeyCode::Enter => self.confirm_edit(0),
+            // Tab (and the arrows) keep it and move on, as in a spreadsheet
+            KeyCode::Tab | KeyCode::Down if on_setup => self.confirm_edit(1),
+            KeyCode::BackTab | KeyCode::Up if on_setup => self.confirm_edit(-1),
+            KeyCode::Tab => self.confirm_edit(0),
+            KeyCode::F(1) => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
             _ => {}
         }
         Action::None
     }
 
     fn on_setup_key(&mut self, key: KeyEvent) -> Action {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
+            KeyCode::Char('s') | KeyCode::Char('S') if ctrl => return self.start(),
             KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => self.setup.move_cursor(-1),
             KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => self.setup.move_cursor(1),
+            KeyCode::Home => self.setup.move_cursor(-(self.setup.fields.len() as i32)),
+            KeyCode::End => self.setup.move_cursor(self.setup.fields.len() as i32),
             KeyCode::Left | KeyCode::Char('h') => self.setup.cycle(-1),
             KeyCode::Right | KeyCode::Char('l') => self.setup.cycle(1),
             KeyCode::Enter | KeyCode::Char('e') => self.setup.activate(),
+            // Backspace or Delete on a text field empties it and starts typing
+            KeyCode::Backspace | KeyCode::Delete if self.setup.selected_takes_text() => {
+                self.setup.editing = Some(String::new())
+            }
             KeyCode::Char('s') => return self.start(),
             _ => {}
         }
+        self.refresh_fix_status();
         Action::None
     }
 
@@ -381,35 +510,89 @@ impl App {
             self.status = Some("a run is already going; x stops it".into());
             return Action::None;
         }
+        // what is being typed is kept first (Ctrl-S while editing)
+        self.setup.finish_edit(true);
         if !self.setup.validate() {
-            self.status = Some("fix the fields marked in red, then press s".into());
+            // the cursor goes to the first field to fix, and the status says what
+            if let Some((i, label, e)) = self.setup.first_error() {
+                self.status = Some(format!("fix {label}: {e}"));
+                self.setup.selected = i;
+            }
+            self.screen = Screen::Setup;
             return Action::None;
         }
         Action::Start(Box::new(self.setup.to_request()))
     }
 
+    /// The character a key types into the setup form's selected text field when it is not
+    /// being edited yet: any printable key (no Control, no Alt) starts editing it.
+    fn typed_into_setup(&self, key: KeyEvent) -> Option<char> {
+        let plain = !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Char(c)
+                if plain
+                    && !c.is_control()
+                    && self.screen == Screen::Setup
+                    && self.setup.editing.is_none()
+                    && self.setup.selected_takes_text() =>
+            {
+                Some(c)
+            }
+            _ => None,
+        }
+    }
+
+    /// Keeps the text being typed (checking it as the field is left) and moves the cursor
+    /// `step` rows; on the run screen (peak, price) the planning numbers follow.
+    fn confirm_edit(&mut self, step: i32) {
+        self.setup.finish_edit(true);
+        if self.screen == Screen::Run {
+            self.replan();
+        } else {
+            self.setup.move_cursor(step);
+            self.refresh_fix_status();
+        }
+    }
+
+    /// After a refused start the status says what to fix: it follows the form, naming the
+    /// next field still wrong, and goes once none is.
+    fn refresh_fix_status(&mut self) {
+        if self
+            .status
+            .as_deref()
+            .is_some_and(|s| s.starts_with("fix "))
+        {
+            self.status = self
+                .setup
+                .first_error()
+                .map(|(_, label, e)| format!("fix {label}: {e}"));
+        }
+    }
+
     fn on_run_key(&mut self, key: KeyEvent) -> Action {
+        if self.full_results {
+            return self.on_full_results_key(key);
+        }
         match key.code {
             KeyCode::Tab | KeyCode::Right | KeyCode::Char('l') => {
-                self.focus = match self.focus {
-                    Panel::Charts => Panel::Levels,
-                    Panel::Levels => Panel::Warnings,
-                    Panel::Warnings => Panel::Charts,
-                }
+                self.focus = self.focus.step(false)
             }
             KeyCode::BackTab | KeyCode::Left | KeyCode::Char('h') => {
-                self.focus = match self.focus {
-                    Panel::Charts => Panel::Warnings,
-                    Panel::Levels => Panel::Charts,
-                    Panel::Warnings => Panel::Levels,
-                }
+                self.focus = self.focus.step(true)
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.level_scroll = (self.level_scroll + 1).min(self.run.levels.len());
+            KeyCode::Down | KeyCode::Char('j') => self.scroll(1),
+            KeyCode::Up | KeyCode::Char('k') => self.scroll(-1),
+            KeyCode::PageDown => self.scroll(PAGE),
+            KeyCode::PageUp => self.scroll(-PAGE),
+            KeyCode::End | KeyCode::Char('G') => self.scroll(isize::MAX / 2),
+            KeyCode::Home | KeyCode::Char('g') => self.scroll(-(isize::MAX / 2)),
+            KeyCode::Char('r') | KeyCode::Enter => {
+                self.full_results = true;
+                self.full_scroll = 0;
             }
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.level_scroll = self.level_scroll.saturating_sub(1);
-            }
+            KeyCode::Char('C') => self.clear_overlay(),
             KeyCode::Char('s') => return self.start(),
             KeyCode::Char('t') => {
                 if self.time.is_none() {
@@ -438,6 +621,53 @@ impl App {
             _ => {}
         }
         Action::None
+    }
+
+    /// Keys of the full-screen results view: scroll it, or leave it.
+    fn on_full_results_key(&mut self, key: KeyEvent) -> Action {
+        let max = super::render::layout::full_results_max_scroll(self);
+        let to = |from: usize, by: isize| from.saturating_add_signed(by).min(max);
+        match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('r') => self.full_results = false,
+            KeyCode::Down | KeyCode::Char('j') => self.full_scroll = to(self.full_scroll, 1),
+            KeyCode::Up | KeyCode::Char('k') => self.full_scroll = to(self.full_scroll, -1),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.full_scroll = to(self.full_scroll, PAGE),
+            KeyCode::PageUp => self.full_scroll = to(self.full_scroll, -PAGE),
+            KeyCode::End | KeyCode::Char('G') => self.full_scroll = max,
+            KeyCode::Home | KeyCode::Char('g') => self.full_scroll = 0,
+            KeyCode::Char('s') => return self.start(),
+            KeyCode::Char('e') if !self.live => {
+                self.full_results = false;
+                return self.on_run_key(key);
+            }
+            KeyCode::Char('p') | KeyCode::Char('$') => {
+                self.full_results = false;
+                return self.on_run_key(key);
+            }
+            _ => {}
+        }
+        Action::None
+    }
+
+    /// Scrolls the focused panel by `by` rows, stopping at its first and last rows. The
+    /// levels table follows the newest level again once scrolled to its end.
+    fn scroll(&mut self, by: isize) {
+        let limits = super::render::layout::scroll_limits(self);
+        let to = |from: usize, max: usize| from.saturating_add_signed(by).min(max);
+        match self.focus {
+            Panel::Levels => {
+                let from = if self.level_follow {
+                    limits.levels
+                } else {
+                    self.level_scroll.min(limits.levels)
+                };
+                self.level_scroll = to(from, limits.levels);
+                self.level_follow = self.level_scroll >= limits.levels;
+            }
+            Panel::Results => self.results_scroll = to(self.results_scroll, limits.results),
+            Panel::Warnings => self.notes_scroll = to(self.notes_scroll, limits.notes),
+            Panel::Charts => {}
+        }
     }
 
     fn on_runs_key(&mut self, key: KeyEvent) -> Action {
@@ -479,11 +709,7 @@ impl App {
                     }
                 }
             }
-            KeyCode::Char('C') => {
-                self.overlay = None;
-                self.refresh_view();
-                self.status = Some("overlay cleared".into());
-            }
+            KeyCode::Char('C') => self.clear_overlay(),
             _ => {}
         }
         Action::None
@@ -515,7 +741,19 @@ impl App {
                 };
                 self.refresh_view();
                 self.screen = Screen::Run;
-                self.status = Some(format!("showing past run {}", r.id));
+                self.reset_run_view();
+                self.ended = Some(r.status);
+                self.failure = data.echo["failure"].as_str().map(str::to_string);
+                // `p` and `$` start from the peak and price the run was sized with
+                let cap = &self.analysis.capacity;
+                if let Some(Peak::Concurrency(v)) = cap.peak {
+                    self.setup.set(FieldId::PeakConcurrency, &v.to_string());
+                }
+                if let Some(price) = cap.price_per_hour {
+                    self.setup.set(FieldId::PricePerHour, &price.to_string());
+                }
+                // the header names the run
+                self.status = None;
             }
             Err(e) => self.status = Some(format!("cannot open {}: {e}", r.id)),
         }

@@ -143,7 +143,7 @@ pub async fn run_loop(
                             app.run_started(scale, analysis);
                             live = Some(run);
                         }
-                        Err(e) => app.status = Some(format!("cannot start: {e:#}")),
+                        Err(e) => app.start_failed(format!("{e:#}")),
                     }
                 }
                 Action::Stop => {
@@ -173,7 +173,10 @@ pub async fn run_loop(
                 },
                 Action::DeleteRun(path) => {
                     match std::fs::remove_dir_all(&path) {
-                        Ok(()) => app.status = Some(format!("deleted {}", path.display())),
+                        Ok(()) => {
+                            app.run_deleted(&path);
+                            app.status = Some(format!("deleted {}", path.display()));
+                        }
                         Err(e) => app.status = Some(format!("cannot delete: {e}")),
                     }
                     pending = Some(Action::LoadRuns);
@@ -193,6 +196,10 @@ pub async fn run_loop(
         }
         // after a signal the terminal is given back: nothing more is drawn
         if dirty && !signalled.is_cancelled() {
+            // the size scrolling stops by is the one drawn on
+            if let Ok(size) = terminal.size() {
+                app.size = (size.width, size.height);
+            }
             terminal.draw(|f| render(f, &app))?;
             dirty = false;
         }

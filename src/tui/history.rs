@@ -11,6 +11,10 @@ pub fn load_runs(root: &Path) -> std::io::Result<Vec<RunEntry>> {
         .into_iter()
         .rev()
         .map(|r| RunEntry {
+            date: r.date(),
+            kind: r.kind,
+            answer: r.answer,
+            status: r.status,
             id: r.id,
             levels: r.levels,
             endpoint: r.endpoint,

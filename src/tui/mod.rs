@@ -71,6 +71,8 @@ fn init_file_log(results_root: Option<&std::path::Path>) -> Option<()> {
 }
 
 #[cfg(test)]
+mod setup_tests;
+#[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]
 mod snapshot_tests_open_loop;

@@ -1,7 +1,7 @@
 //! Chart series derived from the run state, computed once per update so rendering only reads.
 //! The x axis is log2 of the run's load: the concurrency, or for a rate sweep or search the
-//! request rate (in the analysis' load units, hundredths of a request/s), labelled with the
-//! real values.
+//! request rate (in the analysis' load units, hundredths of a request/s), labelled at its
+//! ends and its middle with the loads that lie there (the middle of 16 and 256 is 64).
 
 use crate::metrics::summary::load_to_rps;
 use crate::metrics::LevelSummary;
@@ -156,15 +156,17 @@ impl RunView {
         } else {
             (x_min, x_max)
         };
-        let pad = (x_max - x_min) * 0.04;
         let max_of = |v: &[(f64, f64)]| v.iter().map(|p| p.1).fold(0.0, f64::max);
         let nice = |v: f64| if v <= 0.0 { 1.0 } else { v * 1.1 };
         RunView {
-            x_ticks: points
-                .iter()
-                .map(|p| (x_of(p.concurrency), tick(axis, p.concurrency)))
+            // ratatui spaces an axis's labels evenly: labels at the ends and the middle of
+            // the log scale name the loads that lie there
+            x_ticks: [x_min, (x_min + x_max) / 2.0, x_max]
+                .into_iter()
+                .filter(|_| !points.is_empty())
+                .map(|x| (x, tick(axis, 2f64.powf(x).round() as u32)))
                 .collect(),
-            x_bounds: [x_min - pad, x_max + pad],
+            x_bounds: [x_min, x_max],
             tps_max: nice(
                 max_of(&throughput).max(overlay.as_ref().map_or(0.0, |o| max_of(&o.throughput))),
             ),

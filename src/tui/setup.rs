@@ -2,7 +2,7 @@
 //! message beside it. It turns into a [`LaunchRequest`], the same the command line builds, so
 //! both surfaces share one launch step. A dashboard opened by `rightsize sweep|search ...`
 //! fills the form from the flags and keeps the request as the base the form's fields are laid
-//! over: what is not in the form (headers, `--out`, a TPOT SLA, ...) stays as the flags said,
+//! over: what is not in the form (headers, `--out`, a search plan, ...) stays as the flags said,
 //! the first run and every run after.
 
 use crate::config::overrides::{FleetChoice, SweepOverrides, WorkerBackend};
@@ -17,7 +17,7 @@ use crate::values::{parse_concurrency, parse_concurrency_list, parse_positive};
 pub enum FieldKind {
     /// Cycle through fixed choices with left/right.
     Choice(Vec<String>),
-    /// Cycle through choices with left/right, or type any text (Enter).
+    /// Cycle through choices with left/right, or type any text.
     Open(Vec<String>),
     /// Typed text, checked by the field's validator.
     Text,
@@ -48,6 +48,8 @@ pub enum FieldId {
     Requests,
     E2eSla,
     TtftSla,
+    TpotSla,
+    ErrorRateSla,
     SearchMin,
     SearchMax,
     MaxIterations,
@@ -169,7 +171,7 @@ impl SetupForm {
                 "streaming",
                 FieldKind::Toggle,
                 "on".into(),
-                "needed for TTFT",
+                "needed for TTFT and TPOT",
             ),
             f(
                 FieldId::Concurrency,
@@ -200,25 +202,39 @@ impl SetupForm {
                 "[stat:]time, p95 default, e.g. 1.5s",
             ),
             f(
+                FieldId::TpotSla,
+                "TPOT SLA",
+                FieldKind::Text,
+                String::new(),
+                "[stat:]time per token, e.g. 50ms",
+            ),
+            f(
+                FieldId::ErrorRateSla,
+                "error rate SLA",
+                FieldKind::Text,
+                String::new(),
+                "[avg:]share failed, e.g. 0.01",
+            ),
+            f(
                 FieldId::SearchMin,
                 "search min",
                 FieldKind::Text,
                 "16".into(),
-                "search: first level",
+                "the search's first level",
             ),
             f(
                 FieldId::SearchMax,
                 "search max",
                 FieldKind::Text,
                 "4096".into(),
-                "search: highest level",
+                "the highest level it may try",
             ),
             f(
                 FieldId::MaxIterations,
                 "max iterations",
                 FieldKind::Text,
                 "10".into(),
-                "search: most levels",
+                "the most levels it runs",
             ),
             f(
                 FieldId::PeakConcurrency,
@@ -265,11 +281,15 @@ impl SetupForm {
     }
 
     /// True when row `i` is on the form now (the SageMaker rows only for a SageMaker
-    /// endpoint, the custom format's only in that format).
+    /// endpoint, the custom format's only in that format; a sweep's levels in a sweep, a
+    /// search's bounds and budget in a search).
     pub fn shown(&self, i: usize) -> bool {
-        self.fields
-            .get(i)
-            .is_some_and(|f| super::setup_sagemaker::shown(self, f.id))
+        let search = self.get(FieldId::Mode) == "search";
+        self.fields.get(i).is_some_and(|f| match f.id {
+            FieldId::Concurrency => !search,
+            FieldId::SearchMin | FieldId::SearchMax | FieldId::MaxIterations => search,
+            id => super::setup_sagemaker::shown(self, id),
+        })
     }
 
     /// A form showing what `req` asks for (the command line's flags), keeping `req` as the
@@ -279,10 +299,10 @@ impl SetupForm {
         let text = |v: Option<String>| v.unwrap_or_default();
         let num = |v: Option<u32>| v.map(|n| n.to_string());
         let sla_text = |m: SlaMetric| {
-            req.slas()
-                .iter()
-                .find(|t| t.metric == m)
-                .map(|t| format!("{}:{}ms", t.stat, t.limit))
+            req.slas().iter().find(|t| t.metric == m).map(|t| match m {
+                SlaMetric::ErrorRate => format!("{}:{}", t.stat, t.limit),
+                _ => format!("{}:{}ms", t.stat, t.limit),
+            })
         };
         let mut set = |id: FieldId, value: Option<String>| {
             if let (Some(f), Some(v)) = (form.fields.iter_mut().find(|f| f.id == id), value) {
@@ -319,6 +339,11 @@ impl SetupForm {
         );
         set(FieldId::E2eSla, Some(text(sla_text(SlaMetric::E2e))));
         set(FieldId::TtftSla, Some(text(sla_text(SlaMetric::Ttft))));
+        set(FieldId::TpotSla, Some(text(sla_text(SlaMetric::Tpot))));
+        set(
+            FieldId::ErrorRateSla,
+            Some(text(sla_text(SlaMetric::ErrorRate))),
+        );
         match &req.plan {
             PlanChoice::Sweep { overrides, .. } => {
                 set(FieldId::Mode, Some("sweep".into()));
@@ -357,17 +382,38 @@ impl SetupForm {
             .map_or("", |f| f.value.as_str())
     }
 
-    /// Moves the cursor by `delta` rows on the form (wrapping, over rows not shown).
+    /// Moves the cursor by `delta` rows on the form, over rows not shown; it stops at the
+    /// first and the last row (no wrapping round).
     pub fn move_cursor(&mut self, delta: i32) {
-        let n = self.fields.len() as i32;
         let step = delta.signum();
-        for _ in 0..delta.abs() {
-            for _ in 0..n {
-                self.selected = ((self.selected as i32 + step).rem_euclid(n)) as usize;
-                if self.shown(self.selected) {
+        for _ in 0..delta.unsigned_abs() {
+            let mut i = self.selected as i64;
+            loop {
+                i += i64::from(step);
+                if i < 0 || i >= self.fields.len() as i64 {
+                    return;
+                }
+                if self.shown(i as usize) {
+                    self.selected = i as usize;
                     break;
                 }
             }
+        }
+    }
+
+    /// True when the selected row takes typed text (a text field, or the endpoint, which
+    /// takes a URL): a printable key types there instead of acting as a command.
+    pub fn selected_takes_text(&self) -> bool {
+        self.fields
+            .get(self.selected)
+            .is_some_and(|f| matches!(f.kind, FieldKind::Text | FieldKind::Open(_)))
+    }
+
+    /// Starts editing the selected text field with `c` typed, replacing its value (as a
+    /// spreadsheet cell does); Esc puts the old value back.
+    pub fn start_typing(&mut self, c: char) {
+        if self.selected_takes_text() {
+            self.editing = Some(c.to_string());
         }
     }
 
@@ -385,7 +431,7 @@ impl SetupForm {
         }
     }
 
-    /// Cycles a choice or flips a toggle on the selected row.
+    /// Cycles a choice or flips a toggle on the selected row (a text row is left alone).
     pub fn cycle(&mut self, delta: i32) {
         let field = &mut self.fields[self.selected];
         match &field.kind {
@@ -397,9 +443,10 @@ impl SetupForm {
             FieldKind::Toggle => {
                 field.value = if field.value == "on" { "off" } else { "on" }.into();
             }
-            _ => {}
+            _ => return,
         }
-        field.error = None;
+        self.fields[self.selected].error = self.check_at(self.selected).err();
+        self.recheck(self.fields[self.selected].id);
     }
 
     /// Selects field `id` and starts editing it (the run screen's planning keys).
@@ -428,14 +475,38 @@ impl SetupForm {
         }
     }
 
-    /// Ends editing: `keep` stores the typed text (and checks it), otherwise it is dropped.
+    /// Ends editing: `keep` stores the typed text (and checks it, as the field is left),
+    /// otherwise it is dropped and the old value stays.
     pub fn finish_edit(&mut self, keep: bool) {
         if let Some(text) = self.editing.take() {
             if keep {
-                let field = &mut self.fields[self.selected];
-                field.value = text.trim().to_string();
-                field.error = check(field.id, &field.value).err();
+                let i = self.selected;
+                self.fields[i].value = text.trim().to_string();
+                self.fields[i].error = self.check_at(i).err();
+                self.recheck(self.fields[i].id);
             }
+        }
+    }
+
+    /// After field `changed` took a new value: the rows it bears on are checked again (the
+    /// SLAs that need streaming, search max against search min), and so is every row marked
+    /// wrong, so a message goes as soon as its cause does.
+    fn recheck(&mut self, changed: FieldId) {
+        let depends = |id: FieldId| match changed {
+            FieldId::Stream => matches!(id, FieldId::TtftSla | FieldId::TpotSla),
+            FieldId::SearchMin => id == FieldId::SearchMax,
+            _ => false,
+        };
+        for i in 0..self.fields.len() {
+            let f = &self.fields[i];
+            if f.id == changed || !(f.error.is_some() || depends(f.id)) {
+                continue;
+            }
+            self.fields[i].error = if self.shown(i) {
+                self.check_at(i).err()
+            } else {
+                None
+            };
         }
     }
 
@@ -443,15 +514,67 @@ impl SetupForm {
     /// the fields).
     pub fn validate(&mut self) -> bool {
         for i in 0..self.fields.len() {
-            let shown = self.shown(i);
-            let f = &mut self.fields[i];
-            f.error = if shown {
-                check(f.id, &f.value).err()
+            self.fields[i].error = if self.shown(i) {
+                self.check_at(i).err()
             } else {
                 None
             };
         }
         self.fields.iter().all(|f| f.error.is_none())
+    }
+
+    /// The first row marked wrong: its index, its name on the form and the message.
+    pub fn first_error(&self) -> Option<(usize, &'static str, &str)> {
+        (0..self.fields.len())
+            .filter(|i| self.shown(*i))
+            .find_map(|i| {
+                let f = &self.fields[i];
+                f.error.as_deref().map(|e| (i, f.label.trim(), e))
+            })
+    }
+
+    /// How row `i`'s value is read (`p99 <= 1.50 s`, `levels 16, 64`), for the line beside
+    /// it; `None` when the value says it all, is empty, or is wrong.
+    pub fn reading(&self, i: usize) -> Option<String> {
+        self.check_at(i).ok().flatten()
+    }
+
+    /// Row `i` checked as it stands on this form: its own text (the endpoint against the
+    /// config's names), and what it needs from the other rows.
+    fn check_at(&self, i: usize) -> Result<Option<String>, String> {
+        let f = &self.fields[i];
+        let endpoints = self.fields.iter().find_map(|f| match &f.kind {
+            FieldKind::Open(names) if f.id == FieldId::Endpoint => Some(names.as_slice()),
+            _ => None,
+        });
+        let reading = read(f.id, &f.value, endpoints)?;
+        match f.id {
+            FieldId::E2eSla if self.search_lacks_an_sla() => Err(NO_SLA.into()),
+            FieldId::TtftSla | FieldId::TpotSla
+                if !f.value.is_empty() && self.get(FieldId::Stream) == "off" =>
+            {
+                Err("measured on streamed answers: turn streaming on, or leave it empty".into())
+            }
+            FieldId::SearchMax => match (
+                parse_concurrency(self.get(FieldId::SearchMin)),
+                parse_concurrency(&f.value),
+            ) {
+                (Ok(min), Ok(max)) if max < min => Err(format!("below search min {min}")),
+                _ => Ok(reading),
+            },
+            _ => Ok(reading),
+        }
+    }
+
+    /// A search with no SLA on the form (nor a search plan from the command line, whose
+    /// SLAs stay under the form) has nothing to search for.
+    fn search_lacks_an_sla(&self) -> bool {
+        let from_plan = matches!(&self.base.plan, PlanChoice::Search(s) if s.plan.is_some());
+        self.get(FieldId::Mode) == "search"
+            && !from_plan
+            && SLA_FIELDS
+                .iter()
+                .all(|(id, _)| self.get(*id).trim().is_empty())
     }
 
     fn sla(&self, id: FieldId, metric: SlaMetric) -> Option<SlaThreshold> {
@@ -487,15 +610,16 @@ impl SetupForm {
                 listen: None,
             })
         });
-        // the form holds the e2e and TTFT SLAs; the others stay as the base gave them
+        // the form holds every SLA the command line takes
         let mut slas: Vec<SlaThreshold> = r
             .slas()
             .iter()
-            .filter(|t| !matches!(t.metric, SlaMetric::E2e | SlaMetric::Ttft))
+            .filter(|t| !SLA_FIELDS.iter().any(|(_, m)| *m == t.metric))
             .copied()
             .collect();
-        slas.extend(self.sla(FieldId::E2eSla, SlaMetric::E2e));
-        slas.extend(self.sla(FieldId::TtftSla, SlaMetric::Ttft));
+        for (id, metric) in SLA_FIELDS {
+            slas.extend(self.sla(id, metric));
+        }
         r.plan = if self.get(FieldId::Mode) == "search" {
             let base = match &r.plan {
                 PlanChoice::Search(s) => s.clone(),
@@ -549,44 +673,161 @@ impl SetupForm {
     }
 }
 
+/// The SLA rows and what each limits, in the command line's order.
+const SLA_FIELDS: [(FieldId, SlaMetric); 4] = [
+    (FieldId::E2eSla, SlaMetric::E2e),
+    (FieldId::TtftSla, SlaMetric::Ttft),
+    (FieldId::TpotSla, SlaMetric::Tpot),
+    (FieldId::ErrorRateSla, SlaMetric::ErrorRate),
+];
+
+/// What a search without an SLA is told, in the form's words.
+const NO_SLA: &str = "a search needs at least one SLA: e2e, TTFT, TPOT or error rate SLA";
+
 /// Checks one field's text; the message says what would fix it.
 pub fn check(id: FieldId, v: &str) -> Result<(), String> {
+    read(id, v, None).map(|_| ())
+}
+
+/// Reads one field's text: how it was read when that is worth saying (`p99 <= 1.50 s`,
+/// `levels 16, 64`), or what is wrong with it, in the form's words (the message stands
+/// beside the field: it does not repeat the field's name). `endpoints`: the config's
+/// endpoint names, when known (a bare name must be one of them).
+pub fn read(id: FieldId, v: &str, endpoints: Option<&[String]>) -> Result<Option<String>, String> {
     let optional = v.is_empty();
+    let none = |r: Result<u32, String>| r.map(|_| None);
     match id {
-        FieldId::InputTokens | FieldId::OutputTokens if !optional => parse_positive(v)
-            .map(|_| ())
-            .map_err(|e| format!("tokens {e}")),
-        FieldId::Requests => parse_positive(v)
-            .map(|_| ())
-            .map_err(|e| format!("requests {e}")),
-        FieldId::Concurrency => parse_concurrency_list(v).map(|_| ()),
-        FieldId::E2eSla if !optional => SlaThreshold::parse(SlaMetric::E2e, v).map(|_| ()),
-        FieldId::TtftSla if !optional => SlaThreshold::parse(SlaMetric::Ttft, v).map(|_| ()),
-        FieldId::SearchMin | FieldId::SearchMax => parse_concurrency(v).map(|_| ()),
-        FieldId::MaxIterations => parse_positive(v)
-            .map(|_| ())
-            .map_err(|e| format!("iterations {e}")),
-        FieldId::Workers if !optional => parse_positive(v)
-            .map(|_| ())
-            .map_err(|e| format!("workers {e}; empty runs in this process")),
-        FieldId::PeakConcurrency | FieldId::PricePerHour if !optional => match v.parse::<f64>() {
-            Ok(f) if f.is_finite() && f > 0.0 => Ok(()),
-            _ => Err(format!("`{v}` is not a positive number")),
-        },
-        FieldId::TimeScale if !optional => match v.parse::<f64>() {
-            Ok(f) if f.is_finite() && f > 0.0 => Ok(()),
-            _ => Err(format!("`{v}` is not a positive number")),
-        },
-        FieldId::Endpoint
-            if v.strip_prefix("sagemaker:")
-                .is_some_and(|n| n.trim().is_empty()) =>
+        FieldId::InputTokens | FieldId::OutputTokens if !optional => none(whole(v)),
+        FieldId::Requests if optional => Err("give the requests per level, e.g. 1024".into()),
+        FieldId::Requests => none(whole(v)),
+        FieldId::Concurrency => read_levels(v).map(|levels| {
+            let shown: Vec<String> = levels.iter().map(u32::to_string).collect();
+            let word = if levels.len() == 1 { "level" } else { "levels" };
+            Some(format!("{word} {}", shown.join(", ")))
+        }),
+        FieldId::E2eSla | FieldId::TtftSla | FieldId::TpotSla | FieldId::ErrorRateSla
+            if !optional =>
         {
-            Err("name the SageMaker endpoint: sagemaker:NAME".into())
+            let metric = SLA_FIELDS
+                .iter()
+                .find(|(f, _)| *f == id)
+                .map_or(SlaMetric::E2e, |(_, m)| *m);
+            read_sla(metric, v).map(Some)
         }
+        FieldId::SearchMin if optional => Err("give the search's first level, e.g. 16".into()),
+        FieldId::SearchMax if optional => Err("give the highest level to try, e.g. 4096".into()),
+        FieldId::MaxIterations if optional => Err("give the most levels to run, e.g. 10".into()),
+        FieldId::SearchMin | FieldId::SearchMax | FieldId::MaxIterations => none(whole(v)),
+        FieldId::Workers if !optional => whole(v)
+            .map(|_| None)
+            .map_err(|e| format!("{e}; empty runs in this process")),
+        FieldId::PeakConcurrency | FieldId::PricePerHour | FieldId::TimeScale if !optional => {
+            match v.parse::<f64>() {
+                Ok(f) if f.is_finite() && f > 0.0 => Ok(None),
+                _ => Err(format!("`{v}` is not a positive number")),
+            }
+        }
+        FieldId::Endpoint if !optional => read_endpoint(v, endpoints).map(|_| None),
         FieldId::RequestTemplate | FieldId::TextPointer | FieldId::TokenCountPointer => {
-            super::setup_sagemaker::check(id, v)
+            super::setup_sagemaker::check(id, v).map(|_| None)
         }
-        _ => Ok(()),
+        _ => Ok(None),
+    }
+}
+
+/// A whole number of at least 1.
+fn whole(v: &str) -> Result<u32, String> {
+    match v.trim().parse::<i64>() {
+        Ok(n) => crate::values::check_positive(n),
+        Err(_) => Err(format!("`{v}` is not a whole number")),
+    }
+}
+
+/// Levels separated by commas, each a whole number of at least 1; an empty one is refused
+/// (a doubled comma is a typo more often than a wish).
+fn read_levels(v: &str) -> Result<Vec<u32>, String> {
+    if v.trim().is_empty() {
+        return Err("give at least one level, e.g. 16,64,256".into());
+    }
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let mut levels = Vec::with_capacity(parts.len());
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() {
+            return Err(if i == 0 {
+                "an empty level before the first comma"
+            } else if i + 1 == parts.len() {
+                "an empty level after the last comma"
+            } else {
+                "an empty level between commas"
+            }
+            .into());
+        }
+        levels.push(whole(part).map_err(|e| match part.parse::<i64>() {
+            Ok(_) => format!("each level {e}"),
+            Err(_) => e,
+        })?);
+    }
+    Ok(levels)
+}
+
+/// An SLA as the command line reads it, said back: `p99 <= 1.50 s`. A duration without a
+/// unit is read as seconds, as the command line reads it, and the reading says so.
+fn read_sla(metric: SlaMetric, v: &str) -> Result<String, String> {
+    let t = SlaThreshold::parse(metric, v)?;
+    let value = v.split_once(':').map_or(v, |(_, x)| x).trim();
+    let no_unit =
+        metric != SlaMetric::ErrorRate && value.ends_with(|c: char| c.is_ascii_digit() || c == '.');
+    let mut reading = format!(
+        "{} <= {}",
+        t.stat,
+        crate::record::sla::fmt_value(metric, t.limit)
+    );
+    if no_unit {
+        reading.push_str(" (no unit: seconds)");
+    }
+    Ok(reading)
+}
+
+/// An endpoint: a name from the config, `sagemaker:NAME`, or a URL with its scheme.
+fn read_endpoint(v: &str, endpoints: Option<&[String]>) -> Result<(), String> {
+    if endpoints.is_some_and(|names| names.iter().any(|n| n == v)) {
+        return Ok(());
+    }
+    if let Some(name) = v.strip_prefix("sagemaker:") {
+        return if name.trim().is_empty() {
+            Err("name the SageMaker endpoint: sagemaker:NAME".into())
+        } else {
+            Ok(())
+        };
+    }
+    let shown = crate::secrets::redact_url(v);
+    if let Some((scheme, _)) = v.split_once("://") {
+        if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+            return Err(format!(
+                "`{scheme}://` cannot be reached: use http:// or https:// (or sagemaker:NAME)"
+            ));
+        }
+        return match reqwest::Url::parse(v) {
+            Ok(url) if url.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
+            Ok(_) => Err(format!(
+                "`{shown}` names no host, e.g. http://127.0.0.1:8000/v1"
+            )),
+            Err(e) => Err(format!("`{shown}` is not a URL: {e}")),
+        };
+    }
+    let looks_like_host = v.contains([':', '/', '.']) || v.eq_ignore_ascii_case("localhost");
+    match endpoints {
+        _ if looks_like_host => Err(format!("needs http:// or https://, e.g. http://{shown}")),
+        // the config's names are not known here: a bare name is left to the launch
+        None => Ok(()),
+        Some(names) => Err(format!(
+            "no endpoint `{v}` in the config ({}); a URL needs http:// or https://",
+            if names.is_empty() {
+                "it names none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )),
     }
 }
 
@@ -620,7 +861,7 @@ mod tests {
         f.finish_edit(true);
         assert_eq!(
             f.fields[concurrency].error.as_deref(),
-            Some("concurrency must be at least 1, got 0")
+            Some("each level must be at least 1, got 0")
         );
         assert!(!f.validate());
         f.set(FieldId::Concurrency, "8,32");
@@ -728,7 +969,7 @@ mod tests {
                 .unwrap()
                 .error
                 .as_deref(),
-            Some("workers must be at least 1, got 0; empty runs in this process")
+            Some("must be at least 1, got 0; empty runs in this process")
         );
     }
 

@@ -56,6 +56,7 @@ fn progress(index: u32, concurrency: u32, done: u64, errors: &[(ErrorKind, u64)]
         elapsed_s: 12.5,
         chunks: 0,
         sent: 0,
+        live: Default::default(),
     })
 }
 
@@ -94,7 +95,8 @@ fn setup_shows_validation_beside_the_field() {
     let mut a = app();
     a.setup.select(FieldId::Concurrency);
     a.setup.set(FieldId::Concurrency, "16,0");
-    a.on_key(key('s'));
+    // on a text field `s` would type: Ctrl-S starts from anywhere
+    a.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
     insta::assert_snapshot!(draw(&a, 100, 30));
 }
 
@@ -115,7 +117,8 @@ fn setup_with_a_sagemaker_endpoint_in_a_custom_format() {
         .set(FieldId::RequestTemplate, r#"{"inputs": "{prompt}"}"#);
     a.setup.set(FieldId::TextPointer, "token.text");
     a.setup.select(FieldId::TextPointer);
-    a.on_key(key('s'));
+    // on a text field `s` would type: Ctrl-S starts from anywhere
+    a.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
     insta::assert_snapshot!(draw(&a, 120, 40));
     insta::assert_snapshot!("setup_with_a_sagemaker_endpoint_at_80x24", draw(&a, 80, 24));
 }
@@ -304,6 +307,10 @@ fn ctrl_c_and_delete_ask_before_they_discard_anything() {
     a.runs = vec![super::app::RunEntry {
         id: "20261129-091500-sweep".into(),
         path: "/tmp/runs/20261129-091500-sweep".into(),
+        date: "2026-11-29 09:15".into(),
+        kind: "sweep".into(),
+        answer: "ideal c=64".into(),
+        status: crate::report::history::RunStatus::Finished,
         levels: 4,
         endpoint: "sim".into(),
         model: "m".into(),
@@ -335,6 +342,10 @@ fn past_runs_list_and_an_overlay_of_two_runs() {
         super::app::RunEntry {
             id: "20261129-091500-sweep".into(),
             path: "/tmp/runs/20261129-091500-sweep".into(),
+            date: "2026-11-29 09:15".into(),
+            kind: "sweep".into(),
+            answer: "ideal c=64".into(),
+            status: crate::report::history::RunStatus::Finished,
             levels: 4,
             endpoint: "sim".into(),
             model: "sim-moe-30b-a3b".into(),
@@ -344,6 +355,10 @@ fn past_runs_list_and_an_overlay_of_two_runs() {
         super::app::RunEntry {
             id: "20261128-170000-sweep".into(),
             path: "/tmp/runs/20261128-170000-sweep".into(),
+            date: "2026-11-28 17:00".into(),
+            kind: "sweep".into(),
+            answer: "ideal c=64".into(),
+            status: crate::report::history::RunStatus::Finished,
             levels: 3,
             endpoint: "local-vllm".into(),
             model: "Qwen/Qwen3-30B-A3B".into(),

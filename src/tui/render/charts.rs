@@ -14,19 +14,13 @@ use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType};
 use ratatui::Frame;
 
 fn x_axis<'a>(view: &RunView, theme: &Theme) -> Axis<'a> {
-    // ratatui spaces labels evenly, so show the ends and, when it fits, the middle level
-    let labels: Vec<Span> = match view.x_ticks.len() {
-        0 => vec![],
-        1 => vec![Span::raw(view.x_ticks[0].1.clone())],
-        n => {
-            let mut v = vec![Span::raw(view.x_ticks[0].1.clone())];
-            if n >= 3 {
-                v.push(Span::raw(view.x_ticks[n / 2].1.clone()));
-            }
-            v.push(Span::raw(view.x_ticks[n - 1].1.clone()));
-            v
-        }
-    };
+    // the view's ticks are the loads at the ends and the middle of the log scale, where
+    // ratatui puts three labels
+    let labels: Vec<Span> = view
+        .x_ticks
+        .iter()
+        .map(|(_, t)| Span::raw(t.clone()))
+        .collect();
     let axis = Axis::default()
         .bounds(view.x_bounds)
         .labels(labels)

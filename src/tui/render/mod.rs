@@ -2,9 +2,11 @@
 
 pub mod campaign;
 mod charts;
+pub mod layout;
 mod legend;
 mod panels;
 mod results;
+mod running;
 mod runs;
 mod server_chart;
 mod setup;
@@ -12,6 +14,7 @@ mod timeline;
 mod workers;
 
 use super::app::{App, Screen};
+use crate::report::history::RunStatus;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -77,7 +80,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     }
     render_footer(frame, footer, app, &theme);
     if app.help {
-        render_help(frame, &theme);
+        render_help(frame, app, &theme);
     }
     if app.confirm_quit {
         render_confirm_quit(frame, &theme);
@@ -96,22 +99,16 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         };
         Span::styled(format!(" {key} {name} "), style)
     };
-    let state = if app.live {
-        Span::styled(
+    let state = match app.ended {
+        _ if app.live => Span::styled(
             " RUNNING ",
             theme.fg(Color::Green).add_modifier(Modifier::BOLD),
-        )
-    } else if app.run.finished {
-        Span::styled(
-            if app.run.interrupted {
-                " STOPPED "
-            } else {
-                " DONE "
-            },
-            theme.bold(),
-        )
-    } else {
-        Span::raw(" ")
+        ),
+        Some(RunStatus::Failed) => {
+            Span::styled(" FAILED ", theme.error().add_modifier(Modifier::REVERSED))
+        }
+        Some(s) => Span::styled(format!(" {} ", s.label().to_uppercase()), theme.bold()),
+        None => Span::raw(" "),
     };
     let mut spans = vec![
         Span::styled("rightsize ", theme.bold()),
@@ -134,58 +131,130 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let mut spans = Vec::new();
+    // where the screen is too short for the results panel's planning numbers, the footer
+    // carries the answer, instances and cost
+    let short = area.width < 100 || app.size.1 < 30;
+    if app.screen == Screen::Run && short {
+        if let Some(s) = summary(app) {
+            spans.push(Span::styled(s, theme.bold()));
+            spans.push(Span::styled("  │ ", theme.dim()));
+        }
+    }
+    if let Some(s) = &app.status {
+        spans.push(Span::styled(s.clone(), theme.fg(Color::Yellow)));
+        spans.push(Span::styled("  │ ", theme.dim()));
+    }
+    spans.push(Span::styled(keys(app), theme.dim()));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `answer 180 · 14 instances · 0.0159/M tok`: the run's answer (a search) or ideal balance
+/// (a sweep), and the right-size when a peak is set.
+fn summary(app: &App) -> Option<String> {
+    let r = app.report.as_ref().filter(|_| !app.live)?;
+    let ax = r.axis;
+    let mut parts = vec![match (&r.search, &r.answer, &r.planning.ideal) {
+        (Some(_), Some(a), _) => format!("answer {}", ax.load(a.concurrency)),
+        (Some(_), None, _) => "no answer".to_string(),
+        (None, _, Some(i)) => format!("ideal {}", ax.load(i.concurrency)),
+        (None, _, None) => return None,
+    }];
+    if let Some(rs) = &r.planning.right_size {
+        parts.push(format!("{} instances", rs.instances));
+        if let Some(c) = rs.cost_per_million_output_tokens {
+            parts.push(format!("{}/M tok", crate::values::sig3(c)));
+        }
+    }
+    Some(parts.join(" · "))
+}
+
+/// The keys the screen takes now.
+fn keys(app: &App) -> String {
     // `t` switches the charts once an open-loop level has a time view
     let switch = app.time.as_ref().map(|_| {
         if app.shows_time_view() {
-            "t curves"
+            "t curves  "
         } else {
-            "t time view"
+            "t time view  "
         }
     });
-    let keys = match (app.screen, switch) {
+    let t = switch.unwrap_or("");
+    match app.screen {
         _ if app.setup.editing.is_some() => "type, Enter keep, Esc cancel".into(),
-        (Screen::Setup, _) => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit".into(),
-        (Screen::Run, Some(t)) if app.live => format!("x stop  {t}  Tab panel  ? help  q quit"),
-        (Screen::Run, None) if app.live => "x stop  Tab panel  ↑↓ scroll  ? help  q quit".into(),
-        (Screen::Run, Some(t)) => {
-            format!("s run again  {t}  p peak  $ price  e export  ? help  q quit")
+        Screen::Setup => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit".into(),
+        Screen::Run if app.full_results => "↑↓ PgUp PgDn scroll  Esc back  ? help".into(),
+        Screen::Run if app.live => {
+            format!("x stop  {t}Tab panel  ↑↓ scroll  r results  ? help  q quit")
         }
-        (Screen::Run, None) => {
-            "s run again  p peak  $ price  e export  3 runs  ? help  q quit".into()
+        Screen::Run => {
+            format!("s again  {t}r results  Tab panel  p peak  $ price  e export  ? help  q quit")
         }
-        (Screen::Runs, _) => "↑↓ pick  Enter open  c overlay  d delete  ? help  q quit".into(),
-    };
-    let line = match &app.status {
-        Some(s) => Line::from(vec![
-            Span::styled(s.clone(), theme.fg(Color::Yellow)),
-            Span::styled(format!("  │ {keys}"), theme.dim()),
-        ]),
-        None => Line::from(Span::styled(keys, theme.dim())),
-    };
-    frame.render_widget(Paragraph::new(line), area);
+        Screen::Runs => "↑↓ pick  Enter open  c overlay  C clear  d delete  ? help  q quit".into(),
+    }
 }
 
-/// Every key, in one overlay.
-pub const HELP: &[(&str, &str)] = &[
-    ("1 2 3", "setup, run, past runs"),
-    ("↑ ↓ / j k", "move, scroll"),
-    ("← → / h l", "change a choice (setup); next panel (run)"),
-    ("Tab / S-Tab", "next / previous field or panel"),
-    ("Enter / e", "edit a field; open a past run"),
-    ("s", "start a run with the setup's settings"),
-    ("x", "stop the run (finished levels are kept)"),
-    ("t", "charts: curves or an open-loop level over time"),
+/// Every key of every screen, in one overlay: (key, what it does), a `None` key starting a
+/// screen's section.
+pub const HELP: &[(Option<&str>, &str)] = &[
+    (None, "everywhere"),
     (
-        "p / $",
-        "edit peak concurrency / price per hour: planning numbers update",
+        Some("1 2 3"),
+        "setup, run, past runs (not while typing in a field)",
     ),
-    ("d", "delete the selected past run (asks first)"),
+    (Some("? / F1"), "this help (any key closes it)"),
+    (Some("q / Ctrl-C"), "quit (asks while a run is live: y / n)"),
+    (None, "setup"),
     (
-        "c / C",
-        "draw the selected past run over the charts / clear it",
+        Some("↑ ↓"),
+        "move between fields (stops at the first and last)",
     ),
-    ("?", "this help (any key closes it)"),
-    ("q / Ctrl-C", "quit (asks while a run is live)"),
+    (Some("← →"), "change a choice"),
+    (
+        Some("typing"),
+        "on a text field: replaces its value (keys are never commands there)",
+    ),
+    (Some("Enter / e"), "edit the field, keeping its value"),
+    (
+        Some("Enter / Tab"),
+        "while editing: keep the value (checked at once)",
+    ),
+    (Some("Esc"), "while editing: cancel"),
+    (
+        Some("s / Ctrl-S"),
+        "start a run (Ctrl-S from a text field too)",
+    ),
+    (None, "run"),
+    (Some("Tab / S-Tab"), "next / previous panel (← → too)"),
+    (Some("↑ ↓ / j k"), "scroll the panel in focus"),
+    (
+        Some("PgUp PgDn"),
+        "scroll a page; Home / End: first / last row",
+    ),
+    (
+        Some("r / Enter"),
+        "every result whole, full screen (Esc back)",
+    ),
+    (Some("x"), "stop the run (finished levels are kept)"),
+    (Some("t"), "charts: curves or an open-loop level over time"),
+    (
+        Some("p / $"),
+        "edit peak / price per hour: planning numbers update",
+    ),
+    (
+        Some("e"),
+        "export charts (PNG, SVG), report (HTML) and data (CSV, JSON)",
+    ),
+    (Some("C"), "clear the past run drawn over the charts"),
+    (Some("s"), "run the setup again"),
+    (None, "past runs"),
+    (Some("↑ ↓ / j k"), "pick a run"),
+    (Some("Enter / o"), "open it on the run screen"),
+    (
+        Some("c / C"),
+        "draw it over the run screen's charts / clear that",
+    ),
+    (Some("d / Del"), "delete it (asks first: y / n)"),
 ];
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
@@ -199,39 +268,59 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 /// The help box: as wide as its longest line when the screen allows, else as wide as the
-/// screen, long lines wrapped (never cut).
-fn render_help(frame: &mut Frame, theme: &Theme) {
-    const KEY: usize = 14;
-    let widest = HELP
-        .iter()
-        .map(|(_, v)| KEY + v.chars().count())
-        .max()
-        .unwrap_or(0);
+/// screen, long lines wrapped (never cut); taller than the screen, it shows what fits.
+fn render_help(frame: &mut Frame, app: &App, theme: &Theme) {
     let screen = frame.area();
-    let inner = widest
-        .min(usize::from(screen.width.saturating_sub(4)))
-        .max(1);
-    let rows: usize = HELP
-        .iter()
-        .map(|(_, v)| (KEY + v.chars().count()).div_ceil(inner))
-        .sum();
+    let (inner, rows) = help_size(screen.width);
     let area = centered(screen, inner as u16 + 2, rows as u16 + 2);
+    let scroll = app.help_scroll.min(help_max_scroll(app));
+    let title = if help_max_scroll(app) > 0 {
+        " keys (↑↓ scroll, any other key closes) "
+    } else {
+        " keys "
+    };
     let lines: Vec<Line> = HELP
         .iter()
-        .map(|(k, v)| {
-            Line::from(vec![
+        .map(|(k, v)| match k {
+            Some(k) => Line::from(vec![
                 Span::styled(format!("{k:>12}  "), theme.bold()),
                 Span::raw(*v),
-            ])
+            ]),
+            None => Line::styled(format!("── {v}"), theme.dim()),
         })
         .collect();
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::default().borders(Borders::ALL).title(" keys ")),
+            .scroll((scroll as u16, 0))
+            .block(Block::default().borders(Borders::ALL).title(title)),
         area,
     );
+}
+
+/// Width of the key column in the help box.
+const HELP_KEY: usize = 14;
+
+/// The help box's inner width and rows (wrapped) on a screen `width` columns wide.
+fn help_size(width: u16) -> (usize, usize) {
+    let widest = HELP
+        .iter()
+        .map(|(_, v)| HELP_KEY + v.chars().count())
+        .max()
+        .unwrap_or(0);
+    let inner = widest.min(usize::from(width.saturating_sub(4))).max(1);
+    let rows = HELP
+        .iter()
+        .map(|(_, v)| (HELP_KEY + v.chars().count()).div_ceil(inner))
+        .sum();
+    (inner, rows)
+}
+
+/// How far the help box scrolls at the app's terminal size.
+pub fn help_max_scroll(app: &App) -> usize {
+    let (_, rows) = help_size(app.size.0);
+    rows.saturating_sub(usize::from(app.size.1.saturating_sub(2)))
 }
 
 fn render_confirm_delete(frame: &mut Frame, theme: &Theme, id: &str) {

@@ -3,17 +3,19 @@
 //! level and the level table below, warnings and the simulator note beside them.
 
 use super::charts::{compact, render_latency, render_throughput, render_ttft};
+use super::layout::{first_level_row, level_rows, run_areas, shows_results};
 use super::server_chart::render_server;
 use super::Theme;
+use crate::metrics::live_figures::{LiveFigures, Percentiles};
 use crate::metrics::LevelSummary;
 use crate::plan::analysis::{is_rate_level, Axis};
 use crate::tui::app::{App, Panel};
-use crate::values::fmt_rps;
+use crate::values::{fmt_rps, sig3};
 use crate::workload::arrivals::LoadShape;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Row, Sparkline, Table, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 /// The narrowest screen (columns) with room for the server panel beside the two top charts.
@@ -21,33 +23,45 @@ const SERVER_PANEL_WIDTH: u16 = 100;
 
 /// Draws the run screen.
 pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    if let Some(time) = app.time.as_ref().filter(|_| app.shows_time_view()) {
-        let [charts, status, bottom] = Layout::vertical([
-            Constraint::Percentage(70),
-            Constraint::Length(1),
-            Constraint::Min(4),
-        ])
-        .areas(area);
-        super::timeline::render_time_view(frame, charts, time, app.focus == Panel::Charts, theme);
-        super::timeline::render_time_status(frame, status, app, time, theme);
-        render_table_and_notes(frame, bottom, app, theme);
+    if app.full_results {
+        super::results::render_full_results(frame, area, app, theme);
         return;
     }
-    let compact_layout = area.height < 30;
-    let [top, middle, bottom] = Layout::vertical([
-        Constraint::Percentage(if compact_layout { 40 } else { 42 }),
-        Constraint::Percentage(28),
-        Constraint::Min(4),
-    ])
-    .areas(area);
+    let areas = run_areas(area, app);
     let charts = app.focus == Panel::Charts;
-    // the server panel joins the top row when a level recorded the server's metrics and the
-    // screen is wide enough for three charts
+    match (&app.time, areas.time_status) {
+        (Some(time), Some(status)) => {
+            super::timeline::render_time_view(frame, areas.charts, time, charts, theme);
+            super::timeline::render_time_status(frame, status, app, time, theme);
+        }
+        _ => render_curves(frame, areas.charts, app, theme),
+    }
+    if let Some(ttft) = areas.ttft {
+        render_ttft(frame, ttft, &app.view, charts, theme);
+    }
+    if let Some(side) = areas.side {
+        if shows_results(app) {
+            super::results::render_results(frame, side, app, theme);
+        } else {
+            super::running::render_running(frame, side, app, theme);
+        }
+    }
+    render_levels_table(frame, areas.levels, app, theme);
+    if let (Some(w), Some(top)) = (&app.run.workers, areas.workers) {
+        super::workers::render_workers(frame, top, w, theme);
+    }
+    render_notes(frame, areas.notes, app, theme);
+}
+
+/// The top row of curves: throughput and e2e latency, and the server panel beside them
+/// when a level recorded the server's metrics and the screen is wide enough for three.
+fn render_curves(frame: &mut Frame, top: Rect, app: &App, theme: &Theme) {
+    let charts = app.focus == Panel::Charts;
     match app
         .view
         .server
         .as_ref()
-        .filter(|_| area.width >= SERVER_PANEL_WIDTH)
+        .filter(|_| top.width >= SERVER_PANEL_WIDTH)
     {
         Some(server) => {
             let [tl, tm, tr] = Layout::horizontal([Constraint::Ratio(1, 3); 3]).areas(top);
@@ -63,118 +77,15 @@ pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             render_latency(frame, tr, &app.view, charts, theme);
         }
     }
-    let [ml, mr] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(middle);
-    render_ttft(frame, ml, &app.view, charts, theme);
-    if !app.live && app.run.progress.is_none() && !app.run.levels.is_empty() {
-        super::results::render_results(frame, mr, app, theme);
-    } else {
-        render_level(frame, mr, app, theme);
-    }
-    render_table_and_notes(frame, bottom, app, theme);
 }
 
-fn render_table_and_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let [bl, br] =
-        Layout::horizontal([Constraint::Percentage(64), Constraint::Percentage(36)]).areas(area);
-    render_levels_table(frame, bl, app, theme);
-    match &app.run.workers {
-        // a distributed run: its workers above the notes, at most half the column
-        Some(w) => {
-            // the notes keep two lines
-            let h = super::workers::height(w)
-                .min(br.height.saturating_sub(4))
-                .max(3);
-            let [top, rest] =
-                Layout::vertical([Constraint::Length(h), Constraint::Min(0)]).areas(br);
-            super::workers::render_workers(frame, top, w, theme);
-            render_notes(frame, rest, app, theme);
-        }
-        None => render_notes(frame, br, app, theme),
-    }
-}
-
-fn render_level(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let title = match (app.run.running, &app.run.running_shape) {
-        (Some((i, _, _)), Some(shape)) => format!(" level {} · {} ", i + 1, shape.label()),
-        (Some((i, c, _)), None) => format!(" level {} · concurrency {c} ", i + 1),
-        (None, _) if app.live => " waiting for the next level ".into(),
-        (None, _) => " current level: none ".into(),
-    };
-    let block = Block::default().borders(Borders::ALL).title(title);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let Some(p) = &app.run.progress else {
-        let text = if app.live {
-            "pre-flight and warmup..."
-        } else {
-            "no level running"
-        };
-        frame.render_widget(Paragraph::new(Span::styled(text, theme.dim())), inner);
-        return;
-    };
-    let rows = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Min(0),
-    ])
-    .split(inner);
-    let ratio = if p.total > 0 {
-        (p.done as f64 / p.total as f64).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    frame.render_widget(
-        Gauge::default()
-            .ratio(ratio)
-            .label(match app.run.batch_note() {
-                Some(b) => format!("{}/{} · {b}", p.done, p.total),
-                None => format!("{}/{}", p.done, p.total),
-            })
-            .gauge_style(theme.fg(Color::Green)),
-        rows[0],
-    );
-    let endpoint_errors = p
-        .errors_by_kind
+/// Failed requests of the running level, not counting cancelled ones (as a level's `err`).
+pub fn endpoint_errors(p: &crate::metrics::LevelProgress) -> u64 {
+    p.errors_by_kind
         .iter()
         .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
         .map(|(_, n)| *n)
-        .sum::<u64>();
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::raw(format!("in flight {}  ", p.in_flight)),
-            Span::styled(
-                format!("{} tok/s", compact(p.output_tokens_per_sec)),
-                theme.bold(),
-            ),
-            Span::raw(format!("  {:.1}s", p.elapsed_s)),
-        ])),
-        rows[1],
-    );
-    let errors = if endpoint_errors == 0 {
-        Line::from(Span::styled("errors 0", theme.dim()))
-    } else {
-        Line::from(Span::styled(
-            format!(
-                "errors {endpoint_errors}: {}",
-                p.errors_by_kind
-                    .iter()
-                    .map(|(k, n)| format!("{k} {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            theme.error(),
-        ))
-    };
-    frame.render_widget(Paragraph::new(errors), rows[2]);
-    let spark: Vec<u64> = p.output_tps_series.iter().map(|v| *v as u64).collect();
-    frame.render_widget(
-        Sparkline::default()
-            .data(&spark)
-            .style(theme.fg(Color::Green)),
-        rows[3],
-    );
+        .sum()
 }
 
 /// The run's load axis (concurrency when nothing was analysed yet).
@@ -219,32 +130,44 @@ fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), compact)
 }
 
-/// Columns kept when the table is narrow: #, conc, output tok/s, ttft95, e2e99, err, verdict
-/// (not ttft50, e2e50).
-fn pick<T>(cells: Vec<T>, narrow: bool) -> Vec<T> {
+/// The level table's columns: header, width, and the narrowest table (inner columns) that
+/// shows it. The verdict takes what is left.
+const COLUMNS: [(&str, u16, u16); 11] = [
+    ("#", 3, 0),
+    ("load", 6, 0),
+    ("output tok/s", 12, 0),
+    ("req/s", 6, 64),
+    ("ttft50", 6, 90),
+    ("ttft95", 6, 0),
+    ("itl50", 6, 64),
+    ("e2e50", 6, 90),
+    ("e2e99", 6, 0),
+    ("err", 4, 64),
+    ("", 4, 0),
+];
+
+/// The cells shown in a table `width` columns wide.
+fn pick<T>(cells: Vec<T>, width: u16) -> Vec<T> {
     cells
         .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !narrow || ![3, 5].contains(i))
-        .map(|(_, c)| c)
+        .zip(COLUMNS)
+        .filter(|(_, (_, _, from))| width >= *from)
+        .map(|(c, _)| c)
         .collect()
 }
 
 fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let narrow = area.width < 64;
+    let width = area.width.saturating_sub(2);
     let axis = axis_of(app);
-    let rows = app
+    let first = first_level_row(app, area);
+    let mut rows: Vec<Row> = app
         .run
         .levels
         .iter()
-        .skip(app.level_scroll)
         .enumerate()
+        .skip(first)
         .map(|(i, l)| {
-            let p99 = l.e2e_p(99.0);
-            let row = app
-                .report
-                .as_ref()
-                .and_then(|r| r.iterations.get(app.level_scroll + i));
+            let row = app.report.as_ref().and_then(|r| r.iterations.get(i));
             let user_slas = app.report.as_ref().is_some_and(|r| !r.slas.is_empty());
             let verdict = row.map_or(String::new(), |r| {
                 let v = crate::plan::analysis_text::row_verdict(r, user_slas).to_lowercase();
@@ -256,7 +179,7 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                 }
             });
             let cells = vec![
-                (app.level_scroll + i + 1).to_string(),
+                (i + 1).to_string(),
                 format!(
                     "{}{}",
                     load_cell(l, axis),
@@ -268,60 +191,143 @@ fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) 
                 ),
                 // the level's throughput, as every surface shows it
                 crate::values::sig3(l.sustained_tps()),
+                crate::values::sig3(l.requests_per_sec()),
                 ms(l.ttft_p(50.0)),
                 ms(l.ttft_p(95.0)),
+                ms(l.itl_p(50.0)),
                 ms(l.e2e_p(50.0)),
-                ms(p99),
+                ms(l.e2e_p(99.0)),
                 l.error_count().to_string(),
                 verdict.clone(),
             ];
-            let mut row = Row::new(pick(cells, narrow));
+            let mut row = Row::new(pick(cells, width));
             if verdict.starts_with("fail") || verdict == "not held" || l.error_count() > 0 {
                 row = row.style(theme.fg(Color::Red));
             }
             row
-        });
+        })
+        .collect();
+    if let Some(row) = running_row(app, width, theme) {
+        rows.push(row);
+    }
     let widths = pick(
-        vec![
-            Constraint::Length(3),
-            Constraint::Length(7),
-            Constraint::Length(12),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(5),
-            Constraint::Min(4),
-        ],
-        narrow,
+        COLUMNS
+            .iter()
+            .map(|(_, w, _)| Constraint::Length(*w))
+            .collect(),
+        width,
     );
+    let mut widths = widths;
+    if let Some(last) = widths.last_mut() {
+        *last = Constraint::Min(4);
+    }
     let header = pick(
-        vec![
-            "#",
-            load_header(app, axis),
-            "output tok/s",
-            "ttft50",
-            "ttft95",
-            "e2e50",
-            "e2e99",
-            "err",
-            "",
-        ],
-        narrow,
+        COLUMNS
+            .iter()
+            .map(|(h, _, _)| match *h {
+                "load" => load_header(app, axis),
+                h => h,
+            })
+            .collect(),
+        width,
     );
+    let total = level_rows(app);
+    let shown = usize::from(area.height.saturating_sub(3));
+    let title = if total > shown {
+        format!(
+            " levels (ms) {}-{} of {total} ",
+            first + 1,
+            (first + shown).min(total)
+        )
+    } else {
+        " levels (ms) ".to_string()
+    };
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(theme.bold()))
         .block(
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(theme.focused(app.focus == Panel::Levels))
-                .title(" levels (ms) "),
+                .title(title),
         );
     frame.render_widget(table, area);
 }
 
+/// The running level's row: its load, its figures so far, and `running 312/1024` where its
+/// verdict will be.
+fn running_row(app: &App, width: u16, theme: &Theme) -> Option<Row<'static>> {
+    let (index, concurrency, _) = app.run.running?;
+    let load = match &app.run.running_shape {
+        Some(shape) => shape.label(),
+        None => concurrency.to_string(),
+    };
+    let p = app.run.progress.as_ref();
+    let done = p.map_or(String::from("starting"), |p| {
+        format!("▶ {}/{}", p.done, p.total)
+    });
+    // its figures so far, live (the level's own once it ends)
+    let live: Option<&LiveFigures> = p.map(|p| &*p.live);
+    let pct = |f: fn(&LiveFigures) -> Option<Percentiles>, q: fn(&Percentiles) -> f64| {
+        live.and_then(f).map_or(String::new(), |v| compact(q(&v)))
+    };
+    let cells = vec![
+        (index as usize + 1).to_string(),
+        load,
+        p.map_or(String::new(), |p| sig3(p.output_tokens_per_sec)),
+        live.map_or(String::new(), |l| sig3(l.requests_per_sec)),
+        pct(|l| l.ttft_ms, |v| v.p50),
+        pct(|l| l.ttft_ms, |v| v.p95),
+        pct(|l| l.itl_ms, |v| v.p50),
+        pct(|l| l.e2e_ms, |v| v.p50),
+        pct(|l| l.e2e_ms, |v| v.p99),
+        p.map_or(String::new(), |p| endpoint_errors(p).to_string()),
+        done,
+    ];
+    Some(Row::new(pick(cells, width)).style(theme.dim()))
+}
+
 fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    frame.render_widget(
+        Paragraph::new(notes_lines(app, theme))
+            .wrap(Wrap { trim: true })
+            .scroll((app.notes_scroll.min(usize::from(u16::MAX)) as u16, 0))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.focused(app.focus == Panel::Warnings))
+                    .title(" notes "),
+            ),
+        area,
+    );
+}
+
+/// The notes panel's lines: the run's failure first, whole; the knee; the simulator's time
+/// scale; the server's latest figures; the warnings, newest first.
+pub fn notes_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
+    if let Some(f) = &app.failure {
+        lines.push(Line::from(Span::styled(format!("✗ {f}"), theme.error())));
+    }
+    // the running level's latest error, whole
+    if let Some((p, e)) = app
+        .run
+        .progress
+        .as_ref()
+        .and_then(|p| p.live.last_error.as_ref().map(|e| (p, e)))
+    {
+        let status = e.status.map_or(String::new(), |s| format!(" {s}"));
+        lines.push(Line::from(Span::styled(
+            format!(
+                "✗ latest error, level {} at {:.1} s ({}{status}; {} so far): {}",
+                p.index + 1,
+                e.at_s,
+                e.kind,
+                endpoint_errors(p),
+                e.message
+            ),
+            theme.fg(Color::Red),
+        )));
+    }
     if let Some(k) = app.view.knee {
         lines.push(Line::from(Span::styled(
             match axis_of(app) {
@@ -370,13 +376,5 @@ fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if lines.is_empty() {
         lines.push(Line::from(Span::styled("no warnings", theme.dim())));
     }
-    frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: true }).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(theme.focused(app.focus == Panel::Warnings))
-                .title(" notes "),
-        ),
-        area,
-    );
+    lines
 }

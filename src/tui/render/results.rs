@@ -1,13 +1,17 @@
 //! The results panel: the search answer with its bracket and confidence, the binding SLA, the
 //! knee, and the planning numbers with the peak and price the user can edit in place.
 
+use super::layout;
 use super::Theme;
+use crate::metrics::summary::load_label as level_label;
 use crate::metrics::summary::LOAD_PER_RPS;
 use crate::plan::analysis::Axis;
-use crate::plan::analysis_text::{answer_line, bracket_line, breaking_line, crossing_line};
+use crate::plan::analysis_text::{
+    answer_line, bracket_line, breaking_line, crossing_line, render_analysis, row_verdict,
+};
 use crate::plan::bound::BoundKind;
 use crate::record::sla::fmt_value;
-use crate::tui::app::App;
+use crate::tui::app::{App, Panel};
 use crate::tui::setup::FieldId;
 use crate::values::fmt_rps;
 use crate::values::sig3;
@@ -35,9 +39,30 @@ fn input(app: &App, id: FieldId) -> String {
 
 /// Draws what the finished levels mean.
 pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let title = if layout::scroll_limits(app).results > 0 {
+        " results ↓ (r: all) "
+    } else {
+        " results "
+    };
+    frame.render_widget(
+        Paragraph::new(results_lines(app, theme))
+            .wrap(Wrap { trim: true })
+            .scroll((app.results_scroll.min(usize::from(u16::MAX)) as u16, 0))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.focused(app.focus == Panel::Results))
+                    .title(title),
+            ),
+        area,
+    );
+}
+
+/// The results panel's lines.
+pub fn results_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let Some(r) = &app.report else {
-        return;
+        return lines;
     };
     let ax = r.axis;
     // the answer, its bracket and the estimated crossing, in the words of `rightsize show`
@@ -145,12 +170,74 @@ pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Span::styled("$", theme.bold()),
         Span::raw(format!(" price/h {}", input(app, FieldId::PricePerHour))),
     ]));
+    lines
+}
+
+/// The full-screen results view: what `rightsize show` says of the run (answer, bracket,
+/// binding SLA, knee, every planning number), then each level's verdict whole, then the
+/// notes, all wrapped to the screen.
+pub fn render_full_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: true })
-            .block(Block::default().borders(Borders::ALL).title(" results ")),
+        Paragraph::new(full_lines(app, theme))
+            .wrap(Wrap { trim: false })
+            .scroll((app.full_scroll.min(usize::from(u16::MAX)) as u16, 0))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.focused(true))
+                    .title(" results, whole (↑↓ PgUp PgDn scroll · Esc back) "),
+            ),
         area,
     );
+}
+
+/// The full view's lines.
+pub fn full_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let Some(r) = &app.report else {
+        lines.push(Line::styled("no finished level yet", theme.dim()));
+        return lines;
+    };
+    let heading = |t: &str| Line::styled(t.to_string(), theme.bold());
+    lines.push(heading("results"));
+    for l in render_analysis(r).lines() {
+        lines.push(Line::raw(l.to_string()));
+    }
+    lines.push(Line::from(vec![
+        Span::styled("p", theme.bold()),
+        Span::raw(format!(" peak {}  ", input(app, FieldId::PeakConcurrency))),
+        Span::styled("$", theme.bold()),
+        Span::raw(format!(" price/h {}", input(app, FieldId::PricePerHour))),
+    ]));
+    if !r.iterations.is_empty() {
+        lines.push(Line::raw(""));
+        lines.push(heading("levels"));
+        let user_slas = !r.slas.is_empty();
+        for (i, (row, level)) in r.iterations.iter().zip(&app.run.levels).enumerate() {
+            let verdict = row_verdict(row, user_slas);
+            let again = if row.measurements > 1 {
+                format!(", measured {} times", row.measurements)
+            } else {
+                String::new()
+            };
+            lines.push(Line::raw(format!(
+                "{} {}: {} output tok/s, {} requests{again}{}",
+                i + 1,
+                level_label(level),
+                sig3(level.sustained_tps()),
+                level.ok_count() + level.error_count(),
+                if verdict.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {verdict}")
+                },
+            )));
+        }
+    }
+    lines.push(Line::raw(""));
+    lines.push(heading("notes"));
+    lines.extend(super::panels::notes_lines(app, theme));
+    lines
 }
 
 /// `74-81`, `78`, `at least 74`, or `above the levels`: where a concurrency may lie; on a
