@@ -7,6 +7,13 @@
 mod common;
 mod tmux_support;
 use common::tmpdir;
+use rightsize::metrics::fixtures::level;
+use rightsize::plan::capacity::{CapacityInputs, Peak};
+use rightsize::plan::search::SearchConfig;
+use rightsize::plan::{Analysis, LevelPlanner, SearchPlanner};
+use rightsize::plan::judge::SlaSet;
+use rightsize::record::sla::{SlaMetric, SlaThreshold};
+use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -42,9 +49,10 @@ fn rightsize(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The line of `text` that starts with `prefix`.
+/// The line of `text` that starts with `prefix` (indentation aside).
 fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
     text.lines()
+        .map(str::trim_start)
         .find(|l| l.starts_with(prefix))
         .unwrap_or_else(|| panic!("no '{prefix}' line in:\n{text}"))
 }
@@ -75,6 +83,77 @@ fn past_search(dir: &Path, cfg: &str) -> String {
         .unwrap()
         .file_name();
     rightsize(&["show", "--config", cfg, &id.to_string_lossy()])
+}
+
+/// A search run's folder as the engine writes it, from scripted levels (every request of a
+/// level takes the same time, so every figure on the screen is the same each time): e2e p99
+/// <= 1.5 s, a peak of 2000 and a price of 4 per hour; answer 189, bracket 189 to 203.
+fn scripted_search(dir: &Path) -> String {
+    let id = "20261129-090000-search";
+    let run = dir.join("runs").join(id);
+    std::fs::create_dir_all(&run).unwrap();
+    let analysis = Analysis {
+        slas: SlaSet(vec![
+            SlaThreshold::parse(SlaMetric::E2e, "p99:1.5s").unwrap()
+        ]),
+        search: Some(SearchConfig::default()),
+        max_error_rate: 0.01,
+        capacity: CapacityInputs {
+            peak: Some(Peak::Concurrency(2000.0)),
+            headroom: 0.2,
+            price_per_hour: Some(4.0),
+        },
+    };
+    let planner = SearchPlanner::new(SearchConfig::default(), analysis);
+    // (concurrency, TTFT ms, e2e ms) in the order a search would measure them
+    let levels: Vec<_> = [
+        (16, 11, 180),
+        (32, 23, 235),
+        (64, 98, 377),
+        (128, 303, 708),
+        (256, 726, 1700),
+        (180, 325, 906),
+        (213, 1130, 1600),
+        (203, 775, 1560),
+        (189, 517, 1090),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (c, ttft, e2e))| {
+        let mut l = level(i as u32, c, 1024, ttft, e2e, 256, None);
+        planner.judge(&mut l);
+        l
+    })
+    .collect();
+    for l in &levels {
+        std::fs::write(
+            run.join(format!(
+                "level-{:03}-c{:04}.json",
+                l.index + 1,
+                l.concurrency
+            )),
+            serde_json::to_string_pretty(l).unwrap(),
+        )
+        .unwrap();
+    }
+    let echo = json!({
+        "tool": "rightsize", "version": "0.1.0", "run_id": id, "kind": "search",
+        "endpoint": {"name": "sim", "model": "sim-moe-30b-a3b"},
+        "workload": {"name": "rag", "input_tokens": 1024, "output_tokens": 256, "stream": true},
+        "plan": planner.describe(),
+        "started_at": "2026-11-29T09:00:00.000Z", "ended_at": "2026-11-29T09:10:00.000Z",
+        "interrupted": false,
+    });
+    std::fs::write(run.join("run.json"), echo.to_string()).unwrap();
+    let mut summary =
+        json!({"run_id": id, "kind": "search", "interrupted": false, "levels": levels});
+    if let (Some(s), serde_json::Value::Object(extra)) =
+        (summary.as_object_mut(), planner.report(&levels))
+    {
+        s.extend(extra);
+    }
+    std::fs::write(run.join("summary.json"), summary.to_string()).unwrap();
+    id.to_string()
 }
 
 /// The dashboard running in a `w` x `h` session with `cfg`, on its setup screen.
@@ -151,22 +230,46 @@ fn at_80x24_every_planning_number_is_reachable() {
     // the full view, walked a page at a time: ideal balance, breaking point, right-size
     // (instances and cost) each come into view
     t.keys(&["r"]);
-    let mut seen = String::new();
-    for _ in 0..6 {
-        seen += &t.wait_for("the full view", Duration::from_secs(5), |s| {
-            s.contains("results, whole")
-        });
+    let mut shown = t.wait_for("the full view", Duration::from_secs(5), |s| {
+        s.contains("results, whole")
+    });
+    let mut seen = shown.clone();
+    // a page at a time until a page key moves it no more (its end)
+    for _ in 0..20 {
         t.keys(&["PageDown"]);
-        std::thread::sleep(Duration::from_millis(150));
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let next = loop {
+            let s = t.screen();
+            if s != shown || std::time::Instant::now() > deadline {
+                break s;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        if next == shown {
+            break;
+        }
+        seen += &next;
+        shown = next;
     }
+    // the view wraps long lines: read its text as words
+    let words = |t: &str| -> String {
+        t.lines()
+            .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let seen = words(&seen);
     for want in [
         line(&show, "ideal balance: ").split(" (").next().unwrap(),
         line(&show, "breaking point: "),
-        "right-size: ",
-        " per hour, ",
+        right_size,
     ] {
+        let want = words(want);
         assert!(
-            seen.contains(want),
+            seen.contains(&want),
             "'{want}' never came into view:\n{seen}"
         );
     }
@@ -183,11 +286,13 @@ fn text_typed_into_the_endpoint_field_is_text_and_never_starts_a_run() {
     t.keys(&["Down"]);
     t.keys(&["-l", "localhost:8000"]);
     t.keys(&["Enter"]);
-    let s = t.wait_for("the typed endpoint", Duration::from_secs(5), |s| {
-        s.contains("localhost:8000")
-    });
+    // kept as typed, and refused with what would fix it
+    let s = t.wait_for(
+        "the typed endpoint and the hint of a scheme",
+        Duration::from_secs(5),
+        |s| s.contains("localhost:8000") && s.contains("needs http:// or https://"),
+    );
     assert!(!s.contains("RUNNING"), "{s}");
-    assert!(s.contains("http://"), "no hint of the scheme:\n{s}");
     // still the setup screen, no run made
     std::thread::sleep(Duration::from_millis(500));
     let s = t.screen();
@@ -217,4 +322,60 @@ fn a_failed_pre_flight_shows_in_the_header_and_the_notes_whole() {
     });
     assert!(s.contains("pre-flight failed"), "{s}");
     assert!(s.contains(&port.to_string()), "{s}");
+}
+
+/// The screens the issue names, snapshotted as tmux shows them (a run made of scripted
+/// levels, so every figure is the same each time): a past search opened in a fresh dashboard
+/// at 120x40 and 80x24 (and its full results view at 80x24, first page and last), the form
+/// with `localhost:8000` typed into the endpoint field, and a failed pre-flight.
+#[test]
+fn snapshots_of_the_daily_screens() {
+    for (w, h) in [(120, 40), (80, 24)] {
+        let dir = tmpdir(&format!("daily-snap-{w}"));
+        let cfg = config(&dir);
+        scripted_search(&dir);
+        let Some(t) = dashboard(&format!("snap-{w}"), w, h, &cfg) else {
+            return;
+        };
+        let s = open_newest(&t);
+        assert!(s.contains("answer: 189 concurrent requests"), "{s}");
+        insta::assert_snapshot!(format!("past_search_opened_{w}x{h}"), s);
+        if w == 80 {
+            t.keys(&["r"]);
+            let first = t.wait_for("the full view", Duration::from_secs(5), |s| {
+                s.contains("results, whole")
+            });
+            insta::assert_snapshot!("full_results_80x24_first_page", first);
+            t.keys(&["End"]);
+            let last = t.wait_for("its end", Duration::from_secs(5), |s| {
+                s.contains("results, whole") && s.contains("notes")
+            });
+            insta::assert_snapshot!("full_results_80x24_last_page", last);
+        }
+        // the form, the endpoint typed as a person would type it
+        t.keys(&["1"]);
+        t.wait_for("the setup screen", Duration::from_secs(5), |s| {
+            s.contains("endpoint, workload and plan")
+        });
+        t.keys(&["Down"]);
+        t.keys(&["-l", "localhost:8000"]);
+        t.keys(&["Enter"]);
+        let form = t.wait_for("the refused endpoint", Duration::from_secs(5), |s| {
+            s.contains("needs http:// or https://")
+        });
+        insta::assert_snapshot!(format!("endpoint_typed_{w}x{h}"), form);
+        // port 9 (discard) has nothing listening on loopback
+        t.keys(&["Enter"]);
+        t.keys(&["C-u"]);
+        for _ in 0.."localhost:8000".len() {
+            t.keys(&["BSpace"]);
+        }
+        t.keys(&["-l", "http://127.0.0.1:9/v1"]);
+        t.keys(&["Enter"]);
+        t.keys(&["C-s"]);
+        let failed = t.wait_for("the failed pre-flight", Duration::from_secs(30), |s| {
+            s.contains("FAILED") && s.contains("pre-flight failed")
+        });
+        insta::assert_snapshot!(format!("failed_pre_flight_{w}x{h}"), failed);
+    }
 }

@@ -4,7 +4,8 @@
 pub mod accumulator;
 pub mod batch;
 pub mod ci;
-#[cfg(test)]
+// scripted levels for the crate's tests and the integration tests' run folders
+#[doc(hidden)]
 pub mod fixtures;
 pub mod fleet;
 pub mod histogram;

@@ -181,7 +181,10 @@ fn keys(app: &App) -> String {
     });
     let t = switch.unwrap_or("");
     match app.screen {
-        _ if app.setup.editing.is_some() => "type, Enter keep, Esc cancel".into(),
+        _ if app.setup.editing.is_some() => "type  Enter keep  Esc cancel  Ctrl-S start".into(),
+        Screen::Setup if app.setup.selected_takes_text() => {
+            "type to edit  ↑↓ field  Ctrl-S start  F1 help  Ctrl-C quit".into()
+        }
         Screen::Setup => "↑↓ field  ←→ change  Enter edit  s start  ? help  q quit".into(),
         Screen::Run if app.full_results => "↑↓ PgUp PgDn scroll  Esc back  ? help".into(),
         Screen::Run if app.live => {
