@@ -336,6 +336,97 @@ fn ctrl_c_and_delete_ask_before_they_discard_anything() {
 }
 
 #[test]
+fn an_overlay_goes_with_its_deleted_run_and_c_clears_it_on_the_run_screen() {
+    let mut a = app();
+    a.run_started(None, Analysis::default());
+    a.on_engine(&started());
+    for l in sweep_levels() {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    a.run_ended(None);
+    let path = std::path::PathBuf::from("/tmp/runs/20261128-170000-sweep");
+    a.overlay = Some(("20261128-170000-sweep".into(), path.clone(), sweep_levels()));
+    a.refresh_view();
+    assert!(a.view.overlay.is_some());
+    // another run's folder deleted: the overlay stays
+    a.run_deleted(std::path::Path::new("/tmp/runs/other"));
+    assert!(a.overlay.is_some());
+    a.run_deleted(&path);
+    assert!(a.overlay.is_none() && a.view.overlay.is_none());
+    // on the run screen, as its status line says, C clears it
+    a.overlay = Some(("20261128-170000-sweep".into(), path, sweep_levels()));
+    a.screen = Screen::Run;
+    a.on_key(key('C'));
+    assert!(a.overlay.is_none());
+    assert_eq!(a.status.as_deref(), Some("overlay cleared"));
+}
+
+#[test]
+fn arrows_scroll_the_panel_in_focus_and_stop_at_its_last_row() {
+    let mut a = app();
+    a.size = (80, 24);
+    let analysis = Analysis {
+        slas: SlaSet(vec![SlaThreshold::parse(SlaMetric::E2e, "30s").unwrap()]),
+        search: Some(SearchConfig::default()),
+        max_error_rate: 0.01,
+        capacity: CapacityInputs {
+            peak: Some(Peak::Concurrency(1000.0)),
+            headroom: 0.2,
+            price_per_hour: Some(4.0),
+        },
+    };
+    a.run_started(None, analysis);
+    a.on_engine(&started());
+    let mut levels = sweep_levels();
+    levels.extend(sweep_levels().into_iter().map(|mut l| {
+        l.index += 4;
+        l.concurrency += 1;
+        l
+    }));
+    for l in levels {
+        a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
+    }
+    a.run_ended(None);
+    let limits = crate::tui::render::layout::scroll_limits(&a);
+    // eight levels in a table of four rows: it shows the newest four
+    assert_eq!(limits.levels, 4);
+    assert!(draw(&a, 80, 24).contains("levels (ms) 5-8 of 8"));
+    // Tab twice: the levels; up scrolls away from the newest, down stops at the last row
+    a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    assert_eq!(a.focus, super::app::Panel::Levels);
+    a.on_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
+    assert_eq!((a.level_scroll, a.level_follow), (3, false));
+    assert!(draw(&a, 80, 24).contains("levels (ms) 4-7 of 8"));
+    for _ in 0..10 {
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    assert_eq!((a.level_scroll, a.level_follow), (4, true));
+    // the results panel (Shift-Tab back to it) scrolls as far as its text goes, no further
+    a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::NONE));
+    assert_eq!(a.focus, super::app::Panel::Results);
+    assert!(
+        limits.results > 0,
+        "the results overflow their panel at 80x24"
+    );
+    for _ in 0..50 {
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    assert_eq!(a.results_scroll, limits.results);
+    // the full view: End goes to its last page, where the right-size is
+    a.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    a.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+    let full = draw(&a, 80, 24);
+    assert_eq!(
+        a.full_scroll,
+        crate::tui::render::layout::full_results_max_scroll(&a)
+    );
+    assert!(full.contains("notes"), "{full}");
+    a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    assert!(!a.full_results);
+}
+
+#[test]
 fn past_runs_list_and_an_overlay_of_two_runs() {
     let mut a = app();
     a.runs = vec![
