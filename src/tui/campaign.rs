@@ -132,7 +132,7 @@ pub async fn run_campaign_view(
             }
         })
     };
-    let mut terminal = ratatui::init();
+    let mut terminal = super::terminal::init()?;
     let mut frame = tokio::time::interval(Duration::from_millis(50));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut dirty = true;
@@ -206,7 +206,7 @@ pub async fn run_campaign_view(
             }
         }
     };
-    ratatui::restore();
+    super::terminal::restore();
     stop_keys.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = keys.join();
     result?;

@@ -123,6 +123,8 @@ pub async fn run_loop(
     let mut exporting: Option<Export> = None;
     let mut quitting = false;
     let mut stopping_for_signal = false;
+    // the terminal went away (a draw failed: EIO on a closed tty)
+    let mut terminal_lost = false;
     let mut dirty = true;
     let mut frame = tokio::time::interval(FRAME);
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -195,12 +197,21 @@ pub async fn run_loop(
             dirty = true;
         }
         // after a signal the terminal is given back: nothing more is drawn
-        if dirty && !signalled.is_cancelled() {
+        if dirty && !signalled.is_cancelled() && !terminal_lost {
             // the size scrolling stops by is the one drawn on
             if let Ok(size) = terminal.size() {
                 app.size = (size.width, size.height);
             }
-            terminal.draw(|f| render(f, &app))?;
+            if terminal.draw(|f| render(f, &app)).is_err() {
+                // nobody is left to see or press anything: the run ends as a hangup ends a
+                // headless one, keeping what it measured
+                terminal_lost = true;
+                quitting = true;
+                match &live {
+                    Some(r) => r.cancel.cancel(),
+                    None => break,
+                }
+            }
             dirty = false;
         }
         tokio::select! {
@@ -227,13 +238,13 @@ pub async fn run_loop(
             _ = signalled.cancelled(), if !stopping_for_signal => {
                 stopping_for_signal = true;
                 quitting = true;
-                ratatui::restore();
+                super::terminal::restore();
                 match &live {
                     Some(r) => r.cancel.cancel(),
                     None => break,
                 }
             }
-            Some(input) = input_rx.recv(), if !signalled.is_cancelled() => {
+            Some(input) = input_rx.recv(), if !signalled.is_cancelled() && !terminal_lost => {
                 if let Input::Key(k) = input {
                     pending = Some(app.on_key(k));
                 }
@@ -263,10 +274,16 @@ pub async fn run_loop(
         }
     }
     stop_input.store(true, Ordering::Relaxed);
-    let _ = input_thread.join();
+    // after a signal or a failed draw the terminal may be gone, and its input thread with it
+    // in a poll that never settles (crossterm on a closed tty): not waited for
+    if !terminal_lost && !signalled.is_cancelled() {
+        let _ = input_thread.join();
+    }
     Ok(Ended {
         app,
-        signal: signals.caught(),
+        signal: signals
+            .caught()
+            .or(terminal_lost.then_some(crate::headless::signals::Caught::Hangup)),
     })
 }
 

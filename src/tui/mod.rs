@@ -11,6 +11,7 @@ pub mod series;
 pub mod server_series;
 pub mod setup;
 mod setup_sagemaker;
+mod terminal;
 pub mod timeline;
 
 use std::path::PathBuf;
@@ -33,9 +34,9 @@ pub async fn run_dashboard(
     let _log_guard = init_file_log(results_root.as_deref());
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let app = app::App::new(&choices, color);
-    let mut terminal = ratatui::init();
+    let mut terminal = terminal::init()?;
     let result = event_loop::run_loop(&mut terminal, app, config, results_root, start).await;
-    ratatui::restore();
+    terminal::restore();
     let event_loop::Ended { app, signal } = result?;
     if !app.run.levels.is_empty() {
         // after a SIGHUP the terminal may be gone: nothing to print to is not an error
