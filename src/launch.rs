@@ -348,6 +348,42 @@ pub struct Prepared {
     pub fleet_note: Option<String>,
 }
 
+/// The most local worker processes a run starts: each is a process of this binary with its
+/// own runtime and sockets; more belong on other machines (`--worker-backend external`).
+pub const MAX_LOCAL_WORKERS: u32 = 256;
+
+/// Refuses a worker count past the ceiling of its backend, or (a closed-loop plan, whose
+/// `max_concurrency` is not 0) past the plan's highest concurrency, where a worker would hold
+/// no stream: before anything is started.
+pub fn check_workers(
+    choice: &crate::config::overrides::FleetChoice,
+    max_concurrency: u32,
+) -> Result<(), InputError> {
+    use crate::config::overrides::WorkerBackend;
+    let n = choice.workers;
+    let ceiling = match choice.backend {
+        WorkerBackend::Local => MAX_LOCAL_WORKERS,
+        WorkerBackend::External => crate::k8s::MAX_WORKERS,
+    };
+    if n > ceiling {
+        return Err(InputError(match choice.backend {
+            WorkerBackend::Local => format!(
+                "--workers {n}: at most {ceiling} local worker processes (each is a process of \
+                 this binary); for more, start them on other machines with \
+                 --worker-backend external (docs/distributed.md)"
+            ),
+            WorkerBackend::External => format!("--workers {n}: at most {ceiling} workers"),
+        }));
+    }
+    if max_concurrency > 0 && n > max_concurrency {
+        return Err(InputError(format!(
+            "--workers {n}: more workers than the plan's highest concurrency \
+             ({max_concurrency}), so some would hold no stream; use at most {max_concurrency}"
+        )));
+    }
+    Ok(())
+}
+
 /// A distributed run's controller, listening, with its local workers started: the run
 /// waits for them (and, for external workers, for them to be started elsewhere). The note
 /// says where it listens. `in_process_sim`: the run's endpoint is the built-in simulator
@@ -357,6 +393,7 @@ pub async fn start_fleet(
     in_process_sim: bool,
 ) -> anyhow::Result<(Arc<dyn crate::engine::fleet::Fleet>, String)> {
     use crate::config::overrides::WorkerBackend;
+    check_workers(choice, 0)?;
     let n = choice.workers as usize;
     let (token, listen) = match choice.backend {
         WorkerBackend::Local => (
@@ -423,6 +460,9 @@ pub async fn start_fleet(
 
 /// Loads the gate's baseline and starts the simulator if asked.
 pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
+    if let Some(choice) = &l.run.fleet {
+        check_workers(choice, l.planner.max_concurrency())?;
+    }
     let results_root = match l.run.results_root.clone() {
         Some(r) => r,
         None => crate::report::default_root().ok_or_else(|| {

@@ -323,3 +323,44 @@ fn an_out_that_cannot_hold_runs_names_the_path() {
         "{e}"
     );
 }
+
+/// `--workers` is bounded before anything is started: a ceiling of local processes, and no
+/// more workers than the plan's highest concurrency (each holds at least one stream). It
+/// used to fork about 4,000 processes for `--workers 100000` before EMFILE.
+#[test]
+fn too_many_workers_are_refused_before_any_is_started() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["sweep", "-c", "4", "--workers", "100000", "--no-tui"],
+            "--workers 100000: at most 256 local worker processes",
+        ),
+        (
+            &["sweep", "-c", "2,4", "--workers", "8", "--no-tui"],
+            "--workers 8: more workers than the plan's highest concurrency (4)",
+        ),
+        (
+            &[
+                "search",
+                "--e2e-sla",
+                "1s",
+                "--max",
+                "16",
+                "--workers",
+                "32",
+                "--no-tui",
+            ],
+            "--workers 32: more workers than the plan's highest concurrency (16)",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = bin().args(*args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        // refused first: no controller note, no worker started
+        assert!(
+            !stderr(&o).contains("local workers"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}

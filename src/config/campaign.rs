@@ -92,7 +92,7 @@ impl CampaignEntry {
             file: name.clone(),
             message: format!("cannot read: {e}"),
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError::toml(&name, &e))
+        toml::from_str(&text).map_err(|e| ConfigError::toml(&name, &text, &e))
     }
 }
 

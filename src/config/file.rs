@@ -201,18 +201,89 @@ pub struct ConfigError {
 impl ConfigError {
     /// The TOML parser's error for `file`: its message and the line it quotes, with any
     /// secret-looking value in that line masked (`secrets::redact_toml`).
-    pub fn toml(file: &str, e: &toml::de::Error) -> ConfigError {
+    ///
+    /// The parser quotes the whole line it stopped on: a line of megabytes (a one-line
+    /// file) would make an error of twice that. A line longer than [`QUOTE_MAX`] characters
+    /// is quoted around the place instead, saying which characters are shown.
+    pub fn toml(file: &str, text: &str, e: &toml::de::Error) -> ConfigError {
+        let message = match e.span().and_then(|span| long_line_at(text, span.start)) {
+            Some(place) => format!("{place}\n{}", e.message().trim_end()),
+            None => e.to_string().trim_end().to_string(),
+        };
         ConfigError {
             file: file.to_string(),
-            message: crate::secrets::redact_toml(e.to_string().trim_end()),
+            message: crate::secrets::redact_toml(&message),
         }
+    }
+}
+
+/// The most characters of a line an error quotes.
+pub const QUOTE_MAX: usize = 160;
+
+/// Where byte `at` of `text` is, quoted as the TOML parser quotes it but with at most
+/// [`QUOTE_MAX`] characters of its line around it; `None` when the line is short enough to
+/// quote whole.
+fn long_line_at(text: &str, at: usize) -> Option<String> {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line = &text[start..end];
+    let chars = line.chars().count();
+    if chars <= QUOTE_MAX {
+        return None;
+    }
+    let line_no = text[..start].matches('\n').count() + 1;
+    let column = text[start..at].chars().count();
+    let from = column.saturating_sub(QUOTE_MAX / 2).min(chars - QUOTE_MAX);
+    let shown: String = line.chars().skip(from).take(QUOTE_MAX).collect();
+    let pad = " ".repeat(line_no.to_string().len());
+    Some(format!(
+        "TOML parse error at line {line_no}, column {}\n{pad} | (a line of {chars} characters: \
+         characters {} to {} shown)\n{line_no} | {shown}\n{pad} | {}^",
+        column + 1,
+        from + 1,
+        from + QUOTE_MAX,
+        " ".repeat(column - from)
+    ))
+}
+
+#[cfg(test)]
+mod long_line_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_is_quoted_around_the_error_not_whole() {
+        // a 5 MB line with the error near its middle
+        let text = format!(
+            "a = 1\nb = \"{}\" x{}\n",
+            "y".repeat(2_500_000),
+            "z".repeat(2_500_000)
+        );
+        let e = ConfigFile::parse(&text, "big.toml").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.len() < 1_000, "{} bytes", msg.len());
+        assert!(
+            msg.starts_with("big.toml: TOML parse error at line 2, column 2500008"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("(a line of 5000008 characters: characters 2499928 to 2500087 shown)"),
+            "{msg}"
+        );
+        // the caret under the place
+        let lines: Vec<&str> = msg.lines().collect();
+        let quoted = lines[2].find("\" x").unwrap();
+        assert_eq!(lines[3].find('^'), Some(quoted + 2), "{msg}");
+        // a short line is quoted whole, as the parser quotes it
+        let e = ConfigFile::parse("a = \"x\" y\n", "small.toml").unwrap_err();
+        assert!(e.to_string().contains("1 | a = \"x\" y"), "{e}");
     }
 }
 
 impl ConfigFile {
     /// Parses TOML text; `name` is used in error messages.
     pub fn parse(text: &str, name: &str) -> Result<ConfigFile, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::toml(name, &e))
+        toml::from_str(text).map_err(|e| ConfigError::toml(name, text, &e))
     }
 
     /// Reads and parses a file.
