@@ -7,6 +7,7 @@
 //! without ids gets text of its own). Timestamps are read and not used here: records are sent
 //! closed-loop in file order.
 
+use crate::workload::prompt::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
 use serde::Deserialize;
 
 use super::{DatasetError, Parsed, RawRecord, RawText};
@@ -33,6 +34,19 @@ pub(super) fn parse(file: &str, text: &str, block_tokens: u32) -> Result<Parsed,
         }
         if line.output_length == 0 {
             return Err(bad("`output_length` must be at least 1".into()));
+        }
+        // the prompt is built to this length: the cap `--input-tokens` has, before anything
+        // is allocated (4000000000 took 20 GB and aborted)
+        for (field, value, most) in [
+            ("input_length", line.input_length, MAX_INPUT_TOKENS),
+            ("output_length", line.output_length, MAX_OUTPUT_TOKENS),
+        ] {
+            if value > most {
+                return Err(bad(format!(
+                    "`{field}` {value}: at most {most} tokens (as --input-tokens and \
+                     --output-tokens take)"
+                )));
+            }
         }
         let blocks = line.hash_ids.len() as u64;
         let (lo, hi) = (

@@ -219,6 +219,18 @@ fn mooncake_bad_lines_name_file_line_and_problem() {
             "{\"input_length\": 10, \"output_length\": 4, \"hash_ids\": [-1]}\n",
             ":1:56: invalid value: integer `-1`, expected u64",
         ),
+        // the caps --input-tokens and --output-tokens have, before a prompt is built
+        (
+            "{\"input_length\": 10, \"output_length\": 4}\n\
+             {\"input_length\": 4000000000, \"output_length\": 4}\n",
+            ":2: `input_length` 4000000000: at most 1000000 tokens (as --input-tokens and \
+             --output-tokens take)",
+        ),
+        (
+            "{\"input_length\": 10, \"output_length\": 2000000}\n",
+            ":1: `output_length` 2000000: at most 1000000 tokens (as --input-tokens and \
+             --output-tokens take)",
+        ),
     ];
     assert_errors("bad-trace.jsonl", DatasetFormat::Mooncake, &cases);
 }
