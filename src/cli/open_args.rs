@@ -3,6 +3,7 @@
 //! `--rate`.
 
 use crate::launch::OpenChoice;
+use crate::workload::arrivals::MAX_RATE;
 use crate::workload::arrivals::{Arrival, LoadShape, OpenSettings};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
@@ -117,9 +118,9 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
         .trim_end_matches("/s")
         .trim();
     match t.parse::<f64>() {
-        Ok(r) if (0.01..=1e6).contains(&r) => Ok((r * 100.0).round() / 100.0),
+        Ok(r) if (0.01..=MAX_RATE).contains(&r) => Ok((r * 100.0).round() / 100.0),
         Ok(_) => Err(format!(
-            "rate `{s}` must be between 0.01 and 1000000 requests/s"
+            "rate `{s}` must be between 0.01 and {MAX_RATE} requests/s"
         )),
         Err(_) => Err(format!(
             "`{s}` is not a rate in requests/s (e.g. 2, 0.5, 12rps)"

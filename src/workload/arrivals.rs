@@ -98,6 +98,9 @@ pub enum LoadShape {
     },
 }
 
+/// The highest rate `--rate`, `--rates` and a schedule's steps take (requests/s).
+pub const MAX_RATE: f64 = 1e6;
+
 impl LoadShape {
     /// Parses `--schedule`: `steps:1,2,4,8@60s` or `ramp:0-20rps@10m`.
     pub fn parse_schedule(s: &str) -> Result<LoadShape, String> {
@@ -112,14 +115,18 @@ impl LoadShape {
         if secs <= 0.0 {
             return Err(bad("the duration must be above zero"));
         }
+        // the bounds `--rate` has (0 allowed: a step or a ramp's end may send nothing)
         let rate = |v: &str| -> Result<f64, String> {
             let v = v.trim().trim_end_matches("rps").trim();
             match v.parse::<f64>() {
-                Ok(r) if r.is_finite() && r >= 0.0 => Ok(r),
+                Ok(r) if (0.0..=MAX_RATE).contains(&r) => Ok(r),
+                Ok(_) => Err(bad(&format!(
+                    "rate `{v}` must be between 0 and {MAX_RATE} requests/s"
+                ))),
                 _ => Err(bad(&format!("`{v}` is not a rate"))),
             }
         };
-        match kind.trim() {
+        let shape = match kind.trim() {
             "steps" => {
                 let rates = values
                     .split(',')
@@ -146,6 +153,25 @@ impl LoadShape {
                 })
             }
             other => Err(bad(&format!("unknown shape `{other}`"))),
+        }?;
+        // a schedule's requests are held for the level, as a fixed rate's are
+        let n = shape.expected_requests();
+        if n > super::bounds::MAX_LEVEL_REQUESTS as f64 {
+            return Err(bad(&format!(
+                "it would send about {n:.0} requests in one level; at most {}",
+                super::bounds::MAX_LEVEL_REQUESTS
+            )));
+        }
+        Ok(shape)
+    }
+
+    /// About how many requests a schedule sends: its rate integrated over its length (a
+    /// fixed rate and a replay: 0, they are counted elsewhere).
+    pub fn expected_requests(&self) -> f64 {
+        match self {
+            LoadShape::Steps { rates, each_s } => rates.iter().sum::<f64>() * each_s,
+            LoadShape::Ramp { from, to, over_s } => (from + to) / 2.0 * over_s,
+            LoadShape::Rate { .. } | LoadShape::Replay { .. } => 0.0,
         }
     }
 
@@ -460,6 +486,38 @@ mod tests {
         ] {
             assert!(LoadShape::parse_schedule(bad).is_err(), "{bad}");
         }
+        // the bounds --rate has, and a level's request count: refused, never run or cut
+        // (`ramp:0-1e20rps@10s` ran until killed; `ramp:0-1e7rps@10s` was cut at 10,000,000
+        // requests without a word)
+        let e = "(e.g. steps:1,2,4,8@60s or ramp:0-20rps@10m)";
+        for (bad, why) in [
+            (
+                "ramp:0-1e20rps@10s",
+                "rate `1e20` must be between 0 and 1000000 requests/s",
+            ),
+            (
+                "steps:1e20@10s",
+                "rate `1e20` must be between 0 and 1000000 requests/s",
+            ),
+            (
+                "ramp:0-1e7rps@10s",
+                "rate `1e7` must be between 0 and 1000000 requests/s",
+            ),
+            (
+                "ramp:0-1000000rps@60s",
+                "it would send about 30000000 requests in one level; at most 10000000",
+            ),
+            (
+                "steps:500000,1000000@10s",
+                "it would send about 15000000 requests in one level; at most 10000000",
+            ),
+        ] {
+            assert_eq!(
+                LoadShape::parse_schedule(bad).unwrap_err(),
+                format!("--schedule `{bad}`: {why} {e}")
+            );
+        }
+        assert!(LoadShape::parse_schedule("steps:100000,900000@10s").is_ok());
         assert_eq!(
             Arrival::parse("gamma", Some(0.0)).unwrap_err(),
             "--burstiness 0: must be above 0"
