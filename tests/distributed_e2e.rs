@@ -358,6 +358,27 @@ fn ctrl_c_at_the_controller_leaves_no_worker_running() {
     assert_eq!(level["partial"], true);
 }
 
+/// A controller killed outright (SIGKILL: no handler, no drop runs) leaves no worker behind:
+/// each local worker's stdin is a pipe only the controller holds, closed by the system when
+/// it dies, and the worker exits then. They used to run on, adopted by init, for about 60 s.
+#[test]
+fn a_sigkilled_controller_leaves_no_worker_after_two_seconds() {
+    let _one = one_at_a_time();
+    let mut mid = mid_level("dist-sigkill");
+    unsafe { libc::kill(mid.child.id() as i32, libc::SIGKILL) };
+    let _ = mid.child.wait();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while mid.workers.iter().any(|w| running(*w)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for w in &mid.workers {
+        assert!(
+            !running(*w),
+            "worker {w} still runs 2 s after its controller was killed"
+        );
+    }
+}
+
 /// A port free on loopback a moment ago.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -28,6 +28,11 @@ pub struct WorkerArgs {
     /// Give up (exit 1) when the controller cannot be reached for this long
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "60s")]
     pub connect_timeout: Duration,
+    /// Exit at once when standard input closes: `--worker-backend local` starts its workers
+    /// with a pipe from the controller here, which the system closes when the controller
+    /// process ends, however it ends (SIGKILL included)
+    #[arg(long, hide = true)]
+    pub exit_with_stdin: bool,
 }
 
 /// Runs the worker until its controller ends the run.
@@ -50,6 +55,9 @@ pub async fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
                 "{WORKER_TOKEN_ENV} is not set: a worker presents the run's token to its controller"
             ))
         })?;
+    if args.exit_with_stdin {
+        exit_when_stdin_closes();
+    }
     let cfg = WorkerConfig {
         controller: url.as_str().trim_end_matches('/').to_string(),
         index: args.index,
@@ -63,4 +71,29 @@ pub async fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// Watches standard input on a thread of its own and ends the process when it closes (the
+/// controller that holds its other end is gone): a worker never outlives its controller.
+fn exit_when_stdin_closes() {
+    std::thread::spawn(|| {
+        use std::io::Read;
+        let mut buf = [0u8; 64];
+        let mut stdin = std::io::stdin();
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => {
+                    // stderr is a pipe to the controller too, gone with it: never `eprintln!`,
+                    // which panics on a write that fails
+                    use std::io::Write;
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "rightsize worker: the controller went away (its pipe closed)"
+                    );
+                    std::process::exit(1);
+                }
+                Ok(_) => {}
+            }
+        }
+    });
 }

@@ -5,7 +5,9 @@
 //! is noticed at once: a worker that dies mid-level is named in that level at once, not after
 //! a heartbeat. When the run ends, each worker takes the controller's Stop order and exits;
 //! one that has not within [`EXIT_WAIT`] is killed, and so is every one whose controller
-//! process goes away (`kill_on_drop`).
+//! process goes away (`kill_on_drop`). A controller killed outright (SIGKILL) runs no drop:
+//! each worker's standard input is a pipe whose other end only the controller holds, and a
+//! worker exits the moment it closes (`--exit-with-stdin`).
 
 use super::controller::Losses;
 use std::process::Stdio;
@@ -31,13 +33,17 @@ pub fn start(url: &str, n: usize, token: &str, losses: Losses) -> std::io::Resul
     for i in 0..n {
         let mut child = tokio::process::Command::new(&exe)
             .args(["worker", "--controller", url, "--index", &i.to_string()])
+            .arg("--exit-with-stdin")
             .env(crate::secrets::WORKER_TOKEN_ENV, token)
             .env_remove("JOB_COMPLETION_INDEX")
-            .stdin(Stdio::null())
+            // the worker's lifeline: this process holds the pipe's other end, and the system
+            // closes it when this process ends, however it ends
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
+        let lifeline = child.stdin.take();
         let last_line: Arc<Mutex<String>> = Arc::default();
         if let Some(err) = child.stderr.take() {
             let keep = last_line.clone();
@@ -52,6 +58,8 @@ pub fn start(url: &str, n: usize, token: &str, losses: Losses) -> std::io::Resul
         }
         let (stop, losses) = (stop.clone(), losses.clone());
         tasks.push(tokio::spawn(async move {
+            // held for as long as the worker is watched
+            let _lifeline = lifeline;
             let index = i as u32;
             tokio::select! {
                 status = child.wait() => {
