@@ -124,10 +124,12 @@ fn the_answer_marker_sits_at_the_answer_over_its_shaded_bracket() {
                 (x, x + w)
             })
             .find(|(x0, _)| (x0 - at(answer)).abs() <= 3.0);
-        let (_, x1) = shade.expect("a shaded bracket starting at the answer");
+        let (x0, x1) = shade.expect("a shaded bracket starting at the answer");
+        // to the first failing level, or, where the two are closer than that, 12 pixels wide
+        // (two markers and a gap at this size) so that the bracket shows (issue 46)
         assert!(
-            (x1 - at(hi)).abs() <= 3.0,
-            "bracket ends at {x1}, c={hi} at {}",
+            (x1 - at(hi)).abs() <= 3.0 || (x1 > at(hi) && (x1 - x0 - 12.0).abs() <= 1.0),
+            "bracket {x0}..{x1}, c={hi} at {}",
             at(hi)
         );
     }
@@ -278,9 +280,12 @@ fn a_rate_sweep_charts_on_the_request_rate_axis() {
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let t: Vec<String> = labels(&doc).into_iter().map(|l| l.text).collect();
     let count = |s: &str| t.iter().filter(|x| *x == s).count();
-    // three panels on the rate axis, and the server's when the simulator's metrics were
+    // three panels on the rate axis, and the server's two when the simulator's metrics were
     // recorded; ticks at the rates, points labelled with them
-    let on_the_axis = if svg.contains("server: batch") { 4 } else { 3 };
+    // (GPU power has a panel of its own: one unit per axis, issue 46)
+    let on_the_axis = 3
+        + usize::from(svg.contains("server: batch"))
+        + usize::from(svg.contains("server: GPU power"));
     assert_eq!(count("request rate req/s"), on_the_axis, "{t:?}");
     assert!(!t.iter().any(|x| x == "concurrency"), "{t:?}");
     assert_eq!(count("40"), on_the_axis, "{t:?}");

@@ -614,13 +614,28 @@ fn check_dashboard(root: &Path, run: &Path, st: &Story) {
         .lines()
         .map(|l| l.trim_matches('"').to_string() + "\n")
         .collect();
-    // the levels table: `#`, load, output tok/s, ttft50, ttft95, e2e50, e2e99, err, verdict
+    // the levels table, its columns found by their headers (`#`, load, output tok/s, req/s,
+    // ttft50, ttft95, itl50, e2e50, e2e99, err, then the verdict)
     let header = screen
         .lines()
         .find(|l| l.contains("output tok/s") && l.contains("e2e99"))
         .expect("the levels table");
     assert!(!header.contains("steady"), "{screen}");
     let table_x = header.find("│#").expect("the table's left border") + "│".len();
+    let names: Vec<String> = header[table_x..]
+        .split('│')
+        .next()
+        .unwrap()
+        .replace("output tok/s", "output_tok/s")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let col = |name: &str| {
+        names
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no {name} column in {names:?}"))
+    };
     let rows: BTreeMap<usize, Vec<String>> = screen
         .lines()
         .filter_map(|l| {
@@ -639,24 +654,31 @@ fn check_dashboard(root: &Path, run: &Path, st: &Story) {
     for (n, l) in st.levels.iter().enumerate() {
         let cols = &rows[&(n + 1)];
         // the knee's level carries a `◆` after its load
-        let at = if cols[2] == "◆" { 3 } else { 2 };
+        let shift = usize::from(cols[2] == "◆");
+        let at = |name: &str| &cols[col(name) + shift];
         assert_eq!(cols[1], l.concurrency.to_string(), "{cols:?}");
-        check("dashboard", "output tok/s", l.concurrency, &cols[at], l.tps);
+        check(
+            "dashboard",
+            "output tok/s",
+            l.concurrency,
+            at("output_tok/s"),
+            l.tps,
+        );
         check(
             "dashboard",
             "TTFT p95",
             l.concurrency,
-            &cols[at + 2],
+            at("ttft95"),
             l.ttft_p95,
         );
         check(
             "dashboard",
             "e2e p99",
             l.concurrency,
-            &cols[at + 4],
+            at("e2e99"),
             l.e2e_p99,
         );
-        let verdict = cols[at + 6..].join(" ");
+        let verdict = cols[col("err") + shift + 1..].join(" ");
         assert_eq!(verdict_word(&verdict), l.verdict, "dashboard: {cols:?}");
     }
     check_run_words(

@@ -1,6 +1,7 @@
 //! Runs and readers shared by the HTML report and chart tests: a search with a bracketed
-//! answer and a sweep, made once per test binary against the simulator; the report parsed as
-//! XML (it is written as well-formed XHTML); headless Chromium screenshots.
+//! answer and a sweep, made once per test binary against the simulator, and a ten-level sweep
+//! sized by a peak and a price when a test asks for it; the report parsed as XML (it is
+//! written as well-formed XHTML); headless Chromium screenshots, layouts and PDFs.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,35 @@ pub fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
         std::thread::sleep(std::time::Duration::from_millis(1100));
         let sweep = sim_run(&root, "2,4,8,16");
         (root, search, sweep)
+    })
+}
+
+/// A ten-level sweep (1 to 512) sized by `--peak-concurrency 100 --price-per-hour 4`, so its
+/// summary has a right-size; made once, in [`runs`]' results root.
+pub fn sized_sweep() -> &'static PathBuf {
+    static RUN: OnceLock<PathBuf> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let (root, _, _) = runs();
+        // run ids are to the second
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let before = runs_in(root);
+        let o = crate::common::on_sim("sweep", 64, 16)
+            .args(["--stream", "-c", "1,2,4,8,16,32,64,128,256,512", "-n", "24"])
+            .args([
+                "--peak-concurrency",
+                "100",
+                "--price-per-hour",
+                "4",
+                "--out",
+            ])
+            .arg(root)
+            .output()
+            .expect("run rightsize sweep");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        runs_in(root)
+            .into_iter()
+            .find(|p| !before.contains(p))
+            .expect("the sweep made a run folder")
     })
 }
 
@@ -123,4 +153,110 @@ pub fn single_and_compare(search: &Path, sweep: &Path) -> [(&'static str, Vec<St
         ("single", export(&[])),
         ("compare", export(&["--compare".into(), id(sweep)])),
     ]
+}
+
+/// Where a page overflows a window `width` px wide, as Chromium lays it out: the document's
+/// `scrollWidth`, and every element (outside the charts' SVG) whose box reaches past the
+/// window's right edge, even inside a box that scrolls (so cut from view), as
+/// `section: tag.class right=PX width=PX "text"`.
+pub struct Overflow {
+    pub scroll_width: u32,
+    pub past_the_edge: Vec<String>,
+}
+
+/// The script the layout check adds to a copy of the page (the report has none): it writes
+/// its findings into a `<pre id="probe">` that `--dump-dom` prints.
+const PROBE: &str = r#"<script>
+(function(){
+ var d = document.documentElement, edge = d.clientWidth, out = [String(d.scrollWidth)];
+ var all = document.body.getElementsByTagName('*');
+ for (var i = 0; i < all.length; i++) {
+  var e = all[i];
+  if (e.closest('svg') && e.tagName.toLowerCase() != 'svg') continue;
+  var r = e.getBoundingClientRect();
+  if (r.right > edge + 0.5) {
+   var s = e.closest('section'), c = e.getAttribute('class');
+   out.push((s ? s.id : '-') + ': ' + e.tagName.toLowerCase() + (c ? '.' + c : '') +
+    ' right=' + Math.round(r.right) + ' width=' + Math.round(r.width) + ' ' +
+    JSON.stringify(e.textContent.slice(0, 24)));
+  }
+ }
+ var pre = document.createElement('pre');
+ pre.id = 'probe';
+ pre.textContent = out.join('\n');
+ document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// Lays `page` out in headless Chromium at a window `width` px wide and reports what
+/// overflows. With `print`, the page's print stylesheet applies (its `@media print` rules
+/// made to apply on screen), so `width` is a printed page's width less its margins.
+pub fn overflow(browser: &str, page: &Path, width: u32, print: bool) -> Overflow {
+    let mut html = std::fs::read_to_string(page).unwrap();
+    if print {
+        html = html.replace("@media print", "@media all");
+    }
+    let probe = page.with_file_name(format!(
+        "probe-{}-{width}{}.html",
+        page.file_stem().unwrap().to_string_lossy(),
+        if print { "-print" } else { "" }
+    ));
+    std::fs::write(&probe, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
+    let profile = tmpdir("chromium-profile");
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            &format!("--window-size={width},2000"),
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .expect("run chromium");
+    assert!(o.status.success(), "chromium failed: {}", stderr(&o));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let start = dom
+        .find("<pre id=\"probe\">")
+        .map(|i| i + "<pre id=\"probe\">".len())
+        .unwrap_or_else(|| panic!("the probe wrote nothing: {}", stderr(&o)));
+    let end = start + dom[start..].find("</pre>").expect("the probe's end");
+    let unescape = |s: &str| {
+        s.replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&")
+    };
+    let mut lines = dom[start..end].lines().map(unescape);
+    let scroll_width = lines
+        .next()
+        .and_then(|w| w.trim().parse().ok())
+        .expect("the document's scrollWidth");
+    Overflow {
+        scroll_width,
+        past_the_edge: lines.collect(),
+    }
+}
+
+/// Prints `page` to PDF with headless Chromium; returns the PDF's bytes.
+pub fn print_pdf(browser: &str, page: &Path, out: &Path) -> Vec<u8> {
+    let profile = tmpdir("chromium-profile");
+    let o = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-pdf-header-footer",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--print-to-pdf={}", out.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    assert!(o.status.success(), "chromium failed: {}", stderr(&o));
+    std::fs::read(out).expect("chromium wrote the PDF")
 }

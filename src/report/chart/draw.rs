@@ -1,30 +1,131 @@
-//! The drawing code shared by the SVG and PNG backends: a title band and four panels, or five
-//! (three over two) when a run recorded server metrics.
+//! The drawing code shared by the SVG and PNG backends: a title band (title, subtitle, the
+//! right-size box when a peak or price was set, the legend of what every panel shares) and
+//! four panels, or five (three over two) when a run recorded server metrics.
 //! Sizes scale with the image so the text stays readable from 800x450 to 1600x900 and up.
+//!
+//! Each panel has a head above its plot for its caption, its legend and the names of its
+//! vertical markers ([`Legend::draw_head`]): nothing is drawn over the data but the data. A
+//! panel is drawn twice, first on [`Dry`] (which draws nothing) to measure its head.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::legend::Legend;
+use super::legend::{Head, Legend, Swatch};
 use super::marks::*;
 use super::parts::*;
 use super::server_panel;
 use super::{ChartPanel, ChartPoint, ChartRun, ChartSpec, SlaMetric, FONT};
+use crate::values::sig3;
+
+/// What every panel of one image draws with.
+pub(super) struct Ctx<'a> {
+    pub spec: &'a ChartSpec,
+    pub sz: Sizes,
+    /// The panel stands alone (the HTML report's): its legend also lists what the image's
+    /// shared legend would (the answer, bracket and knee, filled and hollow markers).
+    pub alone: bool,
+}
+
+impl Ctx<'_> {
+    /// The shared entries, in a panel that stands alone.
+    pub fn shared(&self, legend: &mut Legend) {
+        if self.alone {
+            marker_entries(self.spec, legend, &self.sz);
+            dot_entries(self.spec, legend);
+        }
+    }
+}
+
+/// The right-size box's lines: the same words and figures as `rightsize show`'s right-size
+/// line, wrapped to `chars` characters.
+pub(super) fn right_size_lines(spec: &ChartSpec, chars: usize) -> Vec<String> {
+    let [run] = spec.runs.as_slice() else {
+        return Vec::new();
+    };
+    let Some(r) = &run.right_size else {
+        return Vec::new();
+    };
+    use crate::plan::capacity::Peak;
+    let (v, unit) = match r.peak {
+        Peak::Concurrency(v) => (v, "concurrent"),
+        Peak::Rps(v) => (v, "req/s"),
+        Peak::OutputTps(v) => (v, "output tok/s"),
+    };
+    let mut t = format!(
+        "right-size: {} instances{} for a peak of {v} {unit} with {:.0} % headroom ({} {unit} per instance)",
+        r.instances,
+        r.instances_range
+            .filter(|[lo, hi]| lo != hi)
+            .map_or(String::new(), |[lo, hi]| format!(" ({lo} to {hi} at 95 %)")),
+        r.headroom * 100.0,
+        match r.peak {
+            Peak::Concurrency(_) => format!("{:.0}", r.per_instance),
+            _ => sig3(r.per_instance),
+        }
+    );
+    if let Some(c) = r.cost_per_hour {
+        t += &format!(", {} per hour", sig3(c));
+    }
+    if let Some(c) = r.cost_per_million_output_tokens {
+        t += &format!(", {} per million output tokens", sig3(c));
+    }
+    if let Some(kw) = r.fleet_power_kw {
+        t += &format!(", GPUs {kw:.2} kW (kWh an hour)");
+    }
+    wrap(&t, chars.max(20))
+}
+
+/// `text` broken at spaces into lines of at most `chars` characters.
+fn wrap(text: &str, chars: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= chars => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
 
 /// Draws the whole image on `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec) -> Fallible<DB> {
     root.fill(&WHITE)?;
     let (w, h) = root.dim_in_pixel();
     let sz = Sizes::for_image(w, h);
-    let band = (sz.title * 1.3 + sz.small * 1.6) as u32 + 8;
-    let (top, body) = root.split_vertically(band);
+    let ctx = Ctx {
+        spec,
+        sz,
+        alone: false,
+    };
+    let sz = &ctx.sz;
     let centre = |size: f64, color: &'static RGBColor| {
         TextStyle::from((FONT, size).into_font())
             .color(color)
             .pos(Pos::new(HPos::Center, VPos::Top))
     };
     let cx = (w / 2) as i32;
+    let title_h = (sz.title * 1.3 + sz.small * 1.6) as i32 + 6;
+    // the right-size box, under the subtitle
+    let line = (sz.small * 1.35).ceil() as i32;
+    let chars = ((f64::from(w) * 0.9) / (sz.small * super::HACK_ADVANCE_EM)) as usize;
+    let boxed = right_size_lines(spec, chars);
+    let box_h = if boxed.is_empty() {
+        0
+    } else {
+        boxed.len() as i32 * line + line / 2 + 4
+    };
+    // the legend of what the panels share, in rows under it
+    let mut shared = Legend::default();
+    marker_entries(spec, &mut shared, sz);
+    dot_entries(spec, &mut shared);
+    spread_entries(spec, &mut shared);
+    let rows = shared.rows(w as i32 - 8, sz);
+    let band = title_h + box_h + rows * line + if rows > 0 { 4 } else { 0 };
+    let (top, body) = root.split_vertically(band as u32);
     top.draw(&Text::new(
         spec.title.clone(),
         (cx, 4),
@@ -35,23 +136,50 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ChartSpec)
         (cx, (4.0 + sz.title * 1.25) as i32),
         centre(sz.small, &SUBTITLE_COLOR),
     ))?;
+    if !boxed.is_empty() {
+        let widest = boxed
+            .iter()
+            .map(|l| line_box(l, sz.small).0)
+            .max()
+            .unwrap_or(0);
+        let (x0, y0) = (cx - widest / 2 - 8, title_h);
+        top.draw(&Rectangle::new(
+            [(x0, y0), (cx + widest - widest / 2 + 8, y0 + box_h - 2)],
+            ShapeStyle::from(&ANSWER_COLOR.mix(0.08)).filled(),
+        ))?;
+        top.draw(&Rectangle::new(
+            [(x0, y0), (cx + widest - widest / 2 + 8, y0 + box_h - 2)],
+            ANSWER_COLOR.stroke_width(1),
+        ))?;
+        for (i, l) in boxed.iter().enumerate() {
+            top.draw(&Text::new(
+                l.clone(),
+                (cx, y0 + line / 4 + 2 + i as i32 * line),
+                centre(sz.small, &BLACK),
+            ))?;
+        }
+    }
+    if rows > 0 {
+        let legend_area = top.margin((title_h + box_h) as u32, 0, 0, 0);
+        shared.draw_rows(&legend_area, 4, sz)?;
+    }
     if !spec.has_server() {
         let panels = body.split_evenly((2, 2));
-        throughput(&panels[0], spec, &sz)?;
-        latency(&panels[1], spec, &sz)?;
-        ttft(&panels[2], spec, &sz)?;
-        return throughput_vs_p99(&panels[3], spec, &sz);
+        for (area, panel) in panels.iter().zip(ChartPanel::CLIENT) {
+            laid_out(area, &ctx, panel)?;
+        }
+        return Ok(());
     }
     // five panels: the three against the load on top, the fourth and the server's below
     let (_, body_h) = body.dim_in_pixel();
     let (upper, lower) = body.split_vertically(body_h / 2);
     let top = upper.split_evenly((1, 3));
     let bottom = lower.split_evenly((1, 2));
-    throughput(&top[0], spec, &sz)?;
-    latency(&top[1], spec, &sz)?;
-    ttft(&top[2], spec, &sz)?;
-    throughput_vs_p99(&bottom[0], spec, &sz)?;
-    server_panel::server(&bottom[1], spec, &sz)
+    laid_out(&top[0], &ctx, ChartPanel::Throughput)?;
+    laid_out(&top[1], &ctx, ChartPanel::Latency)?;
+    laid_out(&top[2], &ctx, ChartPanel::Ttft)?;
+    laid_out(&bottom[0], &ctx, ChartPanel::ThroughputVsLatency)?;
+    laid_out(&bottom[1], &ctx, ChartPanel::Server)
 }
 
 /// Draws one panel alone on `root` (the HTML report's charts), with the text sizes of a
@@ -63,13 +191,45 @@ pub fn draw_panel<DB: DrawingBackend>(
 ) -> Fallible<DB> {
     root.fill(&WHITE)?;
     let (w, h) = root.dim_in_pixel();
-    let sz = Sizes::for_image(w * 2, h * 2);
+    let ctx = Ctx {
+        spec,
+        sz: Sizes::for_image(w * 2, h * 2),
+        alone: true,
+    };
+    laid_out(root, &ctx, panel)
+}
+
+/// Draws `panel` on `area`: first on [`Dry`] to learn how tall its head must be, then for
+/// real.
+fn laid_out<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    ctx: &Ctx,
+    panel: ChartPanel,
+) -> Fallible<DB> {
+    let (w, h) = area.dim_in_pixel();
+    let dry = super::Dry(w, h).into_drawing_area();
+    let mut head = Head::guess(&ctx.sz);
+    // a failed measure leaves the guess
+    let _ = one(&dry, ctx, panel, &mut head);
+    let mut head = Head {
+        height: head.needed.max(head.height).min(h * 3 / 5),
+        needed: 0,
+    };
+    one(area, ctx, panel, &mut head)
+}
+
+fn one<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    ctx: &Ctx,
+    panel: ChartPanel,
+    head: &mut Head,
+) -> Fallible<DB> {
     match panel {
-        ChartPanel::Throughput => throughput(root, spec, &sz),
-        ChartPanel::Latency => latency(root, spec, &sz),
-        ChartPanel::Ttft => ttft(root, spec, &sz),
-        ChartPanel::ThroughputVsLatency => throughput_vs_p99(root, spec, &sz),
-        ChartPanel::Server => server_panel::server(root, spec, &sz),
+        ChartPanel::Throughput => throughput(area, ctx, head),
+        ChartPanel::Latency => latency(area, ctx, head),
+        ChartPanel::Ttft => ttft(area, ctx, head),
+        ChartPanel::ThroughputVsLatency => throughput_vs_p99(area, ctx, head),
+        ChartPanel::Server => server_panel::server(area, ctx, head),
     }
 }
 
@@ -113,33 +273,48 @@ fn ms_fmt(v: &f64) -> String {
     si_ms(*v)
 }
 
+/// The plot's left edge in backend pixels.
+pub(super) fn plot_left<DB: DrawingBackend, CT: CoordTranslate>(
+    chart: &ChartContext<DB, CT>,
+) -> i32 {
+    chart.plotting_area().get_pixel_range().0.start
+}
+
 fn throughput<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    spec: &ChartSpec,
-    sz: &Sizes,
+    ctx: &Ctx,
+    head: &mut Head,
 ) -> Fallible<DB> {
+    let (spec, sz) = (ctx.spec, &ctx.sz);
     let caption = "output throughput";
     let Some(max) = max_of(spec, |p| Some(p.output_tps)) else {
         return nothing(area, caption, "no finished levels", sz);
     };
     let y_max = headroom(max);
-    let mut chart = conc_chart(area, spec, caption, "output tok/s", y_max, &si_fmt, sz)?;
+    let (top, body) = area.split_vertically(head.height);
+    let mut chart = conc_chart(&body, spec, "output tok/s", y_max, &si_fmt, sz)?;
     let mut legend = Legend::default();
+    ctx.shared(&mut legend);
     // under the series, so the points at the markers stay visible
-    markers(&mut chart, spec, y_max, &mut legend, sz)?;
+    markers(&mut chart, spec, y_max, false, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let pts = series(spec, run, |p| Some(p.output_tps));
         let label = name(run, "output tok/s");
         line(&mut chart, &pts, colors(i).0, label, &mut legend, sz)?;
+        if spec.runs.len() == 1 {
+            // one line: the axis names it
+            legend.pop();
+        }
     }
-    legend.draw(&mut chart, sz)
+    legend.draw_head(&top, caption, plot_left(&chart), sz, head)
 }
 
 fn latency<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    spec: &ChartSpec,
-    sz: &Sizes,
+    ctx: &Ctx,
+    head: &mut Head,
 ) -> Fallible<DB> {
+    let (spec, sz) = (ctx.spec, &ctx.sz);
     let caption = "end-to-end latency";
     let Some(max) = max_of(spec, |p| p.e2e_p99_ms.or(p.e2e_p50_ms)) else {
         return nothing(area, caption, "no successful requests", sz);
@@ -148,9 +323,11 @@ fn latency<DB: DrawingBackend>(
         max.max(sla_max(spec, SlaMetric::E2e))
             .max(ci_max(spec, SlaMetric::E2e).min(max * 2.0)),
     );
-    let mut chart = conc_chart(area, spec, caption, "latency", y_max, &ms_fmt, sz)?;
+    let (top, body) = area.split_vertically(head.height);
+    let mut chart = conc_chart(&body, spec, "latency", y_max, &ms_fmt, sz)?;
     let mut legend = Legend::default();
-    markers(&mut chart, spec, y_max, &mut legend, sz)?;
+    ctx.shared(&mut legend);
+    markers(&mut chart, spec, y_max, false, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c99) = colors(i);
         let both: Vec<(f64, f64, f64)> = run
@@ -162,12 +339,9 @@ fn latency<DB: DrawingBackend>(
             let mut poly: Vec<(f64, f64)> = both.iter().map(|(c, p50, _)| (*c, *p50)).collect();
             poly.extend(both.iter().rev().map(|(c, _, p99)| (*c, *p99)));
             let fill = c99.mix(0.18);
-            let anno = chart.draw_series(std::iter::once(Polygon::new(poly, fill.filled())))?;
-            if spec.lists_markers() {
-                anno.label(legend.entry(name(run, "p50-p99 spread")))
-                    .legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 20, y + 5)], fill.filled())
-                    });
+            chart.draw_series(std::iter::once(Polygon::new(poly, fill.filled())))?;
+            if spec.lists_markers() && ctx.alone {
+                legend.entry(name(run, "p50-p99 spread"), Swatch::Fill(fill));
             }
         }
         let p50 = series(spec, run, |p| p.e2e_p50_ms);
@@ -175,17 +349,18 @@ fn latency<DB: DrawingBackend>(
         let p99 = series(spec, run, |p| p.e2e_p99_ms);
         line(&mut chart, &p99, c99, name(run, "e2e p99"), &mut legend, sz)?;
     }
-    error_bars(&mut chart, spec, SlaMetric::E2e, &mut legend, sz)?;
+    error_bars(&mut chart, spec, SlaMetric::E2e, ctx.alone, &mut legend, sz)?;
     let x_range = conc_range(spec);
     sla_lines(&mut chart, spec, SlaMetric::E2e, x_range, &mut legend, sz)?;
-    legend.draw(&mut chart, sz)
+    legend.draw_head(&top, caption, plot_left(&chart), sz, head)
 }
 
 fn ttft<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    spec: &ChartSpec,
-    sz: &Sizes,
+    ctx: &Ctx,
+    head: &mut Head,
 ) -> Fallible<DB> {
+    let (spec, sz) = (ctx.spec, &ctx.sz);
     let caption = "time to first token";
     let Some(max) = max_of(spec, |p| p.ttft_p95_ms.or(p.ttft_p50_ms)) else {
         return nothing(area, caption, "no TTFT: the run did not stream", sz);
@@ -194,41 +369,39 @@ fn ttft<DB: DrawingBackend>(
         max.max(sla_max(spec, SlaMetric::Ttft))
             .max(ci_max(spec, SlaMetric::Ttft).min(max * 2.0)),
     );
-    let mut chart = conc_chart(area, spec, caption, "TTFT", y_max, &ms_fmt, sz)?;
+    let (top, body) = area.split_vertically(head.height);
+    let mut chart = conc_chart(&body, spec, "TTFT", y_max, &ms_fmt, sz)?;
     let mut legend = Legend::default();
-    markers(&mut chart, spec, y_max, &mut legend, sz)?;
+    ctx.shared(&mut legend);
+    markers(&mut chart, spec, y_max, false, &mut legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
         let (c50, c95) = colors(i);
         let p50 = series(spec, run, |p| p.ttft_p50_ms);
-        line(
-            &mut chart,
-            &p50,
-            c50,
-            name(run, "TTFT p50"),
-            &mut legend,
-            sz,
-        )?;
+        let label = name(run, "TTFT p50");
+        line(&mut chart, &p50, c50, label, &mut legend, sz)?;
         let p95 = series(spec, run, |p| p.ttft_p95_ms);
-        line(
-            &mut chart,
-            &p95,
-            c95,
-            name(run, "TTFT p95"),
-            &mut legend,
-            sz,
-        )?;
+        let label = name(run, "TTFT p95");
+        line(&mut chart, &p95, c95, label, &mut legend, sz)?;
     }
-    error_bars(&mut chart, spec, SlaMetric::Ttft, &mut legend, sz)?;
+    error_bars(
+        &mut chart,
+        spec,
+        SlaMetric::Ttft,
+        ctx.alone,
+        &mut legend,
+        sz,
+    )?;
     let x_range = conc_range(spec);
     sla_lines(&mut chart, spec, SlaMetric::Ttft, x_range, &mut legend, sz)?;
-    legend.draw(&mut chart, sz)
+    legend.draw_head(&top, caption, plot_left(&chart), sz, head)
 }
 
 fn throughput_vs_p99<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    spec: &ChartSpec,
-    sz: &Sizes,
+    ctx: &Ctx,
+    head: &mut Head,
 ) -> Fallible<DB> {
+    let (spec, sz) = (ctx.spec, &ctx.sz);
     let caption = "throughput against p99 latency";
     let (Some(x_max), Some(y_max)) = (
         max_of(spec, |p| p.e2e_p99_ms),
@@ -242,8 +415,11 @@ fn throughput_vs_p99<DB: DrawingBackend>(
         .filter(|l| l.stat == crate::record::sla::Statistic::P(99));
     let x_max = headroom(x_max.max(sla.map_or(0.0, |l| l.limit_ms)));
     let y_max = headroom(y_max);
-    let mut chart = builder(area, caption, sz).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+    let (top, body) = area.split_vertically(head.height);
+    let mut chart = builder(&body, sz).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+    let n = y_labels(&chart, sz);
     house_mesh(&mut chart.configure_mesh(), sz)
+        .y_labels(n)
         .x_desc("e2e p99 latency")
         .y_desc("output tok/s")
         .x_label_formatter(&ms_fmt)
@@ -251,7 +427,11 @@ fn throughput_vs_p99<DB: DrawingBackend>(
         .draw()?;
     let label_style = TextStyle::from((FONT, sz.small).into_font()).color(&BLACK);
     let mut legend = Legend::default();
+    if ctx.alone {
+        dot_entries(spec, &mut legend);
+    }
     let mut labels: Vec<((f64, f64), String)> = Vec::new();
+    let mut dots: Vec<LabelBox> = Vec::new();
     for (i, run) in spec.runs.iter().enumerate() {
         let color = colors(i).0;
         let pts: Vec<(f64, f64, bool)> = run
@@ -259,14 +439,17 @@ fn throughput_vs_p99<DB: DrawingBackend>(
             .iter()
             .filter_map(|p| Some((p.e2e_p99_ms?, p.output_tps, p.hollow)))
             .collect();
-        line(
-            &mut chart,
-            &pts,
-            color,
-            name(run, "by load"),
-            &mut legend,
-            sz,
-        )?;
+        let label = name(run, "by load");
+        line(&mut chart, &pts, color, label, &mut legend, sz)?;
+        if spec.runs.len() == 1 {
+            // one line: each point names its load
+            legend.pop();
+        }
+        let r = sz.dot + 1;
+        dots.extend(pts.iter().map(|p| {
+            let (x, y) = chart.backend_coord(&(p.0, p.1));
+            (x - r, y - r, x + r, y + r)
+        }));
         labels.extend(run.points.iter().filter_map(|p| {
             Some((
                 (p.e2e_p99_ms?, p.output_tps),
@@ -274,23 +457,21 @@ fn throughput_vs_p99<DB: DrawingBackend>(
             ))
         }));
     }
-    // labels placed in pixels so that none overlaps another (crowded ones are dropped)
-    let boxes: Vec<LabelAt> = labels
-        .iter()
-        .map(|(xy, text)| (chart.backend_coord(xy), line_box(text, sz.small)))
-        .collect();
-    let places = place_labels(&boxes, sz.dot + 3);
-    for (((px, py), (w, h)), at) in boxes.iter().zip(&places) {
-        if let Some((dx, dy)) = at {
-            legend.mark_box((px + dx, py + dy, px + dx + w, py + dy + h));
-        }
-    }
-    chart.draw_series(labels.iter().zip(places).filter_map(|((xy, text), at)| {
-        Some(EmptyElement::at(*xy) + Text::new(text.clone(), at?, label_style.clone()))
-    }))?;
     if let Some(l) = sla {
         let ends = [(l.limit_ms, 0.0), (l.limit_ms, y_max)];
         sla_line(&mut chart, l, ends, &mut legend, sz)?;
     }
-    legend.draw(&mut chart, sz)
+    // labels placed in pixels so that none overlaps another or a point, inside the plot
+    // (crowded ones are dropped: the load axes' ticks name every level)
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let bounds = (xr.start, yr.start, xr.end, yr.end);
+    let boxes: Vec<LabelAt> = labels
+        .iter()
+        .map(|(xy, text)| (chart.backend_coord(xy), line_box(text, sz.small)))
+        .collect();
+    let places = place_labels(&boxes, sz.dot + 3, &dots, bounds);
+    chart.draw_series(labels.iter().zip(places).filter_map(|((xy, text), at)| {
+        Some(EmptyElement::at(*xy) + Text::new(text.clone(), at?, label_style.clone()))
+    }))?;
+    legend.draw_head(&top, caption, plot_left(&chart), sz, head)
 }

@@ -4,10 +4,12 @@
 //! One image holds four panels: output throughput against concurrency; p50 and p99
 //! end-to-end latency with the p50-p99 band, the SLA line and the knee marker; TTFT p50 and
 //! p95; and throughput against p99 latency with each point labelled by its concurrency. When
-//! a run recorded what the server's own metrics said (the levels' `server`), a fifth panel,
-//! the server chart ([`server_panel`]), shows its batch and queue against the load with its
-//! KV-cache use and, when recorded, its GPUs' power on a right-hand axis; the image then lays
-//! out three panels over two. Several runs overlay on the same panels (`export --compare`).
+//! a run recorded what the server's own metrics said (the levels' `server`), the server
+//! chart ([`server_panel`]) shows its batch and queue against the load with its KV-cache and
+//! GPU use in percent on a right-hand axis, and its GPUs' power, when recorded, on a panel of
+//! its own; the image then lays out three panels over the other three. Legends and marker
+//! names sit above the plots ([`legend`]), never over data. Several runs overlay on the same
+//! panels (`export --compare`).
 //!
 //! Text needs a font even for SVG (plotters measures labels to lay out the axes). The font is
 //! Hack Regular, embedded by the `epaint_default_fonts` crate (MIT and Bitstream Vera
@@ -87,11 +89,14 @@ pub struct ChartRun {
     pub knee: Option<u32>,
     /// The run's answer (a search's, or a sweep's highest passing level), a vertical marker.
     pub answer: Option<u32>,
-    /// What the marker is called: `answer`, or `ideal` for a run without SLAs (its answer is
-    /// the ideal balance).
+    /// What the marker is called: `answer`, or `ideal balance` for a run without SLAs (its
+    /// answer is the ideal balance, as the results call it).
     pub answer_name: &'static str,
     /// The bracket around the answer (max passing, first failing), shaded.
     pub bracket: [Option<u32>; 2],
+    /// Instances, headroom and cost for the peak, when a peak or price was set: the image
+    /// carries them in a box (with one run).
+    pub right_size: Option<crate::plan::capacity::RightSize>,
 }
 
 impl ChartRun {
@@ -148,11 +153,12 @@ impl ChartRun {
             knee: analysis.knee.as_ref().map(|k| k.concurrency),
             answer: analysis.answer.map(|a| a.concurrency),
             answer_name: if analysis.search.is_none() && analysis.slas.is_empty() {
-                "ideal"
+                "ideal balance"
             } else {
                 "answer"
             },
             bracket,
+            right_size: analysis.planning.right_size.clone(),
         }
     }
 }
@@ -243,8 +249,9 @@ pub fn ensure_font() -> Result<(), ChartError> {
     }
 }
 
-/// Smallest chart size accepted (pixels), below which text no longer fits.
-pub const MIN_SIZE: (u32, u32) = (400, 225);
+/// Smallest chart size accepted (pixels), below which the panels' heads (caption, legend,
+/// marker names) leave too little of the plot.
+pub const MIN_SIZE: (u32, u32) = (800, 450);
 /// Largest chart size accepted (pixels).
 pub const MAX_SIZE: (u32, u32) = (8000, 8000);
 
@@ -256,6 +263,81 @@ fn check_size((w, h): (u32, u32)) -> Result<(), ChartError> {
         )));
     }
     Ok(())
+}
+
+/// A backend that draws nothing: a panel is drawn on it first to measure its head (see
+/// [`draw`]). Text is measured with the embedded font, as on the real backends.
+pub(crate) struct Dry(pub u32, pub u32);
+
+impl DrawingBackend for Dry {
+    type ErrorType = std::io::Error;
+
+    fn get_size(&self) -> (u32, u32) {
+        (self.0, self.1)
+    }
+    fn ensure_prepared(
+        &mut self,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn present(&mut self) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn draw_pixel(
+        &mut self,
+        _: plotters_backend::BackendCoord,
+        _: plotters_backend::BackendColor,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn draw_line<S: plotters_backend::BackendStyle>(
+        &mut self,
+        _: plotters_backend::BackendCoord,
+        _: plotters_backend::BackendCoord,
+        _: &S,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn draw_rect<S: plotters_backend::BackendStyle>(
+        &mut self,
+        _: plotters_backend::BackendCoord,
+        _: plotters_backend::BackendCoord,
+        _: &S,
+        _: bool,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn draw_path<S: plotters_backend::BackendStyle, I: IntoIterator<Item = (i32, i32)>>(
+        &mut self,
+        _: I,
+        _: &S,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn draw_circle<S: plotters_backend::BackendStyle>(
+        &mut self,
+        _: plotters_backend::BackendCoord,
+        _: u32,
+        _: &S,
+        _: bool,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn fill_polygon<S: plotters_backend::BackendStyle, I: IntoIterator<Item = (i32, i32)>>(
+        &mut self,
+        _: I,
+        _: &S,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
+    fn draw_text<S: plotters_backend::BackendTextStyle>(
+        &mut self,
+        _: &str,
+        _: &S,
+        _: plotters_backend::BackendCoord,
+    ) -> Result<(), plotters_backend::DrawingErrorKind<std::io::Error>> {
+        Ok(())
+    }
 }
 
 /// The drawing area an SVG is drawn on.

@@ -6,7 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::legend::Legend;
+use super::legend::{Legend, Swatch};
+use super::marks::{place_labels, LabelAt, LabelBox};
 use super::parts::{line_box, Fallible, Sizes};
 use super::FONT;
 
@@ -97,6 +98,22 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         if x0.is_finite() { x0 } else { 0.0 },
         if y0.is_finite() { y0 } else { 0.0 },
     );
+    // the legend in a band above the plot
+    let mut legend = Legend::default();
+    let frontier_label = "frontier (no other candidate is both cheaper and faster)";
+    legend.entry(
+        frontier_label,
+        Swatch::Line {
+            color: FRONTIER_COLOR,
+            width: 2,
+            dash: None,
+            shape: None,
+        },
+    );
+    let line = (sz.small * 1.45).ceil() as i32;
+    let rows = legend.rows(w as i32 - 8, &sz);
+    let (band, body) = body.split_vertically((rows * line + sz.small as i32) as u32);
+    legend.draw_rows(&band, (sz.text * 5.0) as i32 + sz.small as i32, &sz)?;
     let mut chart = ChartBuilder::on(&body)
         .margin(sz.small as u32)
         .x_label_area_size((sz.text * 3.0) as u32)
@@ -110,11 +127,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         .axis_desc_style((FONT, sz.text))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()?;
-    let mut legend = Legend::default();
     // error bars first, the points over them
     for p in pts {
-        legend.mark(&chart, [(p.x_range.0, p.y), (p.x_range.1, p.y)]);
-        legend.mark(&chart, [(p.x, p.y_range.0), (p.x, p.y_range.1)]);
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(p.x_range.0, p.y), (p.x_range.1, p.y)],
             BAR_COLOR.stroke_width(1),
@@ -129,47 +143,60 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         .map(|i| (pts[*i].x, pts[*i].y))
         .collect();
     // a ring around each frontier point: a frontier of one point draws no line
+    let ring = (sz.small * 0.9) as i32;
     for (x, y) in &front {
         chart.draw_series(std::iter::once(Circle::new(
             (*x, *y),
-            (sz.small * 0.9) as i32,
+            ring,
             FRONTIER_COLOR.stroke_width(2),
         )))?;
     }
-    legend.mark(&chart, front.iter().copied());
-    let frontier_label = "frontier (no other candidate is both cheaper and faster)";
-    chart
-        .draw_series(std::iter::once(PathElement::new(
-            front,
-            FRONTIER_COLOR.stroke_width(2),
-        )))?
-        .label(legend.entry(frontier_label.into()))
-        .legend(|(x, y)| {
-            PathElement::new(vec![(x, y), (x + 20, y)], FRONTIER_COLOR.stroke_width(2))
-        });
+    chart.draw_series(std::iter::once(PathElement::new(
+        front,
+        FRONTIER_COLOR.stroke_width(2),
+    )))?;
+    let dot = (sz.small * 0.45) as i32;
     for p in pts {
-        legend.mark(&chart, [(p.x, p.y)]);
-        // the label's line box, left-bottom anchored at the point
-        let (px, py) = chart.backend_coord(&(p.x, p.y));
-        let (w, h) = line_box(&p.label, sz.small);
-        legend.mark_box((px, py - h, px + w, py));
         chart.draw_series(std::iter::once(Circle::new(
             (p.x, p.y),
-            (sz.small * 0.45) as i32,
+            dot,
             POINT_COLOR.filled(),
         )))?;
-        chart.draw_series(std::iter::once(Text::new(
-            p.label.clone(),
-            (p.x, p.y),
-            TextStyle::from((FONT, sz.small).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
-        )))?;
     }
-    legend.draw(&mut chart, &sz)
+    // each candidate's name beside its point, over no point and no other name
+    let rings: Vec<LabelBox> = pts
+        .iter()
+        .map(|p| {
+            let (x, y) = chart.backend_coord(&(p.x, p.y));
+            (x - ring - 1, y - ring - 1, x + ring + 1, y + ring + 1)
+        })
+        .collect();
+    let boxes: Vec<LabelAt> = pts
+        .iter()
+        .map(|p| {
+            (
+                chart.backend_coord(&(p.x, p.y)),
+                line_box(&p.label, sz.small),
+            )
+        })
+        .collect();
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let places = place_labels(
+        &boxes,
+        ring + 2,
+        &rings,
+        (xr.start, yr.start, xr.end, yr.end),
+    );
+    let style = TextStyle::from((FONT, sz.small).into_font()).pos(Pos::new(HPos::Left, VPos::Top));
+    chart.draw_series(pts.iter().zip(places).filter_map(|(p, at)| {
+        Some(EmptyElement::at((p.x, p.y)) + Text::new(p.label.clone(), at?, style.clone()))
+    }))?;
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::legend::tests::{covered, legend_and_dots};
+    use super::super::legend::tests::{covered, texts_and_dots};
     use super::*;
 
     fn p(label: &str, x: f64, y: f64) -> ParetoPoint {
@@ -194,8 +221,8 @@ mod tests {
     }
 
     #[test]
-    fn the_legend_hides_no_candidate() {
-        // candidates towards both top corners and the bottom middle, their labels to the right
+    fn no_text_covers_a_candidate() {
+        // candidates towards both top corners and the bottom middle
         let spec = ParetoSpec {
             title: "t".into(),
             subtitle: "s".into(),
@@ -206,16 +233,14 @@ mod tests {
                 p("middle", 200.0, 1.0),
             ],
         };
-        let (w, h) = (1600.0, 900.0);
-        let svg = super::super::render_pareto_svg(&spec, (w as u32, h as u32)).unwrap();
-        let ((l, t, r, b), dots) = legend_and_dots(&svg);
+        let svg = super::super::render_pareto_svg(&spec, (1600, 900)).unwrap();
+        let (texts, dots) = texts_and_dots(&svg);
         assert!(dots.len() >= 3, "{dots:?}");
-        assert_eq!(
-            covered((l, t, r, b), &dots),
-            None,
-            "legend {l},{t}..{r},{b}"
-        );
-        // the axis' padding leaves room above the dearest: the legend goes there, top left
-        assert!(t < h / 2.0 && l < w / 2.0, "legend {l},{t}..{r},{b}");
+        for (t, b) in &texts {
+            assert_eq!(covered(*b, &dots), None, "{t} at {b:?}");
+        }
+        for name in ["fast dear", "slow dear", "middle"] {
+            assert!(texts.iter().any(|(t, _)| t == name), "{name}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::legend::Legend;
+use super::legend::{marker, Legend, Shape, Swatch};
 use super::{ChartPoint, ChartRun, ChartSpec, FONT, HACK_ADVANCE_EM};
 use crate::plan::analysis::Axis;
 
@@ -122,10 +122,11 @@ pub(super) fn load_label(axis: Axis, load: u32) -> String {
     }
 }
 
-/// The x-axis tick label of a position on the load axis.
+/// The x-axis tick label of a position on the load axis: a concurrency in full (`1024`, as
+/// every other surface writes it), a rate SI style.
 fn x_tick(axis: Axis, v: f64) -> String {
     match axis {
-        Axis::Concurrency => si(v.round()),
+        Axis::Concurrency => format!("{:.0}", v.round()),
         Axis::Rate => si(v),
     }
 }
@@ -145,8 +146,7 @@ pub(super) fn conc_range(spec: &ChartSpec) -> (f64, f64) {
     (lo / 1.4, hi * 1.4)
 }
 
-/// Tick marks at the measured concurrencies, thinned to at most 10 so labels do not collide
-/// (the first and last always stay).
+/// Every measured load, sorted: each gets a tick mark (and a grid line).
 pub(super) fn conc_ticks(spec: &ChartSpec) -> Vec<f64> {
     let mut cs: Vec<u32> = spec
         .runs
@@ -155,25 +155,59 @@ pub(super) fn conc_ticks(spec: &ChartSpec) -> Vec<f64> {
         .collect();
     cs.sort_unstable();
     cs.dedup();
-    // on a log axis neighbours closer than 1.25x overlap their labels
-    let mut ticks: Vec<u32> = Vec::new();
-    for c in cs.iter().copied() {
-        if ticks
-            .last()
-            .is_none_or(|t| f64::from(c) >= f64::from(*t) * 1.25)
+    cs.into_iter().map(|c| x_of(spec.axis, c)).collect()
+}
+
+/// The loads whose tick labels matter most, in order: each run's answer, its bracket's ends,
+/// its knee.
+fn tick_priority(spec: &ChartSpec) -> Vec<f64> {
+    let mut out = Vec::new();
+    for r in &spec.runs {
+        out.extend(r.answer);
+        out.extend(r.bracket.iter().flatten().copied());
+        out.extend(r.knee);
+    }
+    out.into_iter().map(|c| x_of(spec.axis, c)).collect()
+}
+
+/// Which ticks print their label: `ticks` are (load, pixel column, label width), sorted by
+/// load. Labels are taken in the order of `first` (the answer, the bracket's ends, the
+/// knee), then the lowest and highest load, then the rest from the lowest, each where it
+/// keeps `gap` pixels from every label taken before; the others keep their tick mark only.
+pub(super) fn labelled_ticks(ticks: &[(f64, i32, i32)], first: &[f64], gap: i32) -> Vec<f64> {
+    let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
+    let mut order: Vec<usize> = Vec::new();
+    let push = |i: usize, order: &mut Vec<usize>| {
+        if !order.contains(&i) {
+            order.push(i);
+        }
+    };
+    for f in first {
+        if let Some(i) = ticks.iter().position(|t| same(t.0, *f)) {
+            push(i, &mut order);
+        }
+    }
+    if !ticks.is_empty() {
+        push(0, &mut order);
+        push(ticks.len() - 1, &mut order);
+    }
+    for i in 0..ticks.len() {
+        push(i, &mut order);
+    }
+    let mut taken: Vec<(i32, i32)> = Vec::new();
+    let mut out = Vec::new();
+    for i in order {
+        let (v, px, w) = ticks[i];
+        let span = (px - w / 2, px + w - w / 2);
+        if taken
+            .iter()
+            .all(|&(l, r)| span.1 + gap <= l || r + gap <= span.0)
         {
-            ticks.push(c);
+            taken.push(span);
+            out.push(v);
         }
     }
-    let step = ticks.len().div_ceil(10).max(1);
-    let last = ticks.last().copied();
-    let x = |c: &u32| x_of(spec.axis, *c);
-    let mut out: Vec<f64> = ticks.iter().step_by(step).map(x).collect();
-    if let Some(l) = last.as_ref().map(x) {
-        if out.last() != Some(&l) {
-            out.push(l);
-        }
-    }
+    out.sort_by(f64::total_cmp);
     out
 }
 
@@ -204,13 +238,12 @@ pub(super) fn nothing<DB: DrawingBackend>(
 pub(super) fn conc_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     spec: &ChartSpec,
-    caption: &str,
     y_desc: &str,
     y_max: f64,
     y_fmt: &dyn Fn(&f64) -> String,
     sz: &Sizes,
 ) -> Result<ConcChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
-    let mut chart = conc_frame(area, spec, caption, y_max, 0, sz)?;
+    let mut chart = conc_frame(area, spec, y_max, 0, sz)?;
     conc_mesh(&mut chart, spec, y_desc, y_fmt, sz)?;
     Ok(chart)
 }
@@ -220,13 +253,12 @@ pub(super) fn conc_chart<'a, DB: DrawingBackend>(
 pub(super) fn conc_frame<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     spec: &ChartSpec,
-    caption: &str,
     y_max: f64,
     right: u32,
     sz: &Sizes,
 ) -> Result<ConcChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     let (lo, hi) = conc_range(spec);
-    let mut b = builder(area, caption, sz);
+    let mut b = builder(area, sz);
     if right > 0 {
         b.right_y_label_area_size(right);
     }
@@ -245,26 +277,55 @@ pub(super) fn conc_mesh<DB: DrawingBackend>(
     sz: &Sizes,
 ) -> Fallible<DB> {
     let axis = spec.axis;
+    let ticks: Vec<(f64, i32, i32)> = conc_ticks(spec)
+        .into_iter()
+        .map(|x| {
+            let px = chart.backend_coord(&(x, 0.0)).0;
+            (x, px, line_box(&x_tick(axis, x), sz.small).0)
+        })
+        .collect();
+    let labelled = labelled_ticks(&ticks, &tick_priority(spec), (sz.small * 0.8) as i32);
+    let label = move |v: &f64| {
+        if labelled
+            .iter()
+            .any(|l| (l - v).abs() <= 1e-9 * l.abs().max(1.0))
+        {
+            x_tick(axis, *v)
+        } else {
+            String::new()
+        }
+    };
+    let y_labels = y_labels(chart, sz);
     house_mesh(&mut chart.configure_mesh(), sz)
+        .y_labels(y_labels)
         .x_desc(match axis {
             Axis::Concurrency => "concurrency",
             Axis::Rate => "request rate req/s",
         })
         .y_desc(y_desc)
-        .x_label_formatter(&|v| x_tick(axis, *v))
+        .x_label_formatter(&label)
         .y_label_formatter(y_fmt)
         .draw()
 }
 
-/// Every chart's frame: caption, margin and label areas.
+/// How many y tick labels the plot's height holds, a line and a half of text apart.
+pub(super) fn y_labels<DB: DrawingBackend, CT: CoordTranslate>(
+    chart: &ChartContext<DB, CT>,
+    sz: &Sizes,
+) -> usize {
+    let (_, y) = chart.plotting_area().get_pixel_range();
+    let h = f64::from((y.end - y.start).max(0));
+    ((h / (sz.small * 1.6)) as usize).clamp(2, 10)
+}
+
+/// Every chart's frame: margin and label areas (the caption is in the panel's head, above).
 pub(super) fn builder<'a, 'b, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
-    caption: &str,
     sz: &Sizes,
 ) -> ChartBuilder<'a, 'b, DB> {
     let mut b = ChartBuilder::on(area);
-    b.caption(caption, (FONT, sz.text))
-        .margin((sz.small * 0.8) as u32)
+    b.margin((sz.small * 0.8) as u32)
+        .margin_top(0)
         .x_label_area_size((sz.small * 2.8) as u32)
         .y_label_area_size((sz.small * 5.0) as u32);
     b
@@ -305,41 +366,57 @@ pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     legend: &mut Legend,
     sz: &Sizes,
 ) -> Fallible<DB> {
-    let stroke = sz.stroke;
-    legend.mark(chart, pts.iter().map(|p| (p.0, p.1)));
-    chart
-        .draw_series(LineSeries::new(
-            pts.iter().map(|p| (p.0, p.1)),
-            color.stroke_width(stroke),
-        ))?
-        .label(legend.entry(label))
-        .legend(move |(x, y)| {
-            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(stroke))
-        });
-    dots(chart, pts, color, sz)
+    styled(chart, pts, (color, None, Shape::Circle), label, legend, sz)
 }
 
-/// The dots of a line's points, hollow where marked `true`.
+/// How a series is drawn: its colour, its dash (in strokes) when dashed, its markers' shape.
+pub(super) type Look = (RGBColor, Option<u32>, Shape);
+
+/// A line drawn as `look` says, with its markers and a legend entry drawn the same way.
+pub(super) fn styled<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<DB, CT>,
+    pts: &[(f64, f64, bool)],
+    (color, dash, shape): Look,
+    label: String,
+    legend: &mut Legend,
+    sz: &Sizes,
+) -> Fallible<DB> {
+    let stroke = sz.stroke;
+    let style = color.stroke_width(stroke);
+    let xy = pts.iter().map(|p| (p.0, p.1));
+    match dash {
+        Some(d) => {
+            let d = stroke * d;
+            chart.draw_series(DashedLineSeries::new(xy, d, d, style))?;
+        }
+        None => {
+            chart.draw_series(LineSeries::new(xy, style))?;
+        }
+    }
+    legend.entry(
+        label,
+        Swatch::Line {
+            color,
+            width: stroke,
+            dash: dash.map(|d| (stroke * d, stroke * d)),
+            shape: Some(shape),
+        },
+    );
+    dots(chart, pts, color, shape, sz)
+}
+
+/// The markers of a line's points, hollow where marked `true`.
 pub(super) fn dots<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
     chart: &mut ChartContext<DB, CT>,
     pts: &[(f64, f64, bool)],
     color: RGBColor,
+    shape: Shape,
     sz: &Sizes,
 ) -> Fallible<DB> {
-    let dot = sz.dot;
-    chart.draw_series(pts.iter().map(|&(x, y, hollow)| {
-        let style = if hollow {
-            WHITE.filled()
-        } else {
-            color.filled()
-        };
-        Circle::new((x, y), dot, style)
-    }))?;
-    chart.draw_series(
-        pts.iter()
-            .filter(|p| p.2)
-            .map(|&(x, y, _)| Circle::new((x, y), dot, color.stroke_width(2))),
-    )?;
+    let area = chart.plotting_area();
+    for &(x, y, hollow) in pts {
+        marker(area, shape, (x, y), sz.dot, color, hollow)?;
+    }
     Ok(())
 }
 
@@ -386,19 +463,27 @@ mod tests {
     }
 
     #[test]
-    fn ticks_sit_at_the_levels_without_crowding() {
+    fn every_level_has_a_tick_and_the_ones_that_matter_keep_their_labels() {
         assert_eq!(
-            conc_ticks(&spec_at(&[64, 256, 1024])),
+            conc_ticks(&spec_at(&[64, 256, 1024, 64])),
             vec![64.0, 256.0, 1024.0]
         );
-        // 300 is within 1.25x of 284 (the search's refinement points): one label
-        let t = conc_ticks(&spec_at(&[16, 32, 64, 128, 256, 284, 320, 512]));
-        assert_eq!(t, vec![16.0, 32.0, 64.0, 128.0, 256.0, 320.0, 512.0]);
-        let many: Vec<u32> = (0..20).map(|i| 1 << i).collect();
-        let t = conc_ticks(&spec_at(&many));
-        assert!(
-            t.len() <= 11 && t.last() == Some(&f64::from(1u32 << 19)),
-            "{t:?}"
+        // (load, pixel, label width 30): 180 to 212 a few pixels apart, as a search's are
+        let px = [
+            (16, 0),
+            (128, 300),
+            (180, 350),
+            (189, 356),
+            (198, 362),
+            (212, 370),
+        ];
+        let ticks: Vec<(f64, i32, i32)> = px.iter().map(|&(c, x)| (c as f64, x, 30)).collect();
+        // nothing first: the lowest and highest, then from the lowest where there is room
+        assert_eq!(labelled_ticks(&ticks, &[], 8), vec![16.0, 128.0, 212.0]);
+        // the answer and the bracket's ends first: 189 and 128 (212 has no room left)
+        assert_eq!(
+            labelled_ticks(&ticks, &[189.0, 189.0, 128.0], 8),
+            vec![16.0, 128.0, 189.0]
         );
     }
 

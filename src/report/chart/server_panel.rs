@@ -1,77 +1,49 @@
-//! The server chart: what the server's own metrics said at each level, against the load.
-//! The left axis counts requests: the batch the server ran (solid) and its queue (dashed),
-//! in the run's first colour. The right axis is KV-cache use in percent (solid, the run's
-//! second colour) and, when the GPUs' power was recorded, the power (dashed) on the same axis,
-//! each tick then naming both (`50 % · 250 W`, the power's scale ending on a round number of
-//! watts). The right-hand figures are drawn on the left axis' coordinates, scaled so that the
-//! right axis' top meets the left's. The answer and knee are named at the top of their lines,
-//! leaving the legend to the series.
+//! The server chart: what the server's own metrics said at each level, against the load, one
+//! unit per axis. The left axis counts requests: the batch the server ran (solid, round
+//! markers) and its queue (dashed, square markers). The right axis is percent: KV-cache use
+//! (solid, triangles) and GPU use (dotted, diamonds), drawn on the left axis' coordinates,
+//! scaled so that the right axis' top meets the left's. GPU power, in watts, has a panel of
+//! its own beside it (the panel splits in two), its scale ending on a round number of watts.
+//! Every series has its own colour and marker shape, so none is told apart by dash alone. The
+//! answer and knee are named at the top of their lines, leaving the legend to the series.
 
 use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use super::legend::Legend;
-use super::marks::markers_listed;
+use super::draw::{plot_left, Ctx};
+use super::legend::{Head, Legend, Shape};
+use super::marks::markers;
 use super::parts::*;
 use super::server_point::{fmt_watts, power_top, ServerPoint};
 use super::{ChartRun, ChartSpec, HACK_ADVANCE_EM};
 
-/// The right axis: whether it shows KV-cache use, GPU use (both in percent), and the top of
-/// its power scale (watts) when it shows GPU power.
+/// The right axis, in percent: whether it shows KV-cache use and GPU use.
 #[derive(Clone, Copy)]
 struct Right {
     kv: bool,
     gpu_use: bool,
-    power_top: Option<f64>,
 }
 
 impl Right {
     fn of(spec: &ChartSpec) -> Option<Right> {
         let kv = max_of(spec, |p| p.server?.kv_cache_usage).is_some();
         let gpu_use = max_of(spec, |p| p.server?.gpu_use).is_some();
-        let power_top = max_of(spec, |p| p.server?.gpu_power_w).map(power_top);
-        (kv || gpu_use || power_top.is_some()).then_some(Right {
-            kv,
-            gpu_use,
-            power_top,
-        })
+        (kv || gpu_use).then_some(Right { kv, gpu_use })
     }
 
-    /// A tick at `pct` percent of the axis: `50 %`, `250 W`, or both.
-    fn tick(&self, pct: f64) -> String {
-        let mut parts = Vec::new();
-        if self.kv || self.gpu_use {
-            parts.push(format!("{pct:.0} %"));
+    /// The axis' description: what it shows, or `percent` when both (the legend's `(right)`
+    /// entries name them), short enough for a small panel.
+    fn desc(&self) -> &'static str {
+        match (self.kv, self.gpu_use) {
+            (true, false) => "KV-cache use",
+            (false, true) => "GPU use",
+            _ => "percent",
         }
-        if let Some(top) = self.power_top {
-            parts.push(fmt_watts(pct / 100.0 * top));
-        }
-        parts.join(" · ")
-    }
-
-    fn desc(&self) -> String {
-        let mut parts = Vec::new();
-        if self.kv {
-            parts.push("KV-cache use");
-        }
-        if self.gpu_use {
-            parts.push("GPU use");
-        }
-        if self.power_top.is_some() {
-            parts.push("GPU power");
-        }
-        parts.join(" · ")
     }
 
     /// Pixels the axis' labels and description take.
     fn width(&self, sz: &Sizes) -> u32 {
-        let widest = [0.0, 50.0, 100.0]
-            .map(|p| self.tick(p).chars().count())
-            .into_iter()
-            .max()
-            .unwrap_or(0);
-        (widest as f64 * HACK_ADVANCE_EM * sz.small + sz.small * 2.8) as u32
+        ("100 %".len() as f64 * HACK_ADVANCE_EM * sz.small + sz.small * 2.8) as u32
     }
 }
 
@@ -92,36 +64,75 @@ fn caption(right: Option<Right>, requests: bool) -> String {
             ": GPU use"
         };
     }
-    if right.is_some_and(|r| r.power_top.is_some()) {
-        c += if c.contains(':') {
-            ", GPU power"
-        } else {
-            ": GPU power"
-        };
-    }
     c
+}
+
+/// How each server series is drawn: (colour with one run, dash in strokes, shape); with
+/// several runs the colour is the run's.
+const RUNNING: (RGBColor, Option<u32>, Shape) = (RGBColor(0, 114, 178), None, Shape::Circle);
+const WAITING: (RGBColor, Option<u32>, Shape) = (RGBColor(86, 180, 233), Some(4), Shape::Square);
+const KV: (RGBColor, Option<u32>, Shape) = (RGBColor(230, 159, 0), None, Shape::Triangle);
+const GPU_USE: (RGBColor, Option<u32>, Shape) = (RGBColor(213, 94, 0), Some(1), Shape::Diamond);
+const POWER: (RGBColor, Option<u32>, Shape) = (RGBColor(0, 158, 115), None, Shape::Circle);
+
+/// `look` for run `i` of `runs`: its own colour with one run, the run's `which` colour
+/// (0 first, 1 second) with several.
+fn look(look: Look, spec: &ChartSpec, i: usize, which: usize) -> Look {
+    if spec.runs.len() == 1 {
+        look
+    } else {
+        let (a, b) = colors(i);
+        (if which == 0 { a } else { b }, look.1, look.2)
+    }
 }
 
 pub(super) fn server<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    spec: &ChartSpec,
-    sz: &Sizes,
+    ctx: &Ctx,
+    head: &mut Head,
 ) -> Fallible<DB> {
+    let spec = ctx.spec;
     let right = Right::of(spec);
     let requests = max_of(spec, |p| {
         let s = p.server?;
         s.running.into_iter().chain(s.waiting).reduce(f64::max)
     });
+    let power = max_of(spec, |p| p.server?.gpu_power_w);
     let caption = caption(right, requests.is_some());
     if !spec.has_server() {
-        return nothing(area, &caption, "no server metrics were recorded", sz);
+        return nothing(area, &caption, "no server metrics were recorded", &ctx.sz);
     }
+    match power {
+        Some(max) if requests.is_some() || right.is_some() => {
+            let (w, _) = area.dim_in_pixel();
+            let (left, beside) = area.split_horizontally(w / 2);
+            counts(&left, ctx, head, &caption, right, requests)?;
+            watts(&beside, ctx, head, max)
+        }
+        Some(max) => watts(area, ctx, head, max),
+        None => counts(area, ctx, head, &caption, right, requests),
+    }
+}
+
+/// The batch and queue (requests, left) with KV-cache and GPU use (percent, right).
+fn counts<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    ctx: &Ctx,
+    head: &mut Head,
+    caption: &str,
+    right: Option<Right>,
+    requests: Option<f64>,
+) -> Fallible<DB> {
+    let (spec, sz) = (ctx.spec, &ctx.sz);
     let y_max = headroom(requests.unwrap_or(0.0));
     let width = right.map_or(0, |r| r.width(sz));
-    let mut chart = conc_frame(area, spec, &caption, y_max, width, sz)?;
+    let (top, body) = area.split_vertically(head.height);
+    let mut chart = conc_frame(&body, spec, y_max, width, sz)?;
     let Some(r) = right else {
         conc_mesh(&mut chart, spec, "requests", &si_fmt, sz)?;
-        return curves(&mut chart, spec, y_max, None, sz);
+        let mut legend = Legend::default();
+        curves(&mut chart, ctx, y_max, false, &mut legend)?;
+        return legend.draw_head(&top, caption, plot_left(&chart), sz, head);
     };
     let (lo, hi) = conc_range(spec);
     // the secondary coordinates take the right label area: the left mesh is drawn after
@@ -131,15 +142,49 @@ pub(super) fn server<DB: DrawingBackend>(
         Some(_) => conc_mesh(&mut dual, spec, "requests", &si_fmt, sz)?,
         None => conc_mesh(&mut dual, spec, "", &|_: &f64| String::new(), sz)?,
     }
-    let tick = move |v: &f64| r.tick(*v);
+    let n = y_labels(&dual, sz).min(6);
     dual.configure_secondary_axes()
         .label_style((super::FONT, sz.small))
         .axis_desc_style((super::FONT, sz.small))
         .y_desc(r.desc())
-        .y_labels(6)
-        .y_label_formatter(&tick)
+        .y_labels(n)
+        .y_label_formatter(&|v: &f64| format!("{v:.0} %"))
         .draw()?;
-    curves(&mut dual, spec, y_max, Some(r), sz)
+    let mut legend = Legend::default();
+    curves(&mut dual, ctx, y_max, true, &mut legend)?;
+    legend.draw_head(&top, caption, plot_left(&dual), sz, head)
+}
+
+/// GPU power against the load, in watts, on a panel of its own.
+fn watts<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    ctx: &Ctx,
+    head: &mut Head,
+    max: f64,
+) -> Fallible<DB> {
+    let (spec, sz) = (ctx.spec, &ctx.sz);
+    let y_max = power_top(max);
+    let (top, body) = area.split_vertically(head.height);
+    let watt_fmt = |v: &f64| fmt_watts(*v);
+    let mut chart = conc_chart(&body, spec, "GPU power", y_max, &watt_fmt, sz)?;
+    let mut legend = Legend::default();
+    ctx.shared(&mut legend);
+    markers(&mut chart, spec, y_max, false, &mut legend, sz)?;
+    for (i, run) in spec.runs.iter().enumerate() {
+        let power = scaled(spec, run, |s| s.gpu_power_w, 1.0);
+        if !power.is_empty() {
+            let label = name(run, "GPU power");
+            styled(
+                &mut chart,
+                &power,
+                look(POWER, spec, i, 1),
+                label,
+                &mut legend,
+                sz,
+            )?;
+        }
+    }
+    legend.draw_head(&top, "server: GPU power", plot_left(&chart), sz, head)
 }
 
 fn si_fmt(v: &f64) -> String {
@@ -162,39 +207,50 @@ fn scaled(
         .collect()
 }
 
-/// The markers, each run's series and the legend, on the left axis' coordinates.
+/// The markers and each run's series, on the left axis' coordinates (`right`: the percent
+/// series too).
 fn curves<'a, DB: DrawingBackend + 'a>(
     chart: &mut ConcChart<'a, DB>,
-    spec: &ChartSpec,
+    ctx: &Ctx,
     y_max: f64,
-    right: Option<Right>,
-    sz: &Sizes,
+    right: bool,
+    legend: &mut Legend,
 ) -> Fallible<DB> {
-    let mut legend = Legend::default();
-    markers_listed(chart, spec, y_max, false, &mut legend, sz)?;
+    let (spec, sz) = (ctx.spec, &ctx.sz);
+    ctx.shared(legend);
+    markers(chart, spec, y_max, false, legend, sz)?;
     for (i, run) in spec.runs.iter().enumerate() {
-        let (first, second) = colors(i);
         let running = scaled(spec, run, |s| s.running, 1.0);
         if !running.is_empty() {
-            line(
+            let label = name(run, "running (batch)");
+            styled(
                 chart,
                 &running,
-                first,
-                name(run, "running (batch)"),
-                &mut legend,
+                look(RUNNING, spec, i, 0),
+                label,
+                legend,
                 sz,
             )?;
         }
         let waiting = scaled(spec, run, |s| s.waiting, 1.0);
         if !waiting.is_empty() {
             let label = name(run, "waiting (queue)");
-            broken(DASHED, chart, &waiting, first, label, &mut legend, sz)?;
+            styled(
+                chart,
+                &waiting,
+                look(WAITING, spec, i, 0),
+                label,
+                legend,
+                sz,
+            )?;
         }
-        let Some(r) = right else { continue };
+        if !right {
+            continue;
+        }
         let kv = scaled(spec, run, |s| s.kv_cache_usage, y_max);
         if !kv.is_empty() {
             let label = name(run, "KV-cache use (right)");
-            line(chart, &kv, second, label, &mut legend, sz)?;
+            styled(chart, &kv, look(KV, spec, i, 1), label, legend, sz)?;
         }
         let gpu_use = scaled(spec, run, |s| s.gpu_use, y_max);
         if !gpu_use.is_empty() {
@@ -210,52 +266,17 @@ fn curves<'a, DB: DrawingBackend + 'a>(
                     "GPU use (right)"
                 },
             );
-            broken(DOTTED, chart, &gpu_use, second, label, &mut legend, sz)?;
-        }
-        if let Some(top) = r.power_top {
-            let power = scaled(spec, run, |s| s.gpu_power_w, y_max / top);
-            if !power.is_empty() {
-                let label = name(run, "GPU power (right)");
-                broken(DASHED, chart, &power, second, label, &mut legend, sz)?;
-            }
+            styled(
+                chart,
+                &gpu_use,
+                look(GPU_USE, spec, i, 1),
+                label,
+                legend,
+                sz,
+            )?;
         }
     }
-    legend.draw(chart, sz)
-}
-
-/// Dashes of a line broken into them: (length in strokes, legend's dash and gap in pixels).
-type Dashes = (u32, u32, u32);
-/// Long dashes: the queue, GPU power.
-const DASHED: Dashes = (4, 6, 4);
-/// Short dashes: GPU use.
-const DOTTED: Dashes = (1, 2, 3);
-
-/// A line with dots broken into `dashes`, with a legend entry drawn the same way.
-fn broken<DB: DrawingBackend>(
-    dashes: Dashes,
-    chart: &mut ConcChart<DB>,
-    pts: &[(f64, f64, bool)],
-    color: RGBColor,
-    label: String,
-    legend: &mut Legend,
-    sz: &Sizes,
-) -> Fallible<DB> {
-    let (dash, legend_dash, legend_gap) = dashes;
-    let style = color.stroke_width(sz.stroke);
-    let dash = sz.stroke * dash;
-    legend.mark(chart, pts.iter().map(|p| (p.0, p.1)));
-    chart
-        .draw_series(DashedLineSeries::new(
-            pts.iter().map(|p| (p.0, p.1)),
-            dash,
-            dash,
-            style,
-        ))?
-        .label(legend.entry(label))
-        .legend(move |(x, y)| {
-            DashedPathElement::new(vec![(x, y), (x + 20, y)], legend_dash, legend_gap, style)
-        });
-    dots(chart, pts, color, sz)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -322,20 +343,25 @@ mod tests {
     }
 
     #[test]
-    fn gpu_power_shares_the_right_axis_each_tick_naming_percent_and_watts() {
+    fn gpu_power_has_a_panel_of_its_own_in_watts_and_every_axis_one_unit() {
         let svg = render_panel_svg(&spec(true), super::super::ChartPanel::Server, (800, 450));
         let t = texts(&svg.unwrap());
-        // 450 W at most: the scale ends at 500 W, its fifths 100 W apart
+        // 450 W at most: the scale ends at 500 W
         for want in [
-            "server: batch, queue, KV cache, GPU power",
-            "GPU power (right)",
-            "KV-cache use · GPU power",
-            "0 % · 0 W",
-            "40 % · 200 W",
-            "100 % · 500 W",
+            "server: batch, queue, KV cache",
+            "server: GPU power",
+            "GPU power",
+            "KV-cache use",
+            "500 W",
+            "100 %",
         ] {
             assert!(t.iter().any(|x| x == want), "{want} not in {t:?}");
         }
+        // no tick mixes percent and watts
+        assert!(
+            !t.iter().any(|x| x.contains('%') && x.contains('W')),
+            "{t:?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The answer box: the run's answer in large type with its bracket and confidence range,
-//! then the binding SLA, knee, ideal balance, breaking point, right-size and cost, in the
-//! words `rightsize show` prints (the same [`render_analysis`] text, one row per line).
+//! then the binding SLA, knee, ideal balance and breaking point, in the words `rightsize show`
+//! prints (the same [`render_analysis`] text, one row per line). The right-size and its cost
+//! have their own section (`rightsize.rs`).
 
 use std::fmt::Write as _;
 
@@ -47,11 +48,12 @@ pub fn answer_box(label: &str, a: &RunAnalysis) -> String {
         esc(&under)
     );
     for line in render_analysis(a).lines() {
-        // warnings and never-named levels have their own section; the answer, its bracket
-        // and the estimated crossing are the headline's
+        // warnings, never-named levels and the right-size have their own sections; the
+        // answer, its bracket and the estimated crossing are the headline's
         if [
             "warning:",
             "never named:",
+            "right-size:",
             "answer:",
             "bracket:",
             "estimated crossing:",

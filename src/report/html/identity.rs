@@ -155,11 +155,12 @@ pub fn telemetry(runs: &[&RunData], reports: &[RunAnalysis]) -> String {
             h += "<p>No server metrics were recorded for this run (the server exposes no \
                   <code>/metrics</code> rightsize knows, or the run predates recording them).</p>";
         } else {
-            h += "<table><thead><tr><th>level</th><th>running mean / max</th>\
+            h +=
+                "<div class=\"scroll\"><table><thead><tr><th>level</th><th>running mean / max</th>\
                   <th>waiting mean / max</th><th>KV cache mean / max</th><th>prefix hits</th>\
                   <th>preemptions</th><th>samples</th></tr></thead><tbody>";
             h += &rows.concat();
-            h += "</tbody></table>";
+            h += "</tbody></table></div>";
         }
     }
     h

@@ -1,6 +1,8 @@
-//! The report's tables: every level with each latency metric's p50/p90/p99 and each SLA's
-//! verdict, errors by kind, the warnings (client lag, levels not held or never named), and the
-//! side-by-side table of compared runs.
+//! The report's tables: every level with each SLA's verdict and its end-to-end p50/p90/p99,
+//! every level with the other latency metrics' p50/p90/p99 (two tables, so each fits a
+//! 1,280 px page), errors by kind, the
+//! warnings (client lag, levels not held or never named), and the side-by-side table of
+//! compared runs.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -14,9 +16,14 @@ use crate::record::sla::{fmt_value, SlaCheck, SlaMetric, Verdict};
 use crate::record::ErrorKind;
 use crate::report::chart::si;
 
-/// The distributions the table shows, with their column-group titles and units.
-const METRICS: [(&str, &str, &str); 5] = [
-    ("request_latency", "e2e", "ms"),
+/// A distribution shown: its name in the level file, its column-group title and its unit.
+type Metric = (&'static str, &'static str, &'static str);
+
+/// The end-to-end latency, in the levels table after the verdict.
+const E2E: [Metric; 1] = [("request_latency", "e2e", "ms")];
+
+/// The distributions of the latency table.
+const METRICS: [Metric; 4] = [
     ("time_to_first_token", "TTFT", "ms"),
     ("inter_token_latency", "TPOT", "ms"),
     ("inter_chunk_latency", "ITL", "ms"),
@@ -38,23 +45,88 @@ pub fn load_cell(ax: Axis, l: &LevelSummary) -> String {
     }
 }
 
-/// `pass 174 ms [85 ms, 99 ms]`: a check's verdict, observed value and interval.
+/// `pass 174 ms [85 ms, 99 ms]`: a check's verdict, observed value and interval (the
+/// interval on a line of its own, so the column stays narrow).
 fn check_cell(c: &SlaCheck) -> String {
     let m = c.threshold.metric;
     let v = |x: Option<f64>| x.map_or("-".to_string(), |x| fmt_value(m, x));
     let ci =
-        c.ci.map(|i| format!(" [{}, {}]", v(i.0), v(i.1)))
-            .unwrap_or_default();
+        c.ci.map(|i| {
+            format!(
+                " <span class=\"ci\">[{}, {}]</span>",
+                esc(&v(i.0)),
+                esc(&v(i.1))
+            )
+        })
+        .unwrap_or_default();
     format!(
         "<td class=\"{}\">{} {}{}</td>",
         c.verdict.label().to_lowercase(),
         c.verdict.label(),
         esc(&v(c.observed)),
-        esc(&ci)
+        ci
     )
 }
 
-/// The levels table of one run.
+/// Whether a level is drawn hollow in the charts (not held, cut short, or its verdict
+/// uncertain); its rows are greyed the same way.
+fn hollow(l: &LevelSummary, row: Option<&&IterationRow>, a: &RunAnalysis) -> bool {
+    let judged = !a.slas.is_empty() || a.search.is_some();
+    let doubtful = judged && row.is_some_and(|r| r.verdict == Verdict::Uncertain);
+    !l.held || l.partial || doubtful
+}
+
+/// Each level's analysis row, by the level's index.
+fn rows_by_index<'a>(
+    levels: &[LevelSummary],
+    a: &'a RunAnalysis,
+) -> BTreeMap<u32, &'a IterationRow> {
+    levels
+        .iter()
+        .zip(&a.iterations)
+        .map(|(l, r)| (l.index, r))
+        .collect()
+}
+
+/// Those of `metrics` any level of the run recorded.
+fn shown<'a>(levels: &[LevelSummary], metrics: &'a [Metric]) -> Vec<&'a Metric> {
+    metrics
+        .iter()
+        .filter(|(name, _, _)| levels.iter().any(|l| l.distribution(name).is_some()))
+        .collect()
+}
+
+/// The head cells of `shown` metrics: their titles over p50, p90, p99.
+fn percentile_heads(shown: &[&Metric]) -> (String, String) {
+    let mut top = String::new();
+    let mut under = String::new();
+    for (_, title, _) in shown {
+        let _ = write!(top, "<th colspan=\"3\">{}</th>", esc(title));
+        under += "<th>p50</th><th>p90</th><th>p99</th>";
+    }
+    (top, under)
+}
+
+/// A level's p50, p90 and p99 of each of `shown` metrics, as cells.
+fn percentile_cells(l: &LevelSummary, shown: &[&Metric]) -> String {
+    let mut h = String::new();
+    for (name, _, unit) in shown {
+        let s = l.distribution(name);
+        for q in PERCENTILES {
+            let cell = s
+                .and_then(|s| s.percentile(q))
+                .map_or(
+                    "-".to_string(),
+                    |v| if unit.is_empty() { si(v) } else { ms(v) },
+                );
+            let _ = write!(h, "<td>{}</td>", esc(&cell));
+        }
+    }
+    h
+}
+
+/// The levels table of one run: what each level carried, each SLA's verdict there, and its
+/// end-to-end p50, p90 and p99.
 pub fn levels_table(levels: &[LevelSummary], a: &RunAnalysis) -> String {
     let ax = a.axis;
     let limits: Vec<String> = a
@@ -62,10 +134,8 @@ pub fn levels_table(levels: &[LevelSummary], a: &RunAnalysis) -> String {
         .first()
         .map(|r| r.slas.iter().map(|c| c.threshold.describe()).collect())
         .unwrap_or_default();
-    let shown: Vec<&(&str, &str, &str)> = METRICS
-        .iter()
-        .filter(|(name, _, _)| levels.iter().any(|l| l.distribution(name).is_some()))
-        .collect();
+    let e2e = shown(levels, &E2E);
+    let (top, under) = percentile_heads(&e2e);
     let mut h = String::from("<div class=\"scroll\"><table class=\"levels\"><thead><tr>");
     for t in ["#", "load", "requests", "failed", "held", "output tok/s"] {
         let _ = write!(h, "<th rowspan=\"2\">{t}</th>");
@@ -73,29 +143,17 @@ pub fn levels_table(levels: &[LevelSummary], a: &RunAnalysis) -> String {
     for d in &limits {
         let _ = write!(h, "<th rowspan=\"2\">{}</th>", esc(d));
     }
-    h += "<th rowspan=\"2\">verdict</th>";
-    for (_, title, _) in &shown {
-        let _ = write!(h, "<th colspan=\"3\">{}</th>", esc(title));
-    }
-    h += "</tr><tr>";
-    for _ in &shown {
-        h += "<th>p50</th><th>p90</th><th>p99</th>";
-    }
-    h += "</tr></thead><tbody>";
-    let rows: BTreeMap<u32, &IterationRow> = levels
-        .iter()
-        .zip(&a.iterations)
-        .map(|(l, r)| (l.index, r))
-        .collect();
+    let _ = write!(
+        h,
+        "<th rowspan=\"2\" class=\"l\">verdict</th>{top}</tr><tr>{under}</tr></thead><tbody>"
+    );
+    let rows = rows_by_index(levels, a);
     for l in levels {
         let row = rows.get(&l.index);
-        let judged = !a.slas.is_empty() || a.search.is_some();
-        let doubtful = judged && row.is_some_and(|r| r.verdict == Verdict::Uncertain);
-        let hollow = !l.held || l.partial || doubtful;
         let _ = write!(
             h,
             "<tr class=\"level{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-            if hollow { " hollow" } else { "" },
+            if hollow(l, row, a) { " hollow" } else { "" },
             l.index + 1,
             esc(&load_cell(ax, l)),
             l.ok_count(),
@@ -114,21 +172,42 @@ pub fn levels_table(levels: &[LevelSummary], a: &RunAnalysis) -> String {
                     esc(&row_verdict(r, !a.slas.is_empty()))
                 );
             }
-            None => h += "<td></td>",
+            None => h += &"<td></td>".repeat(limits.len() + 1),
         }
-        for (name, _, unit) in &shown {
-            let s = l.distribution(name);
-            for q in PERCENTILES {
-                let cell = s
-                    .and_then(|s| s.percentile(q))
-                    .map_or(
-                        "-".to_string(),
-                        |v| if unit.is_empty() { si(v) } else { ms(v) },
-                    );
-                let _ = write!(h, "<td>{}</td>", esc(&cell));
-            }
-        }
+        h += &percentile_cells(l, &e2e);
         h += "</tr>";
+    }
+    h += "</tbody></table></div>";
+    h
+}
+
+/// The latency table of one run: each level's p50, p90 and p99 of the other distributions it
+/// recorded (TTFT, TPOT, ITL, tokens per second per user); empty when it recorded none.
+pub fn latency_table(levels: &[LevelSummary], a: &RunAnalysis) -> String {
+    let shown = shown(levels, &METRICS);
+    if shown.is_empty() {
+        return String::new();
+    }
+    let (top, under) = percentile_heads(&shown);
+    let mut h = format!(
+        "<div class=\"scroll\"><table class=\"latency\"><caption>Latency at each level: \
+         p50, p90 and p99</caption><thead><tr><th rowspan=\"2\">#</th>\
+         <th rowspan=\"2\">load</th>{top}</tr><tr>{under}</tr></thead><tbody>"
+    );
+    let rows = rows_by_index(levels, a);
+    for l in levels {
+        let _ = write!(
+            h,
+            "<tr class=\"level{}\"><td>{}</td><td>{}</td>{}</tr>",
+            if hollow(l, rows.get(&l.index), a) {
+                " hollow"
+            } else {
+                ""
+            },
+            l.index + 1,
+            esc(&load_cell(a.axis, l)),
+            percentile_cells(l, &shown)
+        );
     }
     h += "</tbody></table></div>";
     h

@@ -2,11 +2,15 @@
 //! with nothing fetched. Charts are inline SVG drawn by the same plotters code as the PNG and
 //! SVG exports (one panel per figure), the stylesheet is inline, and there is no script.
 //!
-//! Sections, in order: the run's identity, the answer box, the four charts, the levels table,
-//! errors by kind, server telemetry (with the server chart when a run recorded server
+//! Sections, in order: the run's identity, the answer box, the right-size (only for a run
+//! sized by a peak), the four charts, the levels and latency tables, errors by kind, server telemetry (with the server chart when a run recorded server
 //! metrics), warnings, and the command that reproduces the run. With
 //! several runs (`--compare`) the curves overlay, the answer boxes and identities stand side
 //! by side, and a side-by-side table precedes each run's own levels table.
+//!
+//! The stylesheet is `assets/report.css`, built in ([`style::CSS`]): the page fits a 1,280 px
+//! window without scrolling sideways (a table wider than its column scrolls in its own box)
+//! and prints on A4.
 //!
 //! The markup is written here, not by a template engine: the page is a fixed handful of
 //! elements filled from the run, and the only protocol detail, escaping text, is five
@@ -17,6 +21,7 @@ mod answer;
 mod command;
 mod identity;
 mod levels;
+mod rightsize;
 mod style;
 
 use std::fmt::Write as _;
@@ -113,17 +118,22 @@ pub fn report_html(runs: &[&RunData], written_at: &str) -> Result<String, ChartE
         esc(&spec.title),
         esc(&spec.subtitle)
     );
+    // each run's heading when compared: `A: <id>`
+    let heads: Vec<String> = (0..n)
+        .map(|i| match label(i, n) {
+            l if l.is_empty() => l,
+            l => format!("{l}: {}", ids[i]),
+        })
+        .collect();
     h += "<section id=\"answer\"><h2>Answer</h2><div class=\"answers\">";
-    for (i, a) in reports.iter().enumerate() {
-        let l = label(i, n);
-        let head = if l.is_empty() {
-            String::new()
-        } else {
-            format!("{l}: {}", ids[i])
-        };
-        h += &answer::answer_box(&head, a);
+    for (head, a) in heads.iter().zip(&reports) {
+        h += &answer::answer_box(head, a);
     }
-    h += "</div></section><section id=\"charts\"><h2>Charts</h2><div class=\"charts\">";
+    h += "</div></section>";
+    let labelled: Vec<(&str, &crate::plan::RunAnalysis)> =
+        heads.iter().map(String::as_str).zip(&reports).collect();
+    h += &rightsize::section(&labelled);
+    h += "<section id=\"charts\"><h2>Charts</h2><div class=\"charts\">";
     for p in ChartPanel::CLIENT {
         h += &figure(&spec, p)?;
     }
@@ -144,6 +154,7 @@ pub fn report_html(runs: &[&RunData], written_at: &str) -> Result<String, ChartE
             let _ = write!(h, "<h3>{}: {}</h3>", label(i, n), esc(ids[i]));
         }
         h += &levels::levels_table(&r.levels, a);
+        h += &levels::latency_table(&r.levels, a);
     }
     h += "</section><section id=\"errors\"><h2>Errors by kind</h2>";
     for (i, (r, a)) in runs.iter().zip(&reports).enumerate() {
