@@ -140,10 +140,20 @@ pub async fn run_campaign_view(
     // Stopped by a stopping signal (the token cancelled, not by a key) or by the terminal
     // going away: there is nobody left to press q, so the view quits once the campaign ended.
     let (mut stopped_by_key, mut unattended) = (false, false);
+    // the terminal went away (a draw failed): nobody to draw for or to press q
+    let mut terminal_lost = false;
     let result = loop {
-        if dirty {
-            if let Err(e) = terminal.draw(|f| super::render::campaign::render(f, &view)) {
-                break Err(anyhow::Error::from(e));
+        if dirty && !terminal_lost {
+            if terminal
+                .draw(|f| super::render::campaign::render(f, &view))
+                .is_err()
+            {
+                terminal_lost = true;
+                unattended = true;
+                cancel.cancel();
+                if view.ended {
+                    break Ok(());
+                }
             }
             dirty = false;
         }
@@ -208,7 +218,11 @@ pub async fn run_campaign_view(
     };
     super::terminal::restore();
     stop_keys.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = keys.join();
+    // with the terminal gone the key thread may be in a poll that never settles (crossterm
+    // on a closed tty): not waited for then
+    if !unattended {
+        let _ = keys.join();
+    }
     result?;
     outcome.ok_or_else(|| anyhow::anyhow!("the campaign did not end"))
 }
