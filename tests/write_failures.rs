@@ -243,3 +243,97 @@ fn a_run_folder_made_read_only_ends_the_run_with_exit_1_naming_the_file() {
     names(&err, &run.display().to_string(), "Permission denied");
     all_valid(&run);
 }
+
+/// A write that fails does not turn into a wrong story when a signal comes too: the run ends
+/// with exit 1 and the line naming the file and the OS error. It used to say `interrupted
+/// before any load was sent` (exit 130) after "4/400 done", naming no file: the SIGINT cut
+/// the level, the level's records (held in a buffer) could not go down on a full disk, and
+/// the signal's message took the failure's place. The disk is left 8 KiB; the SIGINT comes
+/// once the level reports progress.
+#[test]
+fn a_failed_write_is_said_when_a_signal_stopped_the_run() {
+    if !root_or_skip("mounting a small tmpfs") {
+        return;
+    }
+    let out = tmpdir("disk-full-signal");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    if !mounted.success() {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let _mount = Mount(out.clone());
+    let o = Command::new("df")
+        .args(["--output=avail", "-B1"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let avail: u64 = stdout(&o).lines().nth(1).unwrap().trim().parse().unwrap();
+    let filled = Command::new("dd")
+        .args(["if=/dev/zero", "bs=1024"])
+        .arg(format!("count={}", (avail - 8 * 1024) / 1024))
+        .arg(format!("of={}", out.join("fill").display()))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(filled.success());
+    let runs = out.join("runs");
+    let mut child = bin()
+        .args([
+            "sweep",
+            "-e",
+            "sim",
+            "--sim-time-scale",
+            "20",
+            "-c",
+            "4",
+            "-n",
+            "400",
+        ])
+        .args(["--output-tokens", "2000", "--no-tui", "--out"])
+        .arg(&runs)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // its stderr line by line: the SIGINT once the level reports progress
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all += &line;
+            all.push('\n');
+        }
+        all
+    });
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the level's progress");
+        if line.contains("/400 done") {
+            break;
+        }
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let signalled = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(60),
+            "still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = reader.join().unwrap();
+    assert!(!err.contains("before any load"), "stderr:\n{err}");
+    assert_eq!(code, Some(1), "stderr:\n{err}");
+    names(&err, &runs.display().to_string(), "No space left on device");
+}

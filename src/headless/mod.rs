@@ -140,8 +140,10 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
     let caught = signals.caught();
     let outcome = match result {
         Ok(o) => o,
-        // stopped before the run began (during pre-flight): nothing was measured
-        Err(_) if caught.is_some() => {
+        // stopped before the run began (during pre-flight): nothing was measured. Any other
+        // error (a results file that cannot be written) is said as it is, even when a signal
+        // came after it: it is why the run ended
+        Err(engine::RunError::Cancelled) if caught.is_some() => {
             eprintln!("interrupted before any load was sent");
             return Ok(ExitCode::from(
                 caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
