@@ -28,7 +28,6 @@ pub mod secrets;
 pub mod sim;
 pub mod state;
 pub mod telemetry;
-pub mod time_left;
 pub mod tui;
 pub mod values;
 pub mod wallclock;

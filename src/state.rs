@@ -1,6 +1,8 @@
 //! The run state both consumers fold engine events into: the headless printer and the
 //! dashboard read the same fields, so they can never disagree about what was measured.
 
+pub mod time_left;
+
 use crate::engine::EngineEvent;
 use crate::metrics::progress::OpenProgress;
 use crate::metrics::{LevelProgress, LevelSummary};

@@ -40,7 +40,7 @@ pub struct SearchArgs {
     pub no_confirm: bool,
     /// Most requests one level may run while a verdict is uncertain (default: 8 x its first
     /// batch, and at least 4 x what the SLAs need to be decided, e.g. 368 requests for p99)
-    #[arg(long, value_name = "N", value_parser = parse_positive)]
+    #[arg(long, value_name = "N", value_parser = parse_level_requests)]
     pub max_requests_per_level: Option<u32>,
     /// What to search: the highest concurrency (a closed loop), or with `rate` the highest
     /// request rate (an open loop; bounds --min-rate, --max-rate)
@@ -108,4 +108,15 @@ impl SearchArgs {
 pub async fn execute(args: SearchArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let launch = crate::launch::resolve(&args.request()?, config)?;
     headless::launch(launch, args.run.json, true).await
+}
+
+/// `--max-requests-per-level`: a positive count, at most a level's bound
+/// ([`crate::workload::bounds::MAX_REQUESTS`], docs/limits.md).
+fn parse_level_requests(s: &str) -> Result<u32, String> {
+    let n = parse_positive(s)?;
+    let most = crate::workload::bounds::MAX_REQUESTS;
+    if n > most {
+        return Err(format!("{n}: at most {most} per level"));
+    }
+    Ok(n)
 }

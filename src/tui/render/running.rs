@@ -8,7 +8,7 @@ use super::panels::endpoint_errors;
 use super::Theme;
 use crate::metrics::live_figures::{LiveFigures, Percentiles};
 use crate::metrics::LevelProgress;
-use crate::time_left::fmt_range;
+use crate::state::time_left::fmt_range;
 use crate::tui::app::App;
 use crate::values::sig3;
 use ratatui::layout::{Constraint, Layout, Rect};
