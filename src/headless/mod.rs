@@ -158,6 +158,11 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
             caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
         ));
     }
+    // a run that measured nothing but failures did not measure the endpoint: it failed
+    if let Some(line) = every_request_failed(&outcome.levels) {
+        eprintln!("{line}");
+        return Ok(ExitCode::from(exit::EXIT_RUN_FAILED));
+    }
     let failures = gate::check(analysis.answer.as_ref(), &gate);
     for f in &failures {
         eprintln!("gate failed: {f}");
@@ -169,9 +174,60 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
     })
 }
 
+/// `every request failed: 400 of 400 (http_status 400)`, when no level had a success and
+/// some had failures (cancelled requests are the run's own stop, not the endpoint's).
+fn every_request_failed(levels: &[crate::metrics::LevelSummary]) -> Option<String> {
+    let (ok, failed) = levels.iter().fold((0, 0), |(o, f), l| {
+        (o + l.ok_count(), f + l.error_count())
+    });
+    if ok > 0 || failed == 0 {
+        return None;
+    }
+    let mut kinds = std::collections::BTreeMap::new();
+    for l in levels {
+        for (k, n) in &l.errors_by_kind {
+            if *k != crate::record::ErrorKind::Cancelled {
+                *kinds.entry(*k).or_insert(0u64) += n;
+            }
+        }
+    }
+    let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    Some(format!(
+        "every request failed: {failed} of {failed} ({}); the level files' error_summary \
+         and requests.jsonl hold each message",
+        kinds.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::time_scale_note;
+    use super::{every_request_failed, time_scale_note};
+    use crate::metrics::fixtures::level;
+    use crate::record::ErrorKind;
+
+    #[test]
+    fn a_run_of_failures_only_is_a_failed_run() {
+        // every request of both levels failed
+        let all = [
+            level(0, 4, 8, 10, 20, 4, Some((ErrorKind::HttpStatus, 1))),
+            level(1, 8, 8, 10, 20, 4, Some((ErrorKind::Timeout, 1))),
+        ];
+        assert_eq!(
+            every_request_failed(&all).as_deref(),
+            Some(
+                "every request failed: 16 of 16 (timeout 8, http_status 8); the level files' \
+                 error_summary and requests.jsonl hold each message"
+            )
+        );
+        // one success anywhere: the run measured the endpoint
+        let some = [
+            level(0, 4, 8, 10, 20, 4, Some((ErrorKind::HttpStatus, 1))),
+            level(1, 8, 8, 10, 20, 4, Some((ErrorKind::Timeout, 2))),
+        ];
+        assert_eq!(every_request_failed(&some), None);
+        assert_eq!(every_request_failed(&[]), None);
+        assert_eq!(every_request_failed(&[level(0, 4, 8, 10, 20, 4, None)]), None);
+    }
 
     #[test]
     fn the_time_scale_note_says_faster_slower_or_nothing() {
