@@ -862,3 +862,49 @@ fn the_yaml_writer_quotes_what_a_reader_would_retype() {
     let yaml = to_yaml(&awkward);
     assert_eq!(pyyaml_documents(&tool, &yaml), [awkward], "{yaml}");
 }
+
+/// A credential in the command would land in the Job's args, readable by anyone who can read
+/// the Job: a password in a URL and a header that carries one are refused, naming the
+/// Secret as the place (it used to copy them in plain text without a word).
+#[test]
+fn a_secret_in_the_command_is_refused_for_the_secret() {
+    for (command, says) in [
+        (
+            vec!["sweep", "--endpoint", "http://alice:PW@h:8000/v1"],
+            "a URL with a password or token in it (`http://alice:***@h:8000/v1`)",
+        ),
+        (
+            vec!["sweep", "--endpoint=http://h:8000/v1?api_key=K1"],
+            "a URL with a password or token in it",
+        ),
+        (
+            vec![
+                "sweep",
+                "--endpoint",
+                "http://h/v1",
+                "--header",
+                "Authorization: Bearer T",
+            ],
+            "sends a `Authorization` header",
+        ),
+        (
+            vec!["sweep", "--endpoint", "http://h/v1", "-H", "X-Api-Key: K2"],
+            "sends a `X-Api-Key` header",
+        ),
+    ] {
+        let o = render_with(&with_command(&r1_flags(), &command), Some(TOKEN));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{command:?}: {err}");
+        assert!(err.contains(says), "{command:?}: {err}");
+        assert!(err.contains("--env-from-secret"), "{command:?}: {err}");
+        for secret in ["PW", "K1", "Bearer T", "K2"] {
+            assert!(!stdout(&o).contains(secret) && !err.contains(&format!(" {secret}")));
+        }
+    }
+    // a header that carries nothing secret goes through
+    let yaml = render_yaml(&with_command(
+        &r1_flags(),
+        &["sweep", "--endpoint", "http://h/v1", "-H", "X-Trace: 1"],
+    ));
+    assert!(yaml.contains("X-Trace: 1"));
+}

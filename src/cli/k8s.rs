@@ -223,6 +223,7 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
     // the workers' objects do not need the command; when given it is checked all the same
     if only != Only::Workers || !args.command.is_empty() {
         k8s::check_command(&args.command)?;
+        no_secret_in_args(&args.command)?;
     }
     let sets_out = |a: &String| a == "--out" || a.starts_with("--out=");
     if args.results_pvc.is_some() && args.command.iter().any(sets_out) {
@@ -263,6 +264,46 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
         token,
         render_flags: render_flags(args),
     })
+}
+
+/// Refuses a command that would put a credential into the Job's args, where `kubectl get job
+/// -o yaml` and every log of the pod spec show it: a password (or token-like user name) in a
+/// URL, or a header that carries one. The Secret is the place (`--env-from-secret`, and
+/// `--api-key-env` for the endpoint's key).
+fn no_secret_in_args(command: &[String]) -> Result<(), String> {
+    let fix = "put it in a Secret instead: --env-from-secret NAME gives the pod its variables, \
+               and --api-key-env VAR sends one as the endpoint's key";
+    let mut args = command.iter().peekable();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let value = inline
+            .clone()
+            .or_else(|| args.peek().map(|v| v.to_string()));
+        for v in [Some(arg.clone()), inline.clone()].into_iter().flatten() {
+            if crate::secrets::redact_url(&v) != v {
+                return Err(format!(
+                    "the command after `--` has a URL with a password or token in it \
+                     (`{}`): the Job's args are readable by anyone who can read the Job; {fix}",
+                    crate::secrets::redact_url(&v)
+                ));
+            }
+        }
+        if matches!(flag, "--header" | "-H") {
+            if let Some((name, _)) = value.as_deref().and_then(|h| h.split_once(':')) {
+                if crate::secrets::is_sensitive(name.trim()) {
+                    return Err(format!(
+                        "the command after `--` sends a `{}` header: its value would be in the \
+                         Job's args, readable by anyone who can read the Job; {fix}",
+                        name.trim()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The token: the environment's when set, else a fresh one.

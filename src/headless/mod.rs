@@ -177,9 +177,9 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
 /// `every request failed: 400 of 400 (http_status 400)`, when no level had a success and
 /// some had failures (cancelled requests are the run's own stop, not the endpoint's).
 fn every_request_failed(levels: &[crate::metrics::LevelSummary]) -> Option<String> {
-    let (ok, failed) = levels.iter().fold((0, 0), |(o, f), l| {
-        (o + l.ok_count(), f + l.error_count())
-    });
+    let (ok, failed) = levels
+        .iter()
+        .fold((0, 0), |(o, f), l| (o + l.ok_count(), f + l.error_count()));
     if ok > 0 || failed == 0 {
         return None;
     }
@@ -226,7 +226,10 @@ mod tests {
         ];
         assert_eq!(every_request_failed(&some), None);
         assert_eq!(every_request_failed(&[]), None);
-        assert_eq!(every_request_failed(&[level(0, 4, 8, 10, 20, 4, None)]), None);
+        assert_eq!(
+            every_request_failed(&[level(0, 4, 8, 10, 20, 4, None)]),
+            None
+        );
     }
 
     #[test]
