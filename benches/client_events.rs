@@ -155,6 +155,7 @@ async fn one_level(
         telemetry_interval: rightsize::telemetry::scrape::SCRAPE_EVERY,
         gpu_metrics: None,
         timeout: Duration::from_secs(120),
+        preflight_timeout: Duration::from_secs(60),
         sink: Box::new(rightsize::report::folder::FolderSink::new(root)),
         in_process_sim: false,
         config_sources: vec![],

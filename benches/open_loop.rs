@@ -77,6 +77,7 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
         telemetry_interval: rightsize::telemetry::scrape::SCRAPE_EVERY,
         gpu_metrics: None,
         timeout: Duration::from_secs(30),
+        preflight_timeout: Duration::from_secs(30),
         sink: Box::new(rightsize::report::folder::FolderSink::new(root.clone())),
         in_process_sim: false,
         config_sources: vec![],

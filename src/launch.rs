@@ -511,6 +511,7 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         request_count: l.run.request_count,
         warmup: l.run.warmup,
         timeout: l.run.timeout,
+        preflight_timeout: l.run.preflight_timeout,
         telemetry_interval: l.run.telemetry_interval,
         // the simulator's modelled GPU answers as dcgm-exporter does
         gpu_metrics: l.run.gpu_metrics.clone().or_else(|| {

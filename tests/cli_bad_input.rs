@@ -364,3 +364,39 @@ fn too_many_workers_are_refused_before_any_is_started() {
         );
     }
 }
+
+/// A server that accepts connections and never answers: the pre-flight says what it waits
+/// for after 5 s and gives up at `--preflight-timeout`, exit 1 naming the flag. It used to
+/// print nothing for the whole ten-minute request timeout.
+#[test]
+fn a_silent_server_is_named_at_the_preflight_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // accept and hold every connection, answering nothing
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming() {
+            held.push(c);
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let o = bin()
+        .args(["sweep", "-e", &url, "--model", "m", "-c", "1", "-n", "1"])
+        .args(["--preflight-timeout", "6s", "--no-tui"])
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!(
+            "pre-flight: waiting for {url} to answer (5 s so far; gives up after 6 s, \
+             --preflight-timeout)"
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!("{url} did not answer within 6000 ms"))
+            && e.contains("--preflight-timeout"),
+        "{e}"
+    );
+}

@@ -60,6 +60,7 @@ async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
         telemetry_interval: std::time::Duration::from_secs(1),
         gpu_metrics: None,
         timeout: s.timeout,
+        preflight_timeout: s.timeout,
         sink: Box::new(sink.clone()),
         in_process_sim: true,
         config_sources: vec![],

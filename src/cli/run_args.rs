@@ -390,6 +390,10 @@ pub struct RunArgs {
     /// Per-request timeout, e.g. 90s or 10m (a timed-out request counts as an error)
     #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
     pub timeout: Option<Duration>,
+    /// How long the pre-flight check waits for the endpoint before the run gives up, e.g.
+    /// 10s (it says what it waits for after 5 s) [default: 60s, or --timeout when shorter]
+    #[arg(long, value_name = "DURATION", value_parser = duration_arg)]
+    pub preflight_timeout: Option<Duration>,
     /// How often the server's /metrics is sampled and recorded (telemetry.jsonl, each level
     /// file's `server`), e.g. 500ms or 5s; 0 turns it off [default: 1s]
     #[arg(long, value_name = "DURATION", value_parser = interval_arg)]
@@ -488,6 +492,7 @@ impl RunArgs {
             requests: self.requests,
             warmup: self.warmup,
             timeout: self.timeout,
+            preflight_timeout: self.preflight_timeout,
             telemetry_interval: self.telemetry_interval,
             gpu_metrics: self.gpu_metrics.clone(),
             out: self.out.clone(),

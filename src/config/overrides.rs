@@ -79,6 +79,8 @@ pub struct RunOverrides {
     pub requests: Option<u32>,
     pub warmup: Option<u32>,
     pub timeout: Option<Duration>,
+    /// `--preflight-timeout`: how long the pre-flight check waits for the endpoint.
+    pub preflight_timeout: Option<Duration>,
     pub out: Option<PathBuf>,
     /// `--max-error-rate`: the error-rate limit when no error-rate SLA is given.
     pub max_error_rate: Option<f64>,

@@ -12,6 +12,10 @@ use std::time::Duration;
 
 /// Default per-request timeout when neither file nor flag gives one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long the pre-flight check waits for the endpoint by default (or the request timeout,
+/// when shorter): a server that accepts and never answers is named within a minute, not
+/// after the ten-minute request timeout.
+pub const DEFAULT_PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default simulator time scale for the built-in endpoint.
 pub const DEFAULT_SIM_TIME_SCALE: f64 = 20.0;
 
@@ -24,6 +28,8 @@ pub struct RunSettings {
     /// Warmup per closed-loop level (unset: one round, `workload::warmup`).
     pub warmup: crate::workload::warmup::Warmup,
     pub timeout: Duration,
+    /// How long the pre-flight check waits for the endpoint.
+    pub preflight_timeout: Duration,
     /// Between two samples of the server's `/metrics`; zero: not sampled.
     pub telemetry_interval: Duration,
     /// The GPUs' exporter to sample with the server (`--gpu-metrics`).
@@ -69,15 +75,19 @@ pub(crate) fn run_settings(
     let telemetry_interval = r
         .telemetry_interval
         .unwrap_or_else(|| default_interval(&endpoint));
+    let timeout = r
+        .timeout
+        .or(cfg.defaults.timeout.map(|d| d.0))
+        .unwrap_or(DEFAULT_TIMEOUT);
     RunSettings {
         endpoint,
         workload,
         request_count: r.requests.or(plan_requests).unwrap_or(1024),
         warmup: crate::workload::warmup::Warmup::given(r.warmup.or(plan_warmup)),
-        timeout: r
-            .timeout
-            .or(cfg.defaults.timeout.map(|d| d.0))
-            .unwrap_or(DEFAULT_TIMEOUT),
+        timeout,
+        preflight_timeout: r
+            .preflight_timeout
+            .unwrap_or(DEFAULT_PREFLIGHT_TIMEOUT.min(timeout)),
         telemetry_interval,
         gpu_metrics: r.gpu_metrics.clone(),
         max_error_rate: r

@@ -53,7 +53,7 @@ pub enum PreflightError {
     Connect { url: String, detail: String },
     #[error(
         "{url} did not answer within {timeout_ms} ms: the server may be overloaded or still \
-         loading the model; retry, or raise the request timeout"
+         loading the model; retry, or give it longer (--preflight-timeout, --timeout)"
     )]
     Timeout { url: String, timeout_ms: u64 },
     #[error("{url} answered HTTP {status}: {}", key_hint(.key_var))]

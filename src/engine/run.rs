@@ -39,6 +39,8 @@ pub struct RunRequest {
     /// Warmup per closed-loop level (open-loop levels have none).
     pub warmup: super::Warmup,
     pub timeout: Duration,
+    /// How long the pre-flight check waits for the endpoint before the run gives up.
+    pub preflight_timeout: Duration,
     /// Between two samples of the server's `/metrics`; zero: not sampled.
     pub telemetry_interval: Duration,
     /// The GPUs' Prometheus exporter (dcgm-exporter or AMD's), sampled with the server.
@@ -131,7 +133,7 @@ pub async fn run(
     // boxed: the pre-flight's future is large, and a caller that polls the run on a small
     // stack (a test thread, 2 MiB, in a debug build) overflowed it
     let (endpoint, server, workload) = tokio::select! {
-        r = Box::pin(setup(&req.endpoint, &req.workload, req.timeout, &events)) => r?,
+        r = Box::pin(setup(&req.endpoint, &req.workload, req.timeout, req.preflight_timeout, &events)) => r?,
         _ = cancel.cancelled() => return Err(RunError::Cancelled),
     };
     if let Some(fleet) = &fleet {
@@ -561,23 +563,27 @@ async fn setup(
     spec: &EndpointSpec,
     workload: &WorkloadSpec,
     timeout: Duration,
+    preflight_timeout: Duration,
     events: &mpsc::Sender<EngineEvent>,
 ) -> Result<(Endpoint, ServerIdentity, WorkloadSpec), RunError> {
     let mut workload = workload.clone().ensure_loaded()?;
     let counter = workload.loaded().tokenizer.tokenizer.clone();
     let max_pool = 4096usize;
     // a SageMaker container serves the one model it holds: no name needed
+    let waited = PreflightWait::new(spec, preflight_timeout, events);
     let endpoint = if spec.model.is_empty() && spec.sagemaker.is_none() {
         // no model named: use the one the server lists (or say which to pick)
         let probe = Endpoint::new(spec, 1, timeout)?;
         let mut spec = spec.clone();
-        spec.model = crate::endpoint::preflight::only_model(&probe).await?;
+        spec.model = waited
+            .run(crate::endpoint::preflight::only_model(&probe))
+            .await??;
         Endpoint::new(&spec, max_pool, timeout)?
     } else {
         Endpoint::new(spec, max_pool, timeout)?
     }
     .with_tokenizer(counter);
-    let server = preflight(&endpoint).await?;
+    let server = waited.run(preflight(&endpoint)).await??;
     if workload.calibrate {
         let c = crate::endpoint::calibrate::calibrate(&endpoint, &workload).await;
         if let (false, Some(note)) = (c.applied, &c.note) {
@@ -588,6 +594,64 @@ async fn setup(
         workload.calibration = Some(c);
     }
     Ok((endpoint, server, workload))
+}
+
+/// The pre-flight's own clock: it gives up after `--preflight-timeout` (the requests inside
+/// it keep the run's longer request timeout), and says what it waits for once it has waited
+/// [`PREFLIGHT_SAY_AFTER`] (a server that accepts and never answers used to leave the run
+/// silent for the whole ten-minute request timeout).
+struct PreflightWait<'a> {
+    url: String,
+    limit: Duration,
+    started: tokio::time::Instant,
+    events: &'a mpsc::Sender<EngineEvent>,
+}
+
+/// How long the pre-flight waits before it says what it is waiting for.
+const PREFLIGHT_SAY_AFTER: Duration = Duration::from_secs(5);
+
+impl<'a> PreflightWait<'a> {
+    fn new(spec: &EndpointSpec, limit: Duration, events: &'a mpsc::Sender<EngineEvent>) -> Self {
+        PreflightWait {
+            url: crate::secrets::redact_url(&spec.name),
+            limit,
+            started: tokio::time::Instant::now(),
+            events,
+        }
+    }
+
+    /// `step`, or the pre-flight's timeout once its time since the start is up.
+    async fn run<T>(&self, step: impl std::future::Future<Output = T>) -> Result<T, RunError> {
+        let step = std::pin::pin!(step);
+        let deadline = self.started + self.limit;
+        let say_at = self.started + PREFLIGHT_SAY_AFTER;
+        let mut step = step;
+        let mut said = tokio::time::Instant::now() >= say_at;
+        loop {
+            tokio::select! {
+                out = &mut step => return Ok(out),
+                _ = tokio::time::sleep_until(say_at), if !said && say_at < deadline => {
+                    said = true;
+                    let _ = self
+                        .events
+                        .send(EngineEvent::Warning(format!(
+                            "pre-flight: waiting for {} to answer ({} s so far; gives up after \
+                             {} s, --preflight-timeout)",
+                            self.url,
+                            PREFLIGHT_SAY_AFTER.as_secs(),
+                            self.limit.as_secs_f64()
+                        )))
+                        .await;
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Err(RunError::Preflight(PreflightError::Timeout {
+                        url: self.url.clone(),
+                        timeout_ms: u64::try_from(self.limit.as_millis()).unwrap_or(u64::MAX),
+                    }));
+                }
+            }
+        }
+    }
 }
 
 /// Requests an open-loop level may send at most: a schedule's (steps, ramp) shape ends it

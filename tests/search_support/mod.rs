@@ -64,6 +64,7 @@ pub async fn run_plan_with(
         telemetry_interval: std::time::Duration::from_secs(1),
         gpu_metrics: None,
         timeout,
+        preflight_timeout: timeout,
         sink: Box::new(rightsize::report::folder::FolderSink::new(tmpdir("search"))),
         in_process_sim: true,
         config_sources: vec![],
