@@ -25,6 +25,7 @@ pub mod pareto;
 mod parts;
 mod server_panel;
 pub mod server_point;
+pub mod theme;
 
 pub use parts::{si, si_ms};
 pub use server_point::ServerPoint;

@@ -34,9 +34,9 @@ pub struct ParetoSpec {
 }
 
 /// The colour of the frontier line (also how a test finds it in the SVG).
-pub const FRONTIER_COLOR: RGBColor = RGBColor(214, 39, 40);
-const POINT_COLOR: RGBColor = RGBColor(31, 119, 180);
-const BAR_COLOR: RGBColor = RGBColor(120, 120, 120);
+pub const FRONTIER_COLOR: RGBColor = super::theme::PARETO_FRONTIER;
+const POINT_COLOR: RGBColor = super::theme::PARETO_POINT;
+const BAR_COLOR: RGBColor = super::theme::PARETO_BAR;
 
 /// The indices of the points on the frontier, by increasing x: each cheaper than every point
 /// at a lower or equal statistic.
@@ -125,7 +125,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         .y_desc("cost per million output tokens")
         .label_style((FONT, sz.text))
         .axis_desc_style((FONT, sz.text))
-        .light_line_style(RGBColor(235, 235, 235))
+        .light_line_style(super::theme::GRID)
         .draw()?;
     // error bars first, the points over them
     for p in pts {

@@ -18,18 +18,18 @@ pub(super) type ConcChart<'a, DB> =
     ChartContext<'a, DB, Cartesian2d<WithKeyPoints<LogCoord<f64>>, RangedCoordf64>>;
 
 /// Colour of the SLA line.
-pub const SLA_COLOR: RGBColor = RGBColor(214, 39, 40);
+pub const SLA_COLOR: RGBColor = super::theme::SLA;
 /// Colour of the subtitle.
-pub(super) const SUBTITLE_COLOR: RGBColor = RGBColor(80, 80, 80);
+pub(super) const SUBTITLE_COLOR: RGBColor = super::theme::SUBTITLE;
 /// Colour of the knee marker.
-pub const KNEE_COLOR: RGBColor = RGBColor(90, 90, 90);
+pub const KNEE_COLOR: RGBColor = super::theme::KNEE;
 /// Colour of the answer marker and (lightened) its bracket.
-pub const ANSWER_COLOR: RGBColor = RGBColor(0, 137, 123);
+pub const ANSWER_COLOR: RGBColor = super::theme::ANSWER;
 /// Per run: (main series colour, second series colour).
 pub const RUN_COLORS: [(RGBColor, RGBColor); 3] = [
-    (RGBColor(31, 119, 180), RGBColor(255, 127, 14)),
-    (RGBColor(44, 160, 44), RGBColor(148, 103, 189)),
-    (RGBColor(140, 86, 75), RGBColor(227, 119, 194)),
+    (super::theme::RUN_1_MAIN, super::theme::RUN_1_SECOND),
+    (super::theme::RUN_2_MAIN, super::theme::RUN_2_SECOND),
+    (super::theme::RUN_3_MAIN, super::theme::RUN_3_SECOND),
 ];
 
 /// Text and stroke sizes for one image size.

@@ -7,6 +7,7 @@
 //! Every series has its own colour and marker shape, so none is told apart by dash alone. The
 //! answer and knee are named at the top of their lines, leaving the legend to the series.
 
+use super::theme;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -69,11 +70,11 @@ fn caption(right: Option<Right>, requests: bool) -> String {
 
 /// How each server series is drawn: (colour with one run, dash in strokes, shape); with
 /// several runs the colour is the run's.
-const RUNNING: (RGBColor, Option<u32>, Shape) = (RGBColor(0, 114, 178), None, Shape::Circle);
-const WAITING: (RGBColor, Option<u32>, Shape) = (RGBColor(86, 180, 233), Some(4), Shape::Square);
-const KV: (RGBColor, Option<u32>, Shape) = (RGBColor(230, 159, 0), None, Shape::Triangle);
-const GPU_USE: (RGBColor, Option<u32>, Shape) = (RGBColor(213, 94, 0), Some(1), Shape::Diamond);
-const POWER: (RGBColor, Option<u32>, Shape) = (RGBColor(0, 158, 115), None, Shape::Circle);
+const RUNNING: (RGBColor, Option<u32>, Shape) = (theme::SERVER_RUNNING, None, Shape::Circle);
+const WAITING: (RGBColor, Option<u32>, Shape) = (theme::SERVER_WAITING, Some(4), Shape::Square);
+const KV: (RGBColor, Option<u32>, Shape) = (theme::SERVER_KV, None, Shape::Triangle);
+const GPU_USE: (RGBColor, Option<u32>, Shape) = (theme::SERVER_GPU_USE, Some(1), Shape::Diamond);
+const POWER: (RGBColor, Option<u32>, Shape) = (theme::SERVER_POWER, None, Shape::Circle);
 
 /// `look` for run `i` of `runs`: its own colour with one run, the run's `which` colour
 /// (0 first, 1 second) with several.
