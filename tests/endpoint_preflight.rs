@@ -304,7 +304,7 @@ async fn stalled_server_times_out() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{}/models did not answer within 200 ms: the server may be overloaded or still loading the model; retry, or raise the request timeout",
+            "{}/models did not answer within 200 ms: the server may be overloaded or still loading the model; retry, or give it longer (--preflight-timeout, --timeout)",
             s.base()
         )
     );
