@@ -227,8 +227,14 @@ fn check_bounds(run: &RunSettings, open: &OpenChoice) -> Result<(), InputError> 
     let available = bounds::available_memory();
     // one round is the level's concurrency, fewer than its requests (at least two rounds)
     let warmup = run.warmup.explicit().unwrap_or(0);
-    bounds::check_counts(run.request_count, warmup, &run.workload, available)
-        .map_err(InputError)?;
+    bounds::check_counts(
+        run.request_count,
+        run.request_count_from,
+        warmup,
+        &run.workload,
+        available,
+    )
+    .map_err(InputError)?;
     if let OpenChoice::Rates(rates) = open {
         for r in rates {
             bounds::check_rate_level(*r, &run.open).map_err(InputError)?;

@@ -25,6 +25,9 @@ pub struct RunSettings {
     pub endpoint: EndpointTarget,
     pub workload: WorkloadSpec,
     pub request_count: u32,
+    /// Where the request count came from, as a message names it: `-n`, or the plan's
+    /// `request_count` in the config.
+    pub request_count_from: &'static str,
     /// Warmup per closed-loop level (unset: one round, `workload::warmup`).
     pub warmup: crate::workload::warmup::Warmup,
     pub timeout: Duration,
@@ -83,6 +86,10 @@ pub(crate) fn run_settings(
         endpoint,
         workload,
         request_count: r.requests.or(plan_requests).unwrap_or(1024),
+        request_count_from: match (r.requests, plan_requests) {
+            (None, Some(_)) => "the plan's request_count",
+            _ => "-n",
+        },
         warmup: crate::workload::warmup::Warmup::given(r.warmup.or(plan_warmup)),
         timeout,
         preflight_timeout: r

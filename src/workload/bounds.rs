@@ -31,10 +31,12 @@ pub fn most_prompts(bytes: u64, available: Option<u64>) -> u32 {
     fit.min(u64::from(MAX_REQUESTS)) as u32
 }
 
-/// Checks a run's request and warmup counts (`flag` names where each came from, e.g. `-n`)
-/// against [`MAX_REQUESTS`] and the memory available (`None`: unknown, only the fixed bound).
+/// Checks a run's request and warmup counts against [`MAX_REQUESTS`] and the memory
+/// available (`None`: unknown, only the fixed bound); `requests_from` names where the
+/// request count came from (`-n`, or the plan's `request_count`).
 pub fn check_counts(
     requests: u32,
+    requests_from: &str,
     warmup: u32,
     w: &WorkloadSpec,
     available: Option<u64>,
@@ -54,7 +56,7 @@ pub fn check_counts(
         }
     };
     if requests > most {
-        return Err(format!("-n {requests}: {}", why(requests)));
+        return Err(format!("{requests_from} {requests}: {}", why(requests)));
     }
     if warmup > most {
         return Err(format!("--warmup {warmup}: {}", why(warmup)));
@@ -100,18 +102,23 @@ mod tests {
     fn counts_past_the_bound_or_the_memory_are_refused_naming_the_flag() {
         let w = WorkloadSpec::fixed(512, 128);
         assert_eq!(prompt_bytes(&w), 96 + 6 * 512);
-        assert_eq!(check_counts(1024, 0, &w, Some(8 << 30)), Ok(()));
+        assert_eq!(check_counts(1024, "-n", 0, &w, Some(8 << 30)), Ok(()));
         assert_eq!(
-            check_counts(4_000_000_000, 0, &w, None).unwrap_err(),
+            check_counts(4_000_000_000, "-n", 0, &w, None).unwrap_err(),
             "-n 4000000000: at most 1000000 per level"
         );
+        // a count from the config is named as it is spelled there
         assert_eq!(
-            check_counts(10, u32::MAX, &w, None).unwrap_err(),
+            check_counts(2_000_000, "the plan's request_count", 0, &w, None).unwrap_err(),
+            "the plan's request_count 2000000: at most 1000000 per level"
+        );
+        assert_eq!(
+            check_counts(10, "-n", u32::MAX, &w, None).unwrap_err(),
             "--warmup 4294967295: at most 1000000 per level"
         );
         // 1 GiB available, half of it for prompts of 3,168 bytes: 169,466
         assert_eq!(
-            check_counts(200_000, 0, &w, Some(1 << 30)).unwrap_err(),
+            check_counts(200_000, "-n", 0, &w, Some(1 << 30)).unwrap_err(),
             "-n 200000: at most 169466: a level's prompts are made before it runs, about 3168 \
              bytes each at 512 input tokens, and 200000 of them would not fit in half the \
              memory available now"
