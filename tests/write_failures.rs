@@ -179,6 +179,23 @@ fn a_full_disk_ends_the_run_with_exit_1_naming_the_file() {
     assert_eq!(code, Some(1), "stderr:\n{err}");
     names(&err, &out.display().to_string(), "No space left on device");
     all_valid(&only_run_dir(&out));
+    // the finished levels are kept in a summary: in the folder if it took one, else in the
+    // temporary folder, and the run says where
+    let kept = err
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("kept: ")
+                .map(|r| r.split(" (").next().unwrap().to_string())
+                .or_else(|| l.split(") is in ").nth(1).map(str::to_string))
+        })
+        .unwrap_or_else(|| panic!("no kept summary; stderr:\n{err}"));
+    let summary = read_json(Path::new(&kept));
+    // the disk fills within the first level here: no level finished
+    assert!(summary["levels"].is_array(), "{summary}");
+    assert_eq!(summary["interrupted"], true);
+    if !kept.starts_with(&out.display().to_string()) {
+        let _ = std::fs::remove_file(&kept);
+    }
 }
 
 #[test]

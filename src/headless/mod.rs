@@ -132,6 +132,7 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     let row_analysis = (rows && !json).then(|| analysis.clone());
     let printer = tokio::spawn(print_progress(rx, row_analysis));
+    let kind = req.kind.clone();
     let result = engine::run(req, planner, tx, cancel.clone()).await;
     let state = printer.await.unwrap_or_default();
     if let Some(server) = sim {
@@ -148,6 +149,13 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
             return Ok(ExitCode::from(
                 caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
             ));
+        }
+        Err(e @ engine::RunError::Results(_)) => {
+            // the levels that finished are kept in a summary, where one can still be written
+            if let Some(note) = keep_summary(&state, &kind, &analysis) {
+                eprintln!("{note}");
+            }
+            return Err(e.into());
         }
         Err(e) => return Err(e.into()),
     };
@@ -172,6 +180,45 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
     } else {
         ExitCode::from(EXIT_GATE)
     })
+}
+
+/// After a results write failed: `summary.json` of the levels that finished (as the progress
+/// printer folded them), in the run folder if it still takes one, else in the system's
+/// temporary folder; the line that says where (`None` before the run folder was made, or
+/// when nothing could be written).
+pub fn keep_summary(
+    state: &RunState,
+    kind: &str,
+    analysis: &crate::plan::Analysis,
+) -> Option<String> {
+    let (run_id, dir) = (state.run_id.as_ref()?, state.dir.as_ref()?);
+    let mut summary = serde_json::json!({
+        "run_id": run_id,
+        "kind": kind,
+        "interrupted": true,
+        "levels": state.levels,
+    });
+    if let (Some(s), Ok(serde_json::Value::Object(extra))) = (
+        summary.as_object_mut(),
+        serde_json::to_value(crate::plan::analyse(analysis, &state.levels)),
+    ) {
+        s.extend(extra);
+    }
+    let n = state.levels.len();
+    let here = dir.join(crate::report::folder::SUMMARY_FILE);
+    if crate::report::folder::write_json_atomic(&here, &summary).is_ok() {
+        return Some(format!("kept: {} ({n} finished level(s))", here.display()));
+    }
+    let elsewhere = std::env::temp_dir().join(format!("rightsize-{run_id}-summary.json"));
+    crate::report::folder::write_json_atomic(&elsewhere, &summary)
+        .ok()
+        .map(|()| {
+            format!(
+                "kept elsewhere: the run folder takes no more, so its summary ({n} finished \
+                 level(s)) is in {}",
+                elsewhere.display()
+            )
+        })
 }
 
 /// `every request failed: 400 of 400 (http_status 400)`, when no level had a success and

@@ -262,6 +262,15 @@ pub async fn run_loop(
                 }
                 let error = match done {
                     Ok(Ok(_)) => None,
+                    // a results write failed: the finished levels' summary is kept where it
+                    // still can be, and the failure says where
+                    Ok(Err(e @ RunError::Results(_))) => {
+                        let kind = if app.analysis.search.is_some() { "search" } else { "sweep" };
+                        Some(match crate::headless::keep_summary(&app.run, kind, &app.analysis) {
+                            Some(kept) => format!("{e}; {kept}"),
+                            None => e.to_string(),
+                        })
+                    }
                     Ok(Err(e)) => Some(e.to_string()),
                     Err(e) => Some(format!("the run task failed: {e}")),
                 };
