@@ -22,24 +22,20 @@
 //! (`CARGO_TARGET_TMPDIR`), where the run folder is written and then removed, so the two
 //! images are the only files written outside `target/`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ab_glyph::{Font, FontRef, ScaleFont};
+#[path = "../tests/scripted_support/mod.rs"]
+mod scripted_support;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::style::{Color, Modifier};
 use ratatui::Terminal;
-use rightsize::metrics::fixtures::level;
-use rightsize::plan::capacity::{CapacityInputs, Peak};
-use rightsize::plan::judge::SlaSet;
-use rightsize::plan::search::SearchConfig;
-use rightsize::plan::{Analysis, LevelPlanner, SearchPlanner};
-use rightsize::record::sla::{SlaMetric, SlaThreshold};
 use rightsize::report::export_run::{export_run, ExportRequest, DEFAULT_SIZE};
 use rightsize::tui::app::{App, Screen};
 use rightsize::tui::setup::SetupChoices;
-use serde_json::json;
+use scripted_support::scripted_search;
 
 /// The dashboard's terminal, in cells.
 const COLS: u16 = 120;
@@ -74,73 +70,6 @@ fn main() {
     for p in [&chart, &dashboard] {
         println!("{}", p.display());
     }
-}
-
-/// A search's run folder in `runs`, as the engine writes it, from scripted levels: e2e p99 <=
-/// 1.5 s, a peak of 2000 concurrent requests and a price of 4 an hour; answer 189, bracket
-/// 189 to 203 (the search of `tests/dashboard_daily.rs`).
-fn scripted_search(runs: &Path) -> PathBuf {
-    let id = "20261129-090000-search";
-    let run = runs.join(id);
-    std::fs::create_dir_all(&run).expect("the run folder is made");
-    let analysis = Analysis {
-        slas: SlaSet(vec![
-            SlaThreshold::parse(SlaMetric::E2e, "p99:1.5s").expect("an SLA")
-        ]),
-        search: Some(SearchConfig::default()),
-        max_error_rate: 0.01,
-        capacity: CapacityInputs {
-            peak: Some(Peak::Concurrency(2000.0)),
-            headroom: 0.2,
-            price_per_hour: Some(4.0),
-        },
-    };
-    let planner = SearchPlanner::new(SearchConfig::default(), analysis);
-    // (concurrency, TTFT ms, e2e ms) in the order a search would measure them
-    let levels: Vec<_> = [
-        (16, 11, 180),
-        (32, 23, 235),
-        (64, 98, 377),
-        (128, 303, 708),
-        (256, 726, 1700),
-        (180, 325, 906),
-        (213, 1130, 1600),
-        (203, 775, 1560),
-        (189, 517, 1090),
-    ]
-    .into_iter()
-    .enumerate()
-    .map(|(i, (c, ttft, e2e))| {
-        let mut l = level(i as u32, c, 1024, ttft, e2e, 256, None);
-        planner.judge(&mut l);
-        l
-    })
-    .collect();
-    let write = |name: String, text: String| {
-        std::fs::write(run.join(name), text).expect("the run folder is written");
-    };
-    for l in &levels {
-        let name = format!("level-{:03}-c{:04}.json", l.index + 1, l.concurrency);
-        write(name, serde_json::to_string_pretty(l).expect("a level"));
-    }
-    let echo = json!({
-        "tool": "rightsize", "version": "0.1.0", "run_id": id, "kind": "search",
-        "endpoint": {"name": "sim", "model": "sim-moe-30b-a3b"},
-        "workload": {"name": "rag", "input_tokens": 1024, "output_tokens": 256, "stream": true},
-        "plan": planner.describe(),
-        "started_at": "2026-11-29T09:00:00.000Z", "ended_at": "2026-11-29T09:10:00.000Z",
-        "interrupted": false,
-    });
-    write("run.json".into(), echo.to_string());
-    let mut summary =
-        json!({"run_id": id, "kind": "search", "interrupted": false, "levels": levels});
-    if let (Some(s), serde_json::Value::Object(extra)) =
-        (summary.as_object_mut(), planner.report(&levels))
-    {
-        s.extend(extra);
-    }
-    write("summary.json".into(), summary.to_string());
-    run
 }
 
 /// The dashboard (in colour) with `run` opened from the runs list of `runs`, drawn on a

@@ -7,6 +7,7 @@
 
 mod chart_support;
 mod common;
+mod scripted_support;
 
 use common::tmpdir;
 use rightsize::metrics::fixtures::level;
@@ -20,7 +21,7 @@ use rightsize::record::{GpuSummary, MeanMax, ServerSummary};
 use rightsize::report::chart::{MAX_SIZE, MIN_SIZE};
 use rightsize::report::export_run::DEFAULT_SIZE;
 use rightsize::report::{export_run, ExportRequest};
-use serde_json::json;
+use scripted_support::write_run;
 use std::path::{Path, PathBuf};
 
 /// What a vLLM server's metrics would say at `c` concurrent requests on 128 slots.
@@ -41,39 +42,6 @@ fn server_at(c: u32) -> ServerSummary {
         }),
         ..ServerSummary::default()
     }
-}
-
-/// A run folder as the engine writes it: `run.json`, a file per level, `summary.json`.
-fn write_run(
-    root: &Path,
-    id: &str,
-    kind: &str,
-    planner: &dyn LevelPlanner,
-    levels: &[LevelSummary],
-) -> PathBuf {
-    let run = root.join(id);
-    std::fs::create_dir_all(&run).unwrap();
-    for l in levels {
-        let name = format!("level-{:03}-c{:04}.json", l.index + 1, l.concurrency);
-        std::fs::write(run.join(name), serde_json::to_string_pretty(l).unwrap()).unwrap();
-    }
-    let echo = json!({
-        "tool": "rightsize", "version": "0.1.0", "run_id": id, "kind": kind,
-        "endpoint": {"name": "sim", "model": "sim-moe-30b-a3b"},
-        "workload": {"name": "rag", "input_tokens": 1024, "output_tokens": 256, "stream": true},
-        "plan": planner.describe(),
-        "started_at": "2026-11-29T09:00:00.000Z", "ended_at": "2026-11-29T09:10:00.000Z",
-        "interrupted": false,
-    });
-    std::fs::write(run.join("run.json"), echo.to_string()).unwrap();
-    let mut summary = json!({"run_id": id, "kind": kind, "interrupted": false, "levels": levels});
-    if let (Some(s), serde_json::Value::Object(extra)) =
-        (summary.as_object_mut(), planner.report(levels))
-    {
-        s.extend(extra);
-    }
-    std::fs::write(run.join("summary.json"), summary.to_string()).unwrap();
-    run
 }
 
 /// (concurrency, TTFT ms, e2e ms) levels judged by `planner`, with server metrics when

@@ -5,15 +5,10 @@
 //! the notes, whole. Skips (saying so) where tmux is not installed; CI installs it.
 
 mod common;
+mod scripted_support;
+use scripted_support::scripted_search;
 mod tmux_support;
 use common::tmpdir;
-use rightsize::metrics::fixtures::level;
-use rightsize::plan::capacity::{CapacityInputs, Peak};
-use rightsize::plan::judge::SlaSet;
-use rightsize::plan::search::SearchConfig;
-use rightsize::plan::{Analysis, LevelPlanner, SearchPlanner};
-use rightsize::record::sla::{SlaMetric, SlaThreshold};
-use serde_json::json;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -85,77 +80,6 @@ fn past_search(dir: &Path, cfg: &str) -> String {
     rightsize(&["show", "--config", cfg, &id.to_string_lossy()])
 }
 
-/// A search run's folder as the engine writes it, from scripted levels (every request of a
-/// level takes the same time, so every figure on the screen is the same each time): e2e p99
-/// <= 1.5 s, a peak of 2000 and a price of 4 per hour; answer 189, bracket 189 to 203.
-fn scripted_search(dir: &Path) -> String {
-    let id = "20261129-090000-search";
-    let run = dir.join("runs").join(id);
-    std::fs::create_dir_all(&run).unwrap();
-    let analysis = Analysis {
-        slas: SlaSet(vec![
-            SlaThreshold::parse(SlaMetric::E2e, "p99:1.5s").unwrap()
-        ]),
-        search: Some(SearchConfig::default()),
-        max_error_rate: 0.01,
-        capacity: CapacityInputs {
-            peak: Some(Peak::Concurrency(2000.0)),
-            headroom: 0.2,
-            price_per_hour: Some(4.0),
-        },
-    };
-    let planner = SearchPlanner::new(SearchConfig::default(), analysis);
-    // (concurrency, TTFT ms, e2e ms) in the order a search would measure them
-    let levels: Vec<_> = [
-        (16, 11, 180),
-        (32, 23, 235),
-        (64, 98, 377),
-        (128, 303, 708),
-        (256, 726, 1700),
-        (180, 325, 906),
-        (213, 1130, 1600),
-        (203, 775, 1560),
-        (189, 517, 1090),
-    ]
-    .into_iter()
-    .enumerate()
-    .map(|(i, (c, ttft, e2e))| {
-        let mut l = level(i as u32, c, 1024, ttft, e2e, 256, None);
-        planner.judge(&mut l);
-        l
-    })
-    .collect();
-    for l in &levels {
-        std::fs::write(
-            run.join(format!(
-                "level-{:03}-c{:04}.json",
-                l.index + 1,
-                l.concurrency
-            )),
-            serde_json::to_string_pretty(l).unwrap(),
-        )
-        .unwrap();
-    }
-    let echo = json!({
-        "tool": "rightsize", "version": "0.1.0", "run_id": id, "kind": "search",
-        "endpoint": {"name": "sim", "model": "sim-moe-30b-a3b"},
-        "workload": {"name": "rag", "input_tokens": 1024, "output_tokens": 256, "stream": true},
-        "plan": planner.describe(),
-        "started_at": "2026-11-29T09:00:00.000Z", "ended_at": "2026-11-29T09:10:00.000Z",
-        "interrupted": false,
-    });
-    std::fs::write(run.join("run.json"), echo.to_string()).unwrap();
-    let mut summary =
-        json!({"run_id": id, "kind": "search", "interrupted": false, "levels": levels});
-    if let (Some(s), serde_json::Value::Object(extra)) =
-        (summary.as_object_mut(), planner.report(&levels))
-    {
-        s.extend(extra);
-    }
-    std::fs::write(run.join("summary.json"), summary.to_string()).unwrap();
-    id.to_string()
-}
-
 /// The dashboard running in a `w` x `h` session with `cfg`, on its setup screen.
 fn dashboard(name: &str, w: u16, h: u16, cfg: &str) -> Option<Tmux> {
     let t = Tmux::run(
@@ -224,8 +148,9 @@ fn at_80x24_every_planning_number_is_reachable() {
     let cfg = config(&dir);
     // a search whose answer, breaking point and right-size are known whatever the machine's
     // load (a live search on a busy machine can end at its first level, not held)
-    let id = scripted_search(&dir);
-    let show = rightsize(&["show", "--config", &cfg, &id]);
+    scripted_search(&dir.join("runs"));
+    let id = scripted_support::ID;
+    let show = rightsize(&["show", "--config", &cfg, id]);
     let Some(t) = dashboard("small", 80, 24, &cfg) else {
         return;
     };
@@ -348,7 +273,7 @@ fn snapshots_of_the_daily_screens() {
     for (w, h) in [(120, 40), (80, 24)] {
         let dir = tmpdir(&format!("daily-snap-{w}"));
         let cfg = config(&dir);
-        scripted_search(&dir);
+        scripted_search(&dir.join("runs"));
         let Some(t) = dashboard(&format!("snap-{w}"), w, h, &cfg) else {
             return;
         };

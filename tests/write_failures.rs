@@ -143,6 +143,25 @@ fn last_change(dir: &Path) -> Instant {
 
 struct Mount(PathBuf);
 
+/// A tmpfs of `size` mounted on a fresh folder named after `name` (unmounted when the guard
+/// goes); `None`, saying why, where it cannot be (not root, or no mount allowed).
+fn small_disk(name: &str, size: &str) -> Option<(PathBuf, Mount)> {
+    if !root_or_skip("mounting a small tmpfs") {
+        return None;
+    }
+    let out = tmpdir(name);
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    if !mounted.success() {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return None;
+    }
+    Some((out.clone(), Mount(out)))
+}
+
 impl Drop for Mount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.0).status();
@@ -151,20 +170,9 @@ impl Drop for Mount {
 
 #[test]
 fn a_full_disk_ends_the_run_with_exit_1_naming_the_file() {
-    if !root_or_skip("mounting a small tmpfs") {
+    let Some((out, _mount)) = small_disk("disk-full", "96k") else {
         return;
-    }
-    let out = tmpdir("disk-full");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=96k", "tmpfs"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    if !mounted.success() {
-        eprintln!("skipped: cannot mount a tmpfs here");
-        return;
-    }
-    let _mount = Mount(out.clone());
+    };
     let child = bin()
         .args(long_sweep(&out))
         .stdout(Stdio::null())
@@ -269,20 +277,9 @@ fn a_run_folder_made_read_only_ends_the_run_with_exit_1_naming_the_file() {
 /// once the level reports progress.
 #[test]
 fn a_failed_write_is_said_when_a_signal_stopped_the_run() {
-    if !root_or_skip("mounting a small tmpfs") {
+    let Some((out, _mount)) = small_disk("disk-full-signal", "2m") else {
         return;
-    }
-    let out = tmpdir("disk-full-signal");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    if !mounted.success() {
-        eprintln!("skipped: cannot mount a tmpfs here");
-        return;
-    }
-    let _mount = Mount(out.clone());
+    };
     let o = Command::new("df")
         .args(["--output=avail", "-B1"])
         .arg(&out)

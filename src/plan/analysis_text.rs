@@ -174,33 +174,7 @@ pub fn render_analysis(a: &RunAnalysis) -> String {
         t += "\n";
     }
     if let Some(r) = &p.right_size {
-        let (v, unit) = match r.peak {
-            Peak::Concurrency(v) => (v, "concurrent"),
-            Peak::Rps(v) => (v, "req/s"),
-            Peak::OutputTps(v) => (v, "output tok/s"),
-        };
-        t += &format!(
-            "right-size: {} instances{} for a peak of {v} {unit} with {:.0} % headroom ({} {unit} per instance)",
-            r.instances,
-            r.instances_range
-                .filter(|[lo, hi]| lo != hi)
-                .map_or(String::new(), |[lo, hi]| format!(" ({lo} to {hi} at 95 %)")),
-            r.headroom * 100.0,
-            // a concurrency is a whole number of requests; a rate to three digits
-            match r.peak {
-                Peak::Concurrency(_) => format!("{:.0}", r.per_instance),
-                _ => sig3(r.per_instance),
-            }
-        );
-        if let Some(c) = r.cost_per_hour {
-            t += &format!(", {} per hour", sig3(c));
-        }
-        if let Some(c) = r.cost_per_million_output_tokens {
-            t += &format!(", {} per million output tokens", sig3(c));
-        }
-        if let Some(kw) = r.fleet_power_kw {
-            t += &format!(", GPUs {kw:.2} kW (kWh an hour)");
-        }
+        t += &right_size_line(r);
         t += "\n";
     }
     for w in &p.warnings {
@@ -390,6 +364,40 @@ pub fn energy_words(e: crate::plan::capacity::PointEnergy) -> String {
     }
     if let (Some(j), Some(k)) = (e.joules_per_output_token, e.kwh_per_million_output_tokens) {
         t += &format!(", {j:.3} J ({k:.3} kWh per million) per output token");
+    }
+    t
+}
+
+/// `right-size: 14 instances (12 to 14 at 95 %) for a peak of 2000 concurrent with 20 %
+/// headroom (180 concurrent per instance), 56.0 per hour, ...`: the words `show`, the report
+/// and the charts give the right-size.
+pub fn right_size_line(r: &crate::plan::capacity::RightSize) -> String {
+    let (v, unit) = match r.peak {
+        Peak::Concurrency(v) => (v, "concurrent"),
+        Peak::Rps(v) => (v, "req/s"),
+        Peak::OutputTps(v) => (v, "output tok/s"),
+    };
+    let mut t = format!(
+        "right-size: {} instances{} for a peak of {v} {unit} with {:.0} % headroom ({} {unit} per instance)",
+        r.instances,
+        r.instances_range
+            .filter(|[lo, hi]| lo != hi)
+            .map_or(String::new(), |[lo, hi]| format!(" ({lo} to {hi} at 95 %)")),
+        r.headroom * 100.0,
+        // a concurrency is a whole number of requests; a rate to three digits
+        match r.peak {
+            Peak::Concurrency(_) => format!("{:.0}", r.per_instance),
+            _ => sig3(r.per_instance),
+        }
+    );
+    if let Some(c) = r.cost_per_hour {
+        t += &format!(", {} per hour", sig3(c));
+    }
+    if let Some(c) = r.cost_per_million_output_tokens {
+        t += &format!(", {} per million output tokens", sig3(c));
+    }
+    if let Some(kw) = r.fleet_power_kw {
+        t += &format!(", GPUs {kw:.2} kW (kWh an hour)");
     }
     t
 }

@@ -2,24 +2,11 @@
 //! holds, says and starts read back. No terminal needed.
 
 use super::app::{Action, App, Screen};
-use super::setup::{read, FieldId, FieldKind, SetupChoices};
+use super::setup::{read, FieldId, FieldKind};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-fn choices() -> SetupChoices {
-    SetupChoices {
-        endpoints: vec!["local-vllm".into(), "sim".into()],
-        sagemaker_endpoints: vec![],
-        profiles: vec!["chat".into(), "rag".into()],
-        default_endpoint: "sim".into(),
-        default_profile: "rag".into(),
-        default_levels: vec![16, 64, 256, 1024],
-        default_requests: 1024,
-    }
-}
-
-fn app() -> App {
-    App::new(&choices(), false)
-}
+// the form of the snapshot tests' config: endpoints local-vllm and sim, profiles chat and rag
+use super::snapshot_tests::{app, choices};
 
 fn code(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)

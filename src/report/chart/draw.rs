@@ -16,7 +16,6 @@ use super::marks::*;
 use super::parts::*;
 use super::server_panel;
 use super::{ChartPanel, ChartPoint, ChartRun, ChartSpec, SlaMetric, FONT};
-use crate::values::sig3;
 
 /// What every panel of one image draws with.
 pub(super) struct Ctx<'a> {
@@ -46,33 +45,7 @@ pub(super) fn right_size_lines(spec: &ChartSpec, chars: usize) -> Vec<String> {
     let Some(r) = &run.right_size else {
         return Vec::new();
     };
-    use crate::plan::capacity::Peak;
-    let (v, unit) = match r.peak {
-        Peak::Concurrency(v) => (v, "concurrent"),
-        Peak::Rps(v) => (v, "req/s"),
-        Peak::OutputTps(v) => (v, "output tok/s"),
-    };
-    let mut t = format!(
-        "right-size: {} instances{} for a peak of {v} {unit} with {:.0} % headroom ({} {unit} per instance)",
-        r.instances,
-        r.instances_range
-            .filter(|[lo, hi]| lo != hi)
-            .map_or(String::new(), |[lo, hi]| format!(" ({lo} to {hi} at 95 %)")),
-        r.headroom * 100.0,
-        match r.peak {
-            Peak::Concurrency(_) => format!("{:.0}", r.per_instance),
-            _ => sig3(r.per_instance),
-        }
-    );
-    if let Some(c) = r.cost_per_hour {
-        t += &format!(", {} per hour", sig3(c));
-    }
-    if let Some(c) = r.cost_per_million_output_tokens {
-        t += &format!(", {} per million output tokens", sig3(c));
-    }
-    if let Some(kw) = r.fleet_power_kw {
-        t += &format!(", GPUs {kw:.2} kW (kWh an hour)");
-    }
+    let t = crate::plan::analysis_text::right_size_line(r);
     wrap(&t, chars.max(20))
 }
 

@@ -2,13 +2,13 @@
 //! the headroom, one instance's capacity, the cost per hour and per million output tokens.
 //! Only for a run sized by a peak (`--peak-concurrency`, `--peak-rps`, `--peak-output-tps`, or
 //! the dashboard's `p`); without one the section is absent, not a placeholder. The words are
-//! `rightsize show`'s `right-size:` line ([`render_analysis`]), cut where it lists its parts:
+//! `rightsize show`'s `right-size:` line
+//! ([`crate::plan::analysis_text::right_size_line`]), cut where it lists its parts:
 //! the same figures (three significant digits), nothing said another way.
 
 use std::fmt::Write as _;
 
 use super::esc;
-use crate::plan::analysis_text::render_analysis;
 use crate::plan::RunAnalysis;
 
 const PREFIX: &str = "right-size: ";
@@ -16,10 +16,8 @@ const PREFIX: &str = "right-size: ";
 /// `rightsize show`'s right-size line of a run, without its `right-size: ` prefix; `None`
 /// when the run was not sized.
 pub fn right_size_line(a: &RunAnalysis) -> Option<String> {
-    a.planning.right_size.as_ref()?;
-    render_analysis(a)
-        .lines()
-        .find_map(|l| l.strip_prefix(PREFIX).map(str::to_string))
+    let line = crate::plan::analysis_text::right_size_line(a.planning.right_size.as_ref()?);
+    line.strip_prefix(PREFIX).map(str::to_string)
 }
 
 /// The line's parts: the headline (`4 instances (4 to 8 at 95 %)`), what it is for (`for a
