@@ -12,7 +12,7 @@
 //! - `idle`: CPU seconds the client uses at concurrency 1 against a slow simulator.
 //! - `https`: the concurrency-256 rows of `events`, decode free and paced, first over http and
 //!   then over https, the simulator serving a self-signed certificate made in a temporary
-//!   folder (`tests/common/tls.rs`) that the client trusts through `SSL_CERT_FILE` (set in this
+//!   folder (`tests/support/common/tls.rs`) that the client trusts through `SSL_CERT_FILE` (set in this
 //!   process before the runtime starts, so the simulator's process inherits it too); with the
 //!   https/http ratio of token events/s.
 //! - `sagemaker` (with the `sagemaker` feature): the same figures at concurrency 1 and 256,
@@ -38,7 +38,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-#[path = "../tests/common/tls.rs"]
+#[path = "../tests/support/common/tls.rs"]
 mod tls;
 
 struct SimProcess {

@@ -7,7 +7,7 @@
 //!
 //! The inputs are scripted, so the images change only when the code that draws them does: a
 //! search's run folder is written from scripted levels (every request of a level takes the
-//! same time; `tests/dashboard_daily.rs` builds the same search), judged and described by the
+//! same time; `tests/dashboard/dashboard_daily.rs` builds the same search), judged and described by the
 //! search planner as a run records them. The chart is the one `rightsize export RUN --png`
 //! writes (the same [`export_run`] call, at its default size). The dashboard is the run opened
 //! from its runs list (`Enter`), drawn on ratatui's `TestBackend` as the snapshot tests draw
@@ -25,7 +25,7 @@
 use std::path::Path;
 
 use ab_glyph::{Font, FontRef, ScaleFont};
-#[path = "../tests/scripted_support/mod.rs"]
+#[path = "../tests/support/scripted_support/mod.rs"]
 mod scripted_support;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;

@@ -12,7 +12,7 @@ use crate::launch::{prepare, LaunchRequest, PlanChoice, Prepared};
 use crate::plan::Analysis;
 use crate::report::folder::FolderSink;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -45,8 +45,10 @@ impl CampaignRun {
         root: &Path,
         rank_by: RankBy,
     ) -> anyhow::Result<CampaignRun> {
-        let id =
-            crate::wallclock::new_run_id(&format!("campaign-{}", spec.name), SystemTime::now());
+        let id = crate::wallclock::new_run_id(
+            &format!("campaign-{}", spec.name),
+            crate::wallclock::now(),
+        );
         let dir = crate::report::folder::ResultsDir::create(root, &id)
             .map_err(|e| anyhow::anyhow!("cannot create a campaign folder: {e}"))?
             .path()
@@ -79,7 +81,7 @@ impl CampaignRun {
             name: spec.name.clone(),
             description: spec.description.clone(),
             source,
-            started_at: crate::wallclock::rfc3339_utc(SystemTime::now()),
+            started_at: crate::wallclock::rfc3339_utc(crate::wallclock::now()),
             ended_at: None,
             rank_by,
             candidates,
@@ -358,7 +360,7 @@ impl CampaignRun {
             return Ok(CampaignEnd::Interrupted);
         }
         self.record.ranking = self.ranking()?;
-        self.record.ended_at = Some(crate::wallclock::rfc3339_utc(SystemTime::now()));
+        self.record.ended_at = Some(crate::wallclock::rfc3339_utc(crate::wallclock::now()));
         self.save()?;
         Ok(CampaignEnd::Finished { failed })
     }

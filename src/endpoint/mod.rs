@@ -16,7 +16,7 @@ pub mod openai;
 pub mod preflight;
 mod probe;
 /// Not an API: exists for the property tests and the property benchmark
-/// (tests/parser_props.rs, benches/parser_props.rs), which read body pieces through the
+/// (tests/endpoint/parser_props.rs, benches/parser_props.rs), which read body pieces through the
 /// private decoder and stream reader without a connection.
 #[doc(hidden)]
 pub use http::body::replay as body_replay;

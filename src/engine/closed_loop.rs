@@ -177,7 +177,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // and its place goes to the level. Without the cut the level fills its last slots only
     // when the slowest warmup request ends; where most streams wait in the server's queue (or
     // in the listen backlog, for a connection), that is rounds late, and a level of a few
-    // rounds never has every slot busy (`tests/hold_10k.rs`). A warmup request already
+    // rounds never has every slot busy (`tests/cli/hold_10k.rs`). A warmup request already
     // answering runs on: its answer is at most one request's length (`warmup_lengths`), and
     // cutting the ones still decoding put their places into the level at once, as a wave.
     let warmup_cut = cancel.child_token();
@@ -429,7 +429,7 @@ pub(super) fn begin(
     let base = u64::from(plan.request_count);
     let started_at = match &earlier {
         Some(e) => e.summary.start_time.clone(),
-        None => crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+        None => crate::wallclock::rfc3339_utc(crate::wallclock::now()),
     };
     let (acc, from_ns, index_offset, before) = match earlier {
         Some(Earlier { mut acc, summary }) => {
@@ -471,7 +471,7 @@ pub(super) fn level_meta(
     LevelMeta {
         index: plan.index,
         started_at: started_at.to_string(),
-        ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+        ended_at: crate::wallclock::rfc3339_utc(crate::wallclock::now()),
         partial,
         lag: None,
         requests_asked: u64::from(plan.requests_asked),

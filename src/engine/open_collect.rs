@@ -274,7 +274,7 @@ impl OpenCollector {
             due_by: Due::new(&intended),
             waiting: Waiting::new(&intended),
             view_lag: 0,
-            started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+            started_at: crate::wallclock::rfc3339_utc(crate::wallclock::now()),
             plan: plan.clone(),
             intended,
             n,
@@ -387,7 +387,7 @@ impl OpenCollector {
         let meta = LevelMeta {
             index: plan.index,
             started_at: self.started_at,
-            ended_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+            ended_at: crate::wallclock::rfc3339_utc(crate::wallclock::now()),
             partial,
             lag: None,
             requests_asked: self.n,

@@ -155,7 +155,7 @@ pub async fn run(
         _ => endpoint.spec().model.clone(),
     };
 
-    let wanted = crate::wallclock::new_run_id(&req.kind, std::time::SystemTime::now());
+    let wanted = crate::wallclock::new_run_id(&req.kind, crate::wallclock::now());
     let (run_id, dir) = sink.open(&wanted)?;
     // how often the server's /metrics (and the GPUs' exporter) is sampled, if at all: a
     // SageMaker endpoint has no /metrics route (its figures are in CloudWatch)
@@ -182,7 +182,7 @@ pub async fn run(
             .map(crate::secrets::redact_url),
         config_sources: req.config_sources.clone(),
         open_file_limit: limits.map(|l| l.0),
-        started_at: crate::wallclock::rfc3339_utc(std::time::SystemTime::now()),
+        started_at: crate::wallclock::rfc3339_utc(crate::wallclock::now()),
         ended_at: None,
         interrupted: false,
         failure: None,
@@ -273,7 +273,7 @@ pub async fn run(
         }
         recording(&recorder).begin(index);
         #[cfg(feature = "sagemaker")]
-        let began = std::time::SystemTime::now();
+        let began = crate::wallclock::now();
         let ctx = LevelCtx {
             endpoint: &endpoint,
             workload: &workload,
@@ -348,7 +348,7 @@ pub async fn run(
         #[cfg(feature = "sagemaker")]
         {
             // a level measured again spans all its measurements
-            let now = std::time::SystemTime::now();
+            let now = crate::wallclock::now();
             windows.entry(index).and_modify(|w| w.end = now).or_insert(
                 crate::telemetry::cloudwatch::Window {
                     start: began,
@@ -447,7 +447,7 @@ pub async fn run(
             .await?;
         }
     }
-    echo.ended_at = Some(crate::wallclock::rfc3339_utc(std::time::SystemTime::now()));
+    echo.ended_at = Some(crate::wallclock::rfc3339_utc(crate::wallclock::now()));
     echo.interrupted = interrupted;
     echo.failure = lost_worker.clone();
     sink.write_run(&echo)?;

@@ -236,7 +236,7 @@ pub fn export_run(run_dir: &Path, req: &ExportRequest) -> anyhow::Result<Vec<Pat
     }
     if let Some(p) = &req.html {
         let path = target(p, &format!("{stem}.html"))?;
-        let now = crate::wallclock::rfc3339_utc(std::time::SystemTime::now());
+        let now = crate::wallclock::rfc3339_utc(crate::wallclock::now());
         write(&path, super::html::report_html(&runs, &now)?.as_bytes())?;
         written.push(path);
     }

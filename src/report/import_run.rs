@@ -358,7 +358,7 @@ pub fn write_imported_run(
     levels: &[LevelSummary],
     make_echo: impl FnOnce(&str) -> Value,
 ) -> anyhow::Result<ImportOutcome> {
-    let run_id = new_run_id(prefix, std::time::SystemTime::now());
+    let run_id = new_run_id(prefix, crate::wallclock::now());
     let dir = ResultsDir::create(root, &run_id)
         .map_err(|e| anyhow::anyhow!("cannot create a run folder: {e}"))?;
     let run_id = dir.run_id().to_string();

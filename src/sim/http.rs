@@ -55,7 +55,7 @@ pub struct AppState {
 }
 
 fn unix_now() -> u64 {
-    std::time::SystemTime::now()
+    crate::wallclock::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)

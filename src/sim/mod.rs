@@ -112,7 +112,7 @@ pub async fn start(cfg: SimConfig) -> std::io::Result<SimServer> {
         counter,
         metrics: Arc::clone(&metrics),
         sched_tx: sched_tx.clone(),
-        started_unix: std::time::SystemTime::now()
+        started_unix: crate::wallclock::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),

@@ -322,7 +322,7 @@ impl Scheduler {
             self.metrics.finished.fetch_add(1, Relaxed);
             let now = crate::clock::now_ns();
             self.metrics.minutes.finished(
-                std::time::SystemTime::now(),
+                crate::wallclock::now(),
                 now.saturating_sub(seq.new.arrival_ns),
             );
         } else {

@@ -167,7 +167,7 @@ fn run(
         let ended = now_ns();
         sched.finish_step(ended);
         metrics.minutes.stepped(
-            std::time::SystemTime::now(),
+            crate::wallclock::now(),
             real_step_ns(step_ms, factor, time_scale),
         );
         metrics

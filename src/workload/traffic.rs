@@ -132,7 +132,7 @@ pub fn analyse(
 ) -> Option<Traffic> {
     let (&first, &last) = (times_ms.first()?, times_ms.last()?);
     let bucket = |t: f64, width: f64| (t / width).floor() as i64;
-    let utc_of = |ms: f64| utc.then(|| capture::time::format_ms(ms));
+    let utc_of = |ms: f64| utc.then(|| crate::wallclock::format_ms(ms));
     let peak_of = |width_ms: f64| {
         let mut best = (bucket(first, width_ms), 0u64);
         let mut run = (best.0, 0u64);

@@ -1,6 +1,6 @@
 //! Property tests of the stream parser (`rightsize::endpoint::sse`) and of the body reading
 //! (`rightsize::endpoint::body_replay`: body pieces through the content decoder into the
-//! stream reader or the whole-body cap), shared by two runners: `tests/parser_props.rs` runs
+//! stream reader or the whole-body cap), shared by two runners: `tests/endpoint/parser_props.rs` runs
 //! each property for a few hundred cases in `cargo test`; `benches/parser_props.rs` runs each
 //! for 100,000 (the memory properties for a few hundred) in release, with a counting
 //! allocator that checks what a case holds at its peak against the caps.

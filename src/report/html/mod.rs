@@ -15,7 +15,7 @@
 //! The markup is written here, not by a template engine: the page is a fixed handful of
 //! elements filled from the run, and the only protocol detail, escaping text, is five
 //! characters ([`esc`]); the SVG inside comes from plotters. A headless-browser test
-//! (`tests/report_html.rs`) checks the result is well-formed and renders.
+//! (`tests/report/report_html.rs`) checks the result is well-formed and renders.
 
 mod answer;
 mod command;

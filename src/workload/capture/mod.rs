@@ -15,7 +15,6 @@ pub mod body;
 pub mod s3;
 #[cfg(test)]
 mod tests;
-pub mod time;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -256,7 +255,8 @@ pub fn read_line(raw: &str) -> Result<(f64, Captured), String> {
     let time = time
         .as_str()
         .ok_or_else(|| format!("`eventMetadata.inferenceTime` is {time}, not a string"))?;
-    let at_ms = time::parse_ms(time).map_err(|e| format!("`eventMetadata.inferenceTime`: {e}"))?;
+    let at_ms = crate::wallclock::parse_ms(time)
+        .map_err(|e| format!("`eventMetadata.inferenceTime`: {e}"))?;
     let input = v
         .pointer("/captureData/endpointInput")
         .ok_or("no `captureData.endpointInput`")?;

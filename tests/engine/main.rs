@@ -1,0 +1,16 @@
+//! The engine end to end: closed and open loops, warm-up, sessions, workloads, replay,
+//! distributed runs and server telemetry, against the simulator.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod distributed_e2e;
+mod engine_e2e;
+mod gpu_telemetry;
+mod open_loop_e2e;
+mod replay_e2e;
+mod sessions_e2e;
+mod telemetry_e2e;
+mod telemetry_levels;
+mod warmup_flow;
+mod workloads_e2e;

@@ -1,0 +1,112 @@
+//! Acceptance: the error-rate SLA. Errors grow with load for a real reason: a client request
+//! timeout. Past the batch slots requests queue, end-to-end latency climbs, and a growing
+//! share of requests time out. A dense sweep's 95 % (Wilson) intervals place the boundary
+//! (two sweeps, before and after the search, and the range either gives: the timeouts are the
+//! machine's as much as the model's, and beside a release build a search level read 4.2 %
+//! errors at 42 where the sweep before it read 3.1 % at 44); the search over 16..4096 lands
+//! within 5 % of that range using at most 7 levels, decided once.
+
+use crate::support::search_support;
+use rightsize::plan::judge::SlaSet;
+use rightsize::plan::search::SearchConfig;
+use rightsize::plan::{analyse, Analysis, SearchPlanner};
+use rightsize::record::sla::{SlaMetric, SlaThreshold};
+use search_support::*;
+use std::time::Duration;
+
+/// Requests slower than this fail as timeouts.
+const TIMEOUT: Duration = Duration::from_millis(400);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_rate_search_lands_within_5_percent_of_the_dense_range() {
+    let server = rightsize::sim::start(search_sim()).await.unwrap();
+    let cfg = SearchConfig {
+        min: 16,
+        max: 4096,
+        max_iterations: 7,
+        tolerance: 0.05,
+        // as in search_sim.rs: placement within 7 levels; confirmation is tested elsewhere
+        confirm: false,
+        // levels as long as the dense sweep's, so both measure alike: grown to thousands of
+        // requests, a search level read about a point more errors than the dense sweep's
+        // 384-request levels at the same load (3,072 requests at 43 stayed uncertain at 5 %
+        // where the dense crossing was 45.4) and the search answered 5-7 % under the range
+        max_requests_per_level: Some(REQUESTS),
+    };
+    let analysis = Analysis {
+        slas: SlaSet(vec![
+            SlaThreshold::parse(SlaMetric::ErrorRate, "0.05").unwrap()
+        ]),
+        search: Some(cfg),
+        ..Analysis::default()
+    };
+    let w = search_workload();
+    let dense_sweep = || {
+        run_plan(
+            &server,
+            sweep((24..=72).step_by(4).collect()),
+            &w,
+            REQUESTS,
+            TIMEOUT,
+        )
+    };
+    let dense = dense_sweep().await.levels;
+    // the errors are timeouts, and there are more of them the higher the load
+    let top = dense.iter().max_by_key(|l| l.concurrency).unwrap();
+    assert!(top.error_rate > 0.05, "{}", curve_text(&analysis, &dense));
+    assert!(
+        top.errors_by_kind
+            .keys()
+            .all(|k| *k == rightsize::record::ErrorKind::Timeout),
+        "{:?}",
+        top.errors_by_kind
+    );
+    let out = run_plan(
+        &server,
+        Box::new(SearchPlanner::new(cfg, analysis.clone())),
+        &search_workload(),
+        REQUESTS,
+        TIMEOUT,
+    )
+    .await;
+    let after = dense_sweep().await.levels;
+    server.shutdown();
+    let (r1, r2) = (
+        dense_range(&analysis, &dense),
+        dense_range(&analysis, &after),
+    );
+    let range = rightsize::plan::range::BoundaryRange {
+        low: r1.low.min(r2.low),
+        high: r1.high.max(r2.high),
+        ..r1
+    };
+    let a = analyse(&analysis, &out.levels);
+    let s = a.search.unwrap();
+    let answer = s.outcome.max_passing.unwrap_or(0) as f64;
+    let trace: Vec<(u32, u64)> = out
+        .levels
+        .iter()
+        .map(|l| (l.concurrency, l.planned_requests))
+        .collect();
+    let line = format!(
+        "error rate: dense range [{:.1}, {:.1}] (before [{:.1}, {:.1}], after [{:.1}, {:.1}]); \
+         search {answer} in {} levels (concurrency, requests) {trace:?}; {}",
+        range.low,
+        range.high,
+        r1.low,
+        r1.high,
+        r2.low,
+        r2.high,
+        s.outcome.levels_used,
+        s.outcome.confidence
+    );
+    println!("{line}");
+    let (low, high) = (range.low / 1.05 - 1.0, range.high * 1.05);
+    assert!(
+        s.outcome.levels_used <= 7 && (low..=high).contains(&answer),
+        "{line}\nsearch:\n{}dense before:\n{}dense after:\n{}",
+        curve_text(&analysis, &out.levels),
+        curve_text(&analysis, &dense),
+        curve_text(&analysis, &after)
+    );
+}
