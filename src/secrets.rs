@@ -32,7 +32,7 @@ pub fn redact_header(name: &str, value: &str) -> String {
 /// A URL as it may be shown or stored: the password (or a lone user name, which is often a
 /// token) and secret-looking query values masked. Text that is not a URL comes back as it is.
 pub fn redact_url(text: &str) -> String {
-    let Ok(mut url) = reqwest::Url::parse(text.trim()) else {
+    let Ok(mut url) = url::Url::parse(text.trim()) else {
         return text.to_string();
     };
     if !url.has_host() {

@@ -465,7 +465,7 @@ pub enum WorkerBackendArg {
 
 /// `--gpu-metrics`: an http(s) URL.
 fn gpu_metrics_arg(s: &str) -> Result<String, String> {
-    match reqwest::Url::parse(s) {
+    match url::Url::parse(s) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(s.to_string()),
         _ => Err(format!(
             "`{s}` is not an http(s) URL; give the exporter's metrics URL, e.g. \

@@ -37,7 +37,7 @@ pub struct WorkerArgs {
 
 /// Runs the worker until its controller ends the run.
 pub async fn execute(args: WorkerArgs) -> anyhow::Result<ExitCode> {
-    let url = reqwest::Url::parse(&args.controller)
+    let url = url::Url::parse(&args.controller)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
         .ok_or_else(|| {

@@ -5,8 +5,8 @@
 //! connections, rustls for TLS; its header walks through one request): the worker writes the
 //! request (an open loop's dispatcher writes it on its own thread when a connection is ready),
 //! the first-token lane reads the answer up to its first token, the worker reads
-//! the rest, each driving the connection itself. `GET /models` goes through reqwest, with the
-//! same headers and credentials.
+//! the rest, each driving the connection itself. `GET /models` goes through the control-plane
+//! client (`super::control`), with the same headers and credentials.
 //! Times are read with [`now_ns`] in the task that reads the bytes, once per network read, the
 //! moment the read completes; every event parsed from that read gets that time.
 
@@ -14,12 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT};
-use reqwest::Url;
+use http::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, SERVER};
+use url::Url;
 
+use super::control::ControlClient;
+use super::failure::no_answer_within;
 use super::http::direct::{BuiltRequest, DirectWriter, Written};
 use super::http::exchange::HttpClient;
-use super::http::failure::{classify, error_chain};
 use super::http::pool::Target;
 use super::http::request_head::{basic_credentials, origin};
 use super::openai;
@@ -82,8 +83,8 @@ const MAX_MODELS_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 struct Inner {
     spec: EndpointSpec,
-    /// For `GET /models`.
-    client: reqwest::Client,
+    /// For `GET /models` (and the server telemetry's scrapes).
+    control: ControlClient,
     generate_url: Url,
     models_url: Url,
     request_timeout: Duration,
@@ -206,7 +207,7 @@ impl Endpoint {
             let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose().trim()))
                 .map_err(|_| EndpointError::InvalidApiKey { var: var.clone() })?;
             v.set_sensitive(true);
-            headers.insert(reqwest::header::AUTHORIZATION, v);
+            headers.insert(AUTHORIZATION, v);
         }
         if spec.sim_timing {
             headers.insert("x-rightsize-sim-timing", HeaderValue::from_static("1"));
@@ -223,28 +224,19 @@ impl Endpoint {
         };
         let http = HttpClient::new(&generate_url, target, &headers, spec.stream, pool_size)
             .map_err(EndpointError::Client)?;
-        // URL credentials as Basic authorization for reqwest too (it does not read them from
-        // a URL given per request)
-        if !headers.contains_key(reqwest::header::AUTHORIZATION) {
+        // URL credentials as Basic authorization for the control client too (it does not read
+        // them from a URL given per call)
+        if !headers.contains_key(AUTHORIZATION) {
             if let Some(creds) = basic_credentials(&generate_url) {
-                headers.insert(reqwest::header::AUTHORIZATION, creds);
+                headers.insert(AUTHORIZATION, creds);
             }
         }
-        // HTTP/1.1 only: one connection per in-flight request, as a load test needs. Over
-        // HTTP/2 the server's stream limit would silently queue requests on one connection.
-        // No redirects: a redirected POST turns into a GET; show the status instead.
-        let client = reqwest::Client::builder()
-            .default_headers(headers)
-            .pool_max_idle_per_host(pool_size.max(1))
-            .tcp_nodelay(true)
-            .http1_only()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| EndpointError::Client(error_chain(&e)))?;
+        let control = ControlClient::for_endpoint(headers, pool_size.max(1))
+            .map_err(|e| EndpointError::Client(e.to_string()))?;
         Ok(Endpoint {
             inner: Arc::new(Inner {
                 spec: spec.clone(),
-                client,
+                control,
                 generate_url,
                 models_url,
                 request_timeout,
@@ -269,13 +261,12 @@ impl Endpoint {
             url: name.clone(),
             reason: e.to_string(),
         })?;
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| EndpointError::Client(error_chain(&e)))?;
+        let control =
+            ControlClient::plain(None).map_err(|e| EndpointError::Client(e.to_string()))?;
         Ok(Endpoint {
             inner: Arc::new(Inner {
                 spec: spec.clone(),
-                client,
+                control,
                 generate_url: url.clone(),
                 models_url: url,
                 request_timeout,
@@ -343,10 +334,10 @@ impl Endpoint {
         &self.inner.models_url
     }
 
-    /// A plain HTTP client with the endpoint's headers and credentials (its `GET /models`;
-    /// the server telemetry's `/metrics`).
-    pub fn plain_client(&self) -> reqwest::Client {
-        self.inner.client.clone()
+    /// The control-plane client, with the endpoint's headers and credentials (its
+    /// `GET /models`; the server telemetry's `/metrics`).
+    pub fn control_client(&self) -> ControlClient {
+        self.inner.control.clone()
     }
 
     /// The per-request timeout.
@@ -356,28 +347,24 @@ impl Endpoint {
 
     /// `GET .../models`, read whole (up to 4 MiB), without a timeout (the caller sets one).
     pub(crate) async fn get_models(&self) -> Result<Fetched, FetchError> {
-        let mut resp = self
+        let answer = self
             .inner
-            .client
-            .get(self.inner.models_url.clone())
-            .header(ACCEPT, "application/json")
-            .send()
+            .control
+            .get(
+                self.inner.models_url.as_str(),
+                Some("application/json"),
+                None,
+            )
             .await
-            .map_err(|e| FetchError::Transport(classify(&e), error_chain(&e)))?;
-        let mut body = Vec::new();
-        while let Some(b) = resp.chunk().await.map_err(|_| FetchError::Body)? {
-            body.extend_from_slice(&b);
-            if body.len() > MAX_MODELS_BODY_BYTES {
-                break;
-            }
-        }
-        let server = resp
-            .headers()
-            .get(reqwest::header::SERVER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
+            .map_err(|e| FetchError::Transport(e.transport(), e.to_string()))?;
+        let status = answer.status().as_u16();
+        let server = answer.header(SERVER).map(str::to_string);
+        let body = answer
+            .body_up_to(MAX_MODELS_BODY_BYTES)
+            .await
+            .map_err(|_| FetchError::Body)?;
         Ok(Fetched {
-            status: resp.status().as_u16(),
+            status,
             server,
             body,
         })
@@ -512,10 +499,7 @@ impl Endpoint {
         out.error = Some(RequestError {
             kind: ErrorKind::Timeout,
             status: None,
-            message: format!(
-                "no complete response within {} ms",
-                self.inner.request_timeout.as_millis()
-            ),
+            message: no_answer_within(self.inner.request_timeout),
         });
         if let Some(p) = probe {
             p.transport = Some(Transport::Timeout);

@@ -2,7 +2,10 @@
 //! (hyper's HTTP/1.1 connections, rustls for `https://`: `http`, whose header walks through
 //! one request), Amazon SageMaker AI endpoints through the AWS SDK (feature `sagemaker`,
 //! [`sagemaker`]), the SSE / JSON-lines framing ([`sse`]), the stream reader that times the
-//! events (`stream`), and the pre-flight check.
+//! events (`stream`), and the pre-flight check. Every other HTTP call (`GET /models`, the
+//! telemetry scrapes, a worker's calls to its controller) goes through the control-plane
+//! client ([`control`]); a transport failure is classified and described once,
+//! for both (`failure`).
 
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +13,9 @@ pub mod calibrate;
 #[cfg(feature = "sagemaker")]
 mod captured;
 pub mod client;
+pub mod control;
 pub mod custom_payload;
+mod failure;
 mod http;
 pub mod openai;
 pub mod preflight;

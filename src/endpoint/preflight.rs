@@ -157,7 +157,7 @@ fn show_body(head: &[u8]) -> String {
 }
 
 fn transport_error(
-    url: &reqwest::Url,
+    url: &url::Url,
     t: Transport,
     detail: String,
     timeout_ms: u64,

@@ -214,7 +214,7 @@ pub async fn run(
         let (tx, rx) = mpsc::channel(4);
         let targets = crate::telemetry::scrape::Targets {
             server: scrape_server
-                .then(|| (endpoint.plain_client(), endpoint.spec().base_url.clone())),
+                .then(|| (endpoint.control_client(), endpoint.spec().base_url.clone())),
             gpu: req.gpu_metrics.clone(),
         };
         let scrape = tokio::spawn(crate::telemetry::scrape::scrape_on_demand(

@@ -14,6 +14,7 @@ use super::protocol::{
     REPORT_PERIOD,
 };
 use crate::clock::now_ns;
+use crate::endpoint::control::ControlClient;
 use crate::endpoint::{Endpoint, EndpointSpec};
 use crate::engine::closed_loop::{run_level, LevelCtx, LevelPlan};
 use crate::engine::open_loop::run_open_share;
@@ -24,6 +25,7 @@ use crate::plan::{LevelLoad, LevelPlanner};
 use crate::record::RequestRecord;
 use crate::telemetry::level::TelemetryLine;
 use crate::workload::WorkloadSpec;
+use http::{Method, StatusCode};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -66,15 +68,14 @@ pub enum WorkerError {
 /// One HTTP client to the controller, with the token.
 #[derive(Clone)]
 struct Link {
-    http: reqwest::Client,
+    http: ControlClient,
     base: String,
-    token: String,
 }
 
 /// A call's failure: the controller said no (a status), could not be reached, or answered
 /// what this worker cannot read.
 enum CallError {
-    Status(reqwest::StatusCode, String),
+    Status(StatusCode, String),
     Net(String),
     Decode(String),
 }
@@ -82,26 +83,13 @@ enum CallError {
 impl Link {
     async fn call<T: serde::de::DeserializeOwned>(
         &self,
-        method: reqwest::Method,
+        method: Method,
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<T, CallError> {
-        let mut req = self
+        let (status, bytes) = self
             .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(&self.token);
-        if let Some(b) = body {
-            req = req
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(b);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| CallError::Net(e.to_string()))?;
-        let status = resp.status();
-        let bytes = resp
-            .bytes()
+            .call(method, &format!("{}{path}", self.base), body)
             .await
             .map_err(|e| CallError::Net(e.to_string()))?;
         if !status.is_success() {
@@ -116,7 +104,7 @@ impl Link {
     async fn report(&self, place: usize, r: &Report) -> Result<ReportReply, CallError> {
         let body = serde_json::to_vec(r).map_err(|e| CallError::Net(e.to_string()))?;
         self.call(
-            reqwest::Method::POST,
+            Method::POST,
             &format!("/v1/report?worker={place}"),
             Some(body),
         )
@@ -137,16 +125,15 @@ fn host_name() -> String {
 /// Runs a worker until the controller says the run is over.
 pub async fn run_worker(cfg: WorkerConfig) -> Result<(), WorkerError> {
     let link = Link {
-        http: reqwest::Client::builder()
-            .no_proxy()
-            .connect_timeout(Duration::from_secs(5))
-            // a call that connects and is never answered (a half-open connection) fails, so
-            // no retry loop waits on it for good; the longest answer is a 2 s long poll
-            .timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| WorkerError::Protocol(e.to_string()))?,
+        // a call that connects and is never answered (a half-open connection) fails within
+        // 10 s, so no retry loop waits on it for good; the longest answer is a 2 s long poll
+        http: ControlClient::with_bearer(
+            &cfg.token,
+            Duration::from_secs(5),
+            Duration::from_secs(10),
+        )
+        .map_err(|e| WorkerError::Protocol(e.to_string()))?,
         base: cfg.controller.trim_end_matches('/').to_string(),
-        token: cfg.token.clone(),
     };
     let _ = crate::fdlimit::raise_nofile_limit();
     let place = join(&link, &cfg).await?;
@@ -166,14 +153,14 @@ pub async fn run_worker(cfg: WorkerConfig) -> Result<(), WorkerError> {
     loop {
         let order = tokio::select! {
             _ = gone.cancelled() => return Err(unreachable(&cfg, &last_contact, "no answer")),
-            o = link.call::<Order>(reqwest::Method::GET, &next_path, None) => o,
+            o = link.call::<Order>(Method::GET, &next_path, None) => o,
         };
         let order = match order {
             Ok(o) => {
                 last_contact.store(now_ns(), std::sync::atomic::Ordering::Relaxed);
                 o
             }
-            Err(CallError::Status(s, _)) if s == reqwest::StatusCode::UNAUTHORIZED => {
+            Err(CallError::Status(s, _)) if s == StatusCode::UNAUTHORIZED => {
                 return Err(WorkerError::Refused)
             }
             Err(CallError::Status(_, why)) => return Err(WorkerError::Rejected(why)),
@@ -259,19 +246,19 @@ async fn join(link: &Link, cfg: &WorkerConfig) -> Result<usize, WorkerError> {
                 let body =
                     serde_json::to_vec(&join).map_err(|e| WorkerError::Protocol(e.to_string()))?;
                 match link
-                    .call::<Joined>(reqwest::Method::POST, "/v1/join", Some(body))
+                    .call::<Joined>(Method::POST, "/v1/join", Some(body))
                     .await
                 {
                     Ok(j) => return Ok(j.place),
                     Err(CallError::Net(why)) => last = why,
-                    Err(CallError::Status(s, _)) if s == reqwest::StatusCode::UNAUTHORIZED => {
+                    Err(CallError::Status(s, _)) if s == StatusCode::UNAUTHORIZED => {
                         return Err(WorkerError::Refused)
                     }
                     Err(CallError::Status(_, why)) => return Err(WorkerError::Rejected(why)),
                     Err(CallError::Decode(why)) => return Err(WorkerError::Protocol(why)),
                 }
             }
-            Err(CallError::Status(s, _)) if s == reqwest::StatusCode::UNAUTHORIZED => {
+            Err(CallError::Status(s, _)) if s == StatusCode::UNAUTHORIZED => {
                 return Err(WorkerError::Refused)
             }
             Err(CallError::Status(_, why)) => return Err(WorkerError::Rejected(why)),
@@ -294,7 +281,7 @@ async fn clock_samples(link: &Link) -> Result<Vec<ClockSample>, CallError> {
     let mut out = Vec::new();
     for _ in 0..8 {
         let sent_ns = now_ns();
-        let c: Clock = link.call(reqwest::Method::GET, "/v1/clock", None).await?;
+        let c: Clock = link.call(Method::GET, "/v1/clock", None).await?;
         out.push(ClockSample {
             sent_ns,
             controller_ns: c.ns,

@@ -13,6 +13,7 @@
 
 use super::prometheus::parse;
 use super::server::{reduce, ServerSample};
+use crate::endpoint::control::{ControlClient, ControlError};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -160,19 +161,16 @@ impl ScrapeNotes {
     }
 }
 
-/// Why a scrape got no answer, for people: the timeout with its length, else the error.
-fn unreachable_why(e: &reqwest::Error) -> String {
+/// Why a scrape got no answer, for people: the timeout with its length, a connection that
+/// could not be made, else the error's text (which never names the URL: the note names it
+/// masked).
+fn unreachable_why(e: &ControlError) -> String {
     if e.is_timeout() {
         format!("timeout after {} ms", SCRAPE_TIMEOUT.as_millis())
     } else if e.is_connect() {
         "connection failed".to_string()
     } else {
-        // reqwest's text names the URL; the caller names it masked
-        let mut text = e.to_string();
-        if let Some(u) = e.url() {
-            text = text.replace(u.as_str(), "/metrics");
-        }
-        text
+        e.to_string()
     }
 }
 
@@ -193,7 +191,7 @@ pub fn metrics_url(base_url: &str) -> String {
 /// the endpoint's credentials are not sent to another host), or both.
 #[derive(Debug, Clone, Default)]
 pub struct Targets {
-    pub server: Option<(reqwest::Client, String)>,
+    pub server: Option<(ControlClient, String)>,
     pub gpu: Option<String>,
 }
 
@@ -222,10 +220,7 @@ pub async fn scrape_on_demand(
         .server
         .map(|(client, base)| (client, metrics_url(&base), props_url(&base)));
     let gpu = targets.gpu.map(|url| {
-        let client = reqwest::Client::builder()
-            .timeout(SCRAPE_TIMEOUT)
-            .build()
-            .unwrap_or_default();
+        let client = ControlClient::plain(Some(SCRAPE_TIMEOUT)).unwrap_or_default();
         (client, url)
     });
     let mut tick = tokio::time::interval(every);
@@ -303,11 +298,11 @@ fn reduce_gpus(samples: &[super::prometheus::Sample]) -> Option<ServerSample> {
 }
 
 async fn scrape_once(
-    client: &reqwest::Client,
+    client: &ControlClient,
     url: &str,
     known: fn(&[super::prometheus::Sample]) -> Option<ServerSample>,
 ) -> ScrapeResult {
-    let answer = match client.get(url).timeout(SCRAPE_TIMEOUT).send().await {
+    let answer = match client.get(url, None, Some(SCRAPE_TIMEOUT)).await {
         Ok(r) => r,
         Err(e) => return ScrapeResult::Unreachable(unreachable_why(&e)),
     };
@@ -338,10 +333,10 @@ fn props_url(base_url: &str) -> String {
 /// `n_ctx` (each slot's context), as strings like vLLM's configuration labels; `None` when
 /// it does not answer or says neither.
 async fn llamacpp_props(
-    client: &reqwest::Client,
+    client: &ControlClient,
     url: &str,
 ) -> Option<std::collections::BTreeMap<String, String>> {
-    let answer = client.get(url).timeout(SCRAPE_TIMEOUT).send().await.ok()?;
+    let answer = client.get(url, None, Some(SCRAPE_TIMEOUT)).await.ok()?;
     if !answer.status().is_success() {
         return None;
     }

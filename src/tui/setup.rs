@@ -807,7 +807,7 @@ fn read_endpoint(v: &str, endpoints: Option<&[String]>) -> Result<(), String> {
                 "`{scheme}://` cannot be reached: use http:// or https:// (or sagemaker:NAME)"
             ));
         }
-        return match reqwest::Url::parse(v) {
+        return match url::Url::parse(v) {
             Ok(url) if url.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
             Ok(_) => Err(format!(
                 "`{shown}` names no host, e.g. http://127.0.0.1:8000/v1"

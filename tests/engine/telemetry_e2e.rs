@@ -35,7 +35,10 @@ async fn scraper_reads_the_simulators_vllm_metrics_under_load() {
     let (tx, mut rx) = tokio::sync::mpsc::channel(16);
     let stop = CancellationToken::new();
     let targets = rightsize::telemetry::scrape::Targets {
-        server: Some((reqwest::Client::new(), sim.base_url.clone())),
+        server: Some((
+            rightsize::endpoint::control::ControlClient::default(),
+            sim.base_url.clone(),
+        )),
         gpu: None,
     };
     let task = tokio::spawn(rightsize::telemetry::scrape::scrape(

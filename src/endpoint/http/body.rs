@@ -9,8 +9,8 @@ use bytes::Bytes;
 use hyper::body::Incoming;
 
 use super::connection::Conn;
-use super::failure::error_text;
 use crate::clock::now_ns;
+use crate::endpoint::failure::describe;
 use crate::endpoint::openai;
 use crate::endpoint::probe::{Probe, PROBE_HEAD_BYTES};
 use crate::endpoint::stream::{parse_whole, BodySource, Dialect, StreamReader};
@@ -90,7 +90,7 @@ impl BodySource for Body<'_> {
 /// Why reading a body failed, in words: a connection that ended early says so first.
 fn body_failed(e: &hyper::Error) -> String {
     use std::error::Error as _;
-    let text = error_text(e);
+    let text = describe(e);
     let mut cause = e.source();
     let mut ended_early = e.is_incomplete_message();
     while let Some(c) = cause {
@@ -180,7 +180,7 @@ pub(crate) async fn read_error(
         p.head = body.iter().take(PROBE_HEAD_BYTES).copied().collect();
     }
     let message = openai::error_message(&body).unwrap_or_else(|| {
-        let reason = reqwest::StatusCode::from_u16(status)
+        let reason = http::StatusCode::from_u16(status)
             .ok()
             .and_then(|s| s.canonical_reason())
             .unwrap_or("error");

@@ -23,17 +23,18 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use http::header::{self, HeaderMap};
 use http_body_util::Full;
-use reqwest::Url;
 use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
+use url::Url;
 
 use super::body::{read_answer, read_error, read_whole, unreadable, Body, Decoder};
 use super::connection::{Conn, Pending, Request, Response, SendError};
 use super::connection::{FIRST_TOKEN_READ_BYTES, READ_BUFFER_BYTES};
-use super::failure::{error_text, fail_with, is_stale_connection};
+use super::failure::{fail_with, is_stale_connection};
 use super::pool::{ConnectFailure, Pool, Target};
 use super::request_head::{request_headers, target_uri};
-use crate::endpoint::probe::{Probe, Transport};
+use crate::endpoint::failure::{classify, describe};
+use crate::endpoint::probe::Probe;
 use crate::endpoint::stream::StreamReader;
 use crate::record::ExchangeOutcome;
 
@@ -202,7 +203,7 @@ impl HttpClient {
                     out.reconnected = true;
                     reuse = false;
                 }
-                Err(e) => return fail_with(out, Transport::Other, no_response(&e), probe),
+                Err(e) => return fail_with(out, classify(e.error()), no_response(&e), probe),
             }
         };
         let (head, mut body) = resp.into_parts();
@@ -241,7 +242,7 @@ fn stale(e: &SendError) -> bool {
 
 /// Why a request got no response, without the URL: an unparsable head says so first.
 fn no_response(e: &SendError) -> String {
-    let text = error_text(e.error());
+    let text = describe(e.error());
     if e.error().is_parse() {
         format!("invalid response head: {text}")
     } else {
@@ -314,7 +315,7 @@ async fn until_first_token(
         Ok(r) => r,
         Err(e) if reused && stale(&e) => return AfterSend::Stale,
         Err(e) => {
-            fail_with(out, Transport::Other, no_response(&e), None);
+            fail_with(out, classify(e.error()), no_response(&e), None);
             return AfterSend::Done;
         }
     };

@@ -30,8 +30,9 @@
 //!    (`metrics::accumulator`) folds it into the TTFT histogram.
 //!
 //! Beside the path: [`request_head`] builds the target and headers once per endpoint,
-//! [`failure`] classifies failures before any response (and tells a stale keep-alive
-//! connection, safe to send again, from the rest), and [`direct`] is the open-loop
+//! [`failure`] records failures before any response, classified and described as the
+//! control-plane client's are (`endpoint/failure.rs`), and tells a stale keep-alive
+//! connection, safe to send again, from the rest, and [`direct`] is the open-loop
 //! dispatcher's writer, which writes a request on its own thread at its intended time and
 //! hands the connection to the same path at step 3.
 

@@ -15,7 +15,7 @@ use hyper_util::client::proxy::matcher::Intercept;
 use tower_service::Service;
 
 use super::connection::{Conn, Socket, Stream};
-use super::failure::{classify_error, error_text};
+use crate::endpoint::failure::{classify, describe};
 use crate::endpoint::probe::Transport;
 
 /// The longest one connect may take, over all of the host's addresses.
@@ -271,7 +271,7 @@ impl Pool {
                 }
                 tunnel.call(self.target.origin.clone()).await.map_err(|e| {
                     let e: &(dyn std::error::Error + 'static) = &e;
-                    fail(classify_error(e), error_text(e))
+                    fail(classify(e), describe(e))
                 })?
             }
             Some(p) => self
@@ -281,7 +281,7 @@ impl Pool {
                 .await
                 .map_err(|e| {
                     let e: &(dyn std::error::Error + 'static) = &e;
-                    fail(classify_error(e), error_text(e))
+                    fail(classify(e), describe(e))
                 })?,
             None => self
                 .connector
@@ -290,7 +290,7 @@ impl Pool {
                 .await
                 .map_err(|e| {
                     let e: &(dyn std::error::Error + 'static) = &e;
-                    fail(classify_error(e), error_text(e))
+                    fail(classify(e), describe(e))
                 })?,
         };
         let tcp = io.into_inner();
@@ -302,17 +302,20 @@ impl Pool {
         let (socket, link) = Socket::registered(tcp);
         let stream = match &self.tls {
             Some((tls, name)) => {
-                let s = tls
-                    .connect(name.clone(), socket)
-                    .await
-                    .map_err(|e| fail(Transport::Tls, format!("TLS handshake failed: {e}")))?;
+                let s = tls.connect(name.clone(), socket).await.map_err(|e| {
+                    // a failure in the handshake is a TLS one, whatever its causes say
+                    fail(
+                        Transport::Tls,
+                        format!("TLS handshake failed: {}", describe(&e)),
+                    )
+                })?;
                 Stream::Tls(Box::new(s))
             }
             None => Stream::Plain(socket),
         };
         Conn::handshake(stream, link)
             .await
-            .map_err(|e| fail(Transport::Other, e.to_string()))
+            .map_err(|e| fail(classify(&e), describe(&e)))
     }
 
     /// An idle connection when `reuse` and one is left, else a new one. True when reused.

@@ -5,7 +5,7 @@
 
 use base64::Engine as _;
 use http::header::{self, HeaderMap, HeaderValue};
-use reqwest::Url;
+use url::Url;
 
 /// Headers hyper writes from the body itself; a custom header of that name would break the
 /// framing and is left out.
