@@ -275,10 +275,7 @@ fn no_secret_in_args(command: &[String]) -> Result<(), String> {
                and --api-key-env VAR sends one as the endpoint's key";
     let mut args = command.iter().peekable();
     while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
+        let (flag, inline) = flag_and_inline_value(arg);
         let value = inline
             .clone()
             .or_else(|| args.peek().map(|v| v.to_string()));
@@ -304,6 +301,25 @@ fn no_secret_in_args(command: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A flag and the value written into the same argument: `--flag=VALUE`, or a short flag's
+/// glued `-fVALUE` / `-f=VALUE`, as clap reads them; else the argument as it is, and none.
+fn flag_and_inline_value(arg: &str) -> (&str, Option<String>) {
+    if arg.starts_with("--") {
+        return match arg.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (arg, None),
+        };
+    }
+    let mut chars = arg.char_indices();
+    match (chars.next(), chars.next(), chars.next()) {
+        (Some((_, '-')), Some((_, c)), Some((at, _))) if c.is_ascii_alphabetic() => {
+            let glued = &arg[at..];
+            (&arg[..at], Some(glued.strip_prefix('=').unwrap_or(glued).to_string()))
+        }
+        _ => (arg, None),
+    }
 }
 
 /// The token: the environment's when set, else a fresh one.

@@ -83,6 +83,23 @@ fn relative(stamps: &[f64], speedup: f64) -> Result<Vec<u64>, String> {
             most_ms / 86_400_000.0
         ));
     }
+    // the rate the replay offers is bounded as --rate is: records over their span
+    let span_s = (last - first) / speedup / 1e3;
+    if stamps.len() > 1 && last > first {
+        let offered = (stamps.len() - 1) as f64 / span_s;
+        let most = super::arrivals::MAX_RATE;
+        if offered > most {
+            return Err(format!(
+                "--speedup {}: the {} records would be offered at {} req/s; at most {} (as \
+                 --rate takes: a --speedup of at most {})",
+                crate::values::fmt_rps(speedup),
+                stamps.len(),
+                crate::values::fmt_rps(offered),
+                crate::values::fmt_rps(most),
+                crate::values::fmt_rps(speedup * most / offered)
+            ));
+        }
+    }
     Ok(stamps
         .iter()
         .map(|t| ((t - first) / speedup * 1e6).round() as u64)
@@ -127,6 +144,13 @@ mod tests {
         );
         let e = read_send_times(&p, 0.0).unwrap_err();
         assert_eq!(e, "--speedup 0: must be above 0 (e.g. 1, 10)");
+        // two gaps over 3.0005 s offered past --rate's bound (1,000,000 req/s)
+        assert_eq!(
+            read_send_times(&p, 1e7).unwrap_err(),
+            "--speedup 10000000: the 3 records would be offered at 6665555.74 req/s; at most \
+             1000000 (as --rate takes: a --speedup of at most 1500250)"
+        );
+        assert!(read_send_times(&p, 1_500_000.0).is_ok());
     }
 
     #[test]

@@ -891,6 +891,19 @@ fn a_secret_in_the_command_is_refused_for_the_secret() {
             vec!["sweep", "--endpoint", "http://h/v1", "-H", "X-Api-Key: K2"],
             "sends a `X-Api-Key` header",
         ),
+        // a short flag's value glued on (benches/hostile_probe.sh found these copied in)
+        (
+            vec!["sweep", "-ehttp://alice:PW@h:8000/v1"],
+            "a URL with a password or token in it (`http://alice:***@h:8000/v1`)",
+        ),
+        (
+            vec!["sweep", "-e=http://alice:PW@h:8000/v1"],
+            "a URL with a password or token in it (`http://alice:***@h:8000/v1`)",
+        ),
+        (
+            vec!["sweep", "-e", "http://h/v1", "-HX-Api-Key: K2"],
+            "sends a `X-Api-Key` header",
+        ),
     ] {
         let o = render_with(&with_command(&r1_flags(), &command), Some(TOKEN));
         let err = stderr(&o);

@@ -368,6 +368,7 @@ pub fn load_with(
                 input_length,
             } => (Source::Blocks(hash_ids), input_length),
         };
+        check_lengths(file, r.line, input_tokens, output_tokens)?;
         if !spec.filter.keeps(input_tokens, output_tokens) {
             *skipped
                 .entry("outside the length filter".into())
@@ -404,6 +405,39 @@ pub fn load_with(
 }
 
 /// The format of `text` from its first character and first record.
+/// A record longer than `--input-tokens` or `--output-tokens` may be (the prompt's text or
+/// messages as the tokenizer counts them, a reference answer, `max_tokens`) is refused, named
+/// with its file and line, as the flags are.
+fn check_lengths(
+    file: &str,
+    line: usize,
+    input: u32,
+    output: Option<u32>,
+) -> Result<(), DatasetError> {
+    use crate::workload::prompt::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
+    if input > MAX_INPUT_TOKENS {
+        return Err(DatasetError::line(
+            file,
+            line,
+            format!(
+                "the prompt is {input} tokens: at most {MAX_INPUT_TOKENS} (as --input-tokens \
+                 takes)"
+            ),
+        ));
+    }
+    match output {
+        Some(n) if n > MAX_OUTPUT_TOKENS => Err(DatasetError::line(
+            file,
+            line,
+            format!(
+                "the answer asks for {n} tokens: at most {MAX_OUTPUT_TOKENS} (as \
+                 --output-tokens takes)"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn detect(file: &str, text: &str) -> Result<DatasetFormat, DatasetError> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {

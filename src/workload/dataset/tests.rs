@@ -398,3 +398,25 @@ fn a_capture_is_detected_and_sized_by_its_answers() {
         Some(&br#"{"prompt":"one two three","max_tokens":9}"#[..])
     );
 }
+
+#[test]
+fn a_record_longer_than_the_flags_allow_is_refused_with_its_line() {
+    // the probe sent a 1,100,000-word text record to the server (benches/hostile_probe.sh)
+    let long = "word ".repeat(1_100_000);
+    let n = ApproxTokenizer.count(&long);
+    assert!(n > crate::workload::prompt::MAX_INPUT_TOKENS, "{n}");
+    let text = format!("{{\"text\": \"a\"}}\n{{\"text\": \"{long}\"}}\n");
+    let path = file("long.jsonl", &text);
+    assert_eq!(
+        load_file(&path, Some(DatasetFormat::Jsonl)).unwrap_err(),
+        format!("{path}:2: the prompt is {n} tokens: at most 1000000 (as --input-tokens takes)")
+    );
+    assert_errors(
+        "long-answer.jsonl",
+        DatasetFormat::Jsonl,
+        &[(
+            "{\"text\": \"a\", \"output_length\": 1000001}\n",
+            ":1: the answer asks for 1000001 tokens: at most 1000000 (as --output-tokens takes)",
+        )],
+    );
+}
