@@ -231,13 +231,14 @@ fn check_bounds(run: &RunSettings, open: &OpenChoice) -> Result<(), InputError> 
         run.request_count,
         run.request_count_from,
         warmup,
-        &run.workload,
+        (run.workload.input_tokens, run.workload.input_tokens_stddev),
         available,
     )
     .map_err(InputError)?;
     if let OpenChoice::Rates(rates) = open {
         for r in rates {
-            bounds::check_rate_level(*r, &run.open).map_err(InputError)?;
+            bounds::check_rate_level(*r, run.open.level_s, run.open.requests)
+                .map_err(InputError)?;
         }
     }
     Ok(())
@@ -457,7 +458,9 @@ pub async fn start_fleet(
     };
     if choice.backend == WorkerBackend::Local {
         let url = format!("http://{}", controller.addr());
-        let children = crate::fleet::local::start(&url, n, &token, controller.losses())
+        let losses = controller.losses();
+        let lose = move |index, why| losses.lose(index, why);
+        let children = crate::fleet::local::start(&url, n, &token, lose)
             .map_err(|e| anyhow::anyhow!("cannot start the local workers: {e}"))?;
         controller.adopt(children);
     }

@@ -60,7 +60,7 @@ pub fn overlay_spec(rec: &CampaignRecord) -> anyhow::Result<crate::report::chart
         }
     }
     let refs: Vec<&crate::report::RunData> = runs.iter().collect();
-    let mut spec = crate::report::export_run::chart_spec(&refs);
+    let mut spec = crate::report::run_chart::chart_spec(&refs);
     for (run, label) in spec.runs.iter_mut().zip(labels) {
         run.label = label;
     }

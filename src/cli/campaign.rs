@@ -240,7 +240,8 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
         std::io::stdout().is_terminal() && !args.no_tui && !args.json
     };
     let (run, end) = if dashboard {
-        let (run, end) = crate::tui::campaign::run_campaign_view(run, prepared, cancel).await?;
+        let (run, end) =
+            crate::tui::campaign_loop::run_campaign_view(run, prepared, cancel).await?;
         (run, end)
     } else {
         let end = run.run_all(prepared, cancel, None).await;

@@ -1,7 +1,8 @@
 //! `[campaigns.NAME]` (or a campaign file given to `rightsize campaign FILE`): one workload,
 //! one SLA search, an optional peak, and the candidates to rank (see docs/campaigns.md).
 
-use super::file::{ConfigError, SlaValue};
+use super::error::ConfigError;
+use super::sla_value::SlaValue;
 use crate::values::{Fraction, Positive};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};

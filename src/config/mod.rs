@@ -3,10 +3,13 @@
 
 pub mod campaign;
 mod custom_format;
+pub mod error;
 pub mod file;
 pub mod overrides;
 pub mod resolve;
 pub mod search;
+pub mod sla_value;
 mod workload;
 
-pub use file::{ConfigError, ConfigFile};
+pub use error::ConfigError;
+pub use file::ConfigFile;

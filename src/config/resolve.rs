@@ -366,7 +366,7 @@ pub fn resolve_workload(
         dataset,
         ..WorkloadSpec::fixed(0, 0)
     };
-    use crate::workload::prompt::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
+    use crate::workload::bounds::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
     for (what, flag, v, max) in [
         ("input", "--input-tokens", w.input_tokens, MAX_INPUT_TOKENS),
         (

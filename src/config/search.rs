@@ -1,12 +1,13 @@
 //! Resolution of an SLA search: a `[searches.NAME]` plan (if named) with flags on top, into
 //! one validated [`SearchSpec`].
 
-use super::file::{ConfigFile, SearchEntry, SlaValue};
+use super::file::{ConfigFile, SearchEntry};
 use super::overrides::{EndpointOverrides, InputError, RunOverrides, WorkloadOverrides};
 use super::resolve::{resolve_target, run_settings, unknown, RunSettings};
+use super::sla_value::SlaValue;
 use crate::metrics::summary::{load_to_rps, rps_to_load};
 use crate::plan::judge::SlaSet;
-use crate::plan::search::SearchConfig;
+use crate::plan::search_config::SearchConfig;
 use crate::record::sla::{SlaMetric, SlaThreshold};
 
 /// Search choices given on the command line.

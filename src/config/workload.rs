@@ -5,7 +5,8 @@
 use super::file::{EndpointEntry, ProfileEntry};
 use super::overrides::{EndpointTarget, InputError, WorkloadOverrides};
 use crate::workload::dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
-use crate::workload::session::{SessionSpec, MAX_TURNS};
+use crate::workload::session::MAX_TURNS;
+use crate::workload::session_spec::SessionSpec;
 use crate::workload::WorkloadSpec;
 
 /// The dataset the flags or the profile name, if any.

@@ -27,7 +27,7 @@ use super::fleet_level::{Halt, Heard, Tally};
 use super::intended::Segment;
 use super::lag::LagProbe;
 use super::open_collect::{OpenCollector, Sending, SAMPLE};
-use super::open_loop::OpenPlan;
+use super::open_plan::OpenPlan;
 use crate::clock::now_ns;
 use crate::metrics::LevelSummary;
 

@@ -13,6 +13,7 @@ pub mod intended;
 pub mod lag;
 mod open_collect;
 pub mod open_loop;
+pub mod open_plan;
 pub mod run;
 pub mod sink;
 mod start_note;

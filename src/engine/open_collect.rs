@@ -9,7 +9,7 @@ use super::closed_loop::{finish_level, fold};
 use super::events::EngineEvent;
 use super::intended::{Due, Intended};
 use super::lag::LagProbe;
-use super::open_loop::OpenPlan;
+use super::open_plan::OpenPlan;
 use crate::metrics::progress::{LevelProgress, OpenProgress};
 use crate::metrics::rate::{rate_held, RateSummary, Saturation};
 use crate::metrics::{Histogram, RecentDurations};

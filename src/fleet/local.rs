@@ -9,7 +9,6 @@
 //! each worker's standard input is a pipe whose other end only the controller holds, and a
 //! worker exits the moment it closes (`--exit-with-stdin`).
 
-use super::controller::Losses;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,8 +24,14 @@ pub struct LocalWorkers {
     tasks: Vec<tokio::task::JoinHandle<Option<String>>>,
 }
 
-/// Starts `n` workers of this binary for the controller at `url`.
-pub fn start(url: &str, n: usize, token: &str, losses: Losses) -> std::io::Result<LocalWorkers> {
+/// Starts `n` workers of this binary for the controller at `url`; `lose(index, why)` tells the
+/// controller when one's process is gone (the controller's `Losses::lose`).
+pub fn start(
+    url: &str,
+    n: usize,
+    token: &str,
+    lose: impl Fn(u32, String) + Clone + Send + 'static,
+) -> std::io::Result<LocalWorkers> {
     let exe = std::env::current_exe()?;
     let stop = CancellationToken::new();
     let mut tasks = Vec::new();
@@ -56,7 +61,7 @@ pub fn start(url: &str, n: usize, token: &str, losses: Losses) -> std::io::Resul
                 }
             });
         }
-        let (stop, losses) = (stop.clone(), losses.clone());
+        let (stop, lose) = (stop.clone(), lose.clone());
         tasks.push(tokio::spawn(async move {
             // held for as long as the worker is watched
             let _lifeline = lifeline;
@@ -71,7 +76,7 @@ pub fn start(url: &str, n: usize, token: &str, losses: Losses) -> std::io::Resul
                         Err(e) => format!("its process cannot be waited for: {e}"),
                     };
                     let why = if line.is_empty() { why } else { format!("{why}: {line}") };
-                    losses.lose(index, why);
+                    lose(index, why);
                     None
                 }
                 _ = stop.cancelled() => {

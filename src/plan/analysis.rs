@@ -13,7 +13,10 @@ use super::knee::{
     curve, knee_finding, CurvePoint, Knee, KneeFinding, UndecidedKnee, DEFAULT_MIN_GAIN,
 };
 use super::range::{boundary_range, BoundaryRange};
-use super::search::{self, Outcome, Point, SearchConfig, Step, Why};
+use super::search::{self, Step, Why};
+use super::search_config::SearchConfig;
+use super::search_outcome::{outcome_now, Outcome};
+use super::search_points::{bracket, standing, Point};
 use crate::metrics::LevelSummary;
 use crate::plan::judge::{
     level_verdict, min_samples, sample_count, undecided_screen, SlaSet, DEFAULT_MAX_ERROR_RATE,
@@ -441,12 +444,12 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         KneeFinding::Undecided(u) => (None, Some(u)),
         KneeFinding::NotFound => (None, None),
     };
-    let (lo, hi) = search::bracket(&pts);
+    let (lo, hi) = bracket(&pts);
     let search = a.search.map(|cfg| {
         let outcome = match search::decide(&cfg, &pts) {
             Step::Done(o) => o,
             // cut short (interrupted): report where it stood
-            Step::Measure { .. } => search::outcome_now(&cfg, &pts),
+            Step::Measure { .. } => outcome_now(&cfg, &pts),
         };
         search_result(&limits, &named, levels, outcome)
     });
@@ -551,7 +554,7 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
 /// decided fail, as it stands: a level measured again is judged on all its requests). An
 /// uncertain level, or one not held, is never the breaking point.
 fn breaking_point(pts: &[Point]) -> Option<u32> {
-    search::standing(pts)
+    standing(pts)
         .into_iter()
         .filter(|p| p.held && p.failed())
         .map(|p| p.concurrency)

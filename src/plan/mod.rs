@@ -15,7 +15,9 @@ pub mod planner;
 pub mod range;
 pub mod recorded;
 pub mod search;
+pub mod search_config;
 pub mod search_outcome;
+pub mod search_points;
 
 pub use analysis::{analyse, Analysis, RunAnalysis};
 pub use planner::{LevelLoad, LevelPlanner, SearchPlanner, SweepPlanner};

@@ -1,7 +1,7 @@
 //! The model-guided step of the SLA search: where the breaching metric, modelled against log
 //! concurrency through the measured levels nearest its limit, reaches the limit.
 
-use super::search::{aggregate, Point};
+use super::search_points::{aggregate, Point};
 
 /// Where the breaching metric reaches its limit, modelled against log concurrency through the
 /// measured levels whose values are nearest the limit: a parabola through three when the

@@ -6,7 +6,8 @@
 
 use super::analysis::{analyse, points, Analysis};
 use super::knee::{refine_next, DEFAULT_MIN_GAIN, REFINE_MAX_EXTRA, REFINE_RATIO};
-use super::search::{decide, SearchConfig, Step};
+use super::search::{decide, Step};
+use super::search_config::SearchConfig;
 use crate::metrics::summary::load_to_rps;
 use crate::metrics::{LevelSummary, RequestLimits};
 use crate::plan::judge::{min_samples, SlaSet};

@@ -2,7 +2,7 @@
 //! [`Analysis`] it was run with, so a past (or imported) run is analysed exactly as a live one.
 
 use super::capacity::{CapacityInputs, Peak};
-use super::search::SearchConfig;
+use super::search_config::SearchConfig;
 use super::Analysis;
 use crate::plan::judge::{SlaSet, DEFAULT_MAX_ERROR_RATE};
 use crate::record::sla::{parse_statistic, SlaMetric, SlaThreshold};

@@ -26,122 +26,12 @@
 //! its limit. A level still uncertain at its request cap, or not held, is not a pass: it ends
 //! the bracket from above like a failure, without contradicting anything.
 
-pub use super::model::model_crossing;
-use super::search_outcome::outcome;
-pub use super::search_outcome::outcome_now;
+use super::model::model_crossing;
+pub use super::search_config::SearchConfig;
+use super::search_outcome::{outcome, Outcome, StopReason};
+use super::search_points::{bracket, contradictions, levels_used, standing, Point};
 use crate::record::sla::Verdict;
 use serde::Serialize;
-use std::collections::BTreeMap;
-
-/// Limits of one search.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SearchConfig {
-    /// Lowest concurrency to try (the first level).
-    pub min: u32,
-    /// Highest concurrency to try.
-    pub max: u32,
-    /// Most levels to run. A level measured again (pooled) counts once, and each level is
-    /// measured at most twice; where re-measurements do not pool (by rate, older files) each
-    /// counts.
-    pub max_iterations: u32,
-    /// Stop when the bracket's high end is within this fraction of its low end (0.05 = 5 %).
-    pub tolerance: f64,
-    /// Once the bracket is within the tolerance, measure each end once more (budget
-    /// permitting): noise that flips a verdict then shows up as a contradiction instead of
-    /// a confident answer. Inside one search a new level always lies inside the bracket, so
-    /// without a second look noise could never contradict anything.
-    pub confirm: bool,
-    /// The most requests one level may run while its verdict is uncertain (adaptive
-    /// sampling); `None`: 8 x the level's first batch, and never fewer than 4 x what the
-    /// SLAs need to be decided (see `plan::planner::min_decisive_samples`).
-    pub max_requests_per_level: Option<u32>,
-}
-
-impl Default for SearchConfig {
-    fn default() -> Self {
-        SearchConfig {
-            min: 16,
-            max: 4096,
-            max_iterations: 10,
-            tolerance: 0.05,
-            confirm: true,
-            max_requests_per_level: None,
-        }
-    }
-}
-
-/// What the planner knows of one finished level.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    pub concurrency: u32,
-    /// The level held its concurrency and every SLA passed with its whole interval.
-    pub pass: bool,
-    /// Every SLA together (`uncertain`: some interval straddles its limit).
-    pub verdict: Verdict,
-    /// The level held its concurrency (a level not held is never named).
-    pub held: bool,
-    /// observed / limit for each SLA, in the order they were given (above 1 breaches;
-    /// infinite when the level could not measure it). Empty when unknown.
-    pub ratios: Vec<f64>,
-    /// Requests the verdict stands on (every measurement pooled so far); 0 when unknown.
-    pub requests: u64,
-    /// The verdict covers the earlier measurements at this concurrency too (the level was
-    /// measured again and pooled): it replaces theirs.
-    pub pooled: bool,
-    /// Every measurement behind it was a screen (its first batch only): when that left it
-    /// uncertain, it steers by its observed values and is not an answer until decided.
-    pub screen: bool,
-}
-
-impl Point {
-    /// A held level with a decided verdict.
-    pub fn decided(concurrency: u32, pass: bool, ratios: Vec<f64>) -> Point {
-        Point {
-            concurrency,
-            pass,
-            verdict: if pass { Verdict::Pass } else { Verdict::Fail },
-            held: true,
-            ratios,
-            requests: 0,
-            pooled: false,
-            screen: false,
-        }
-    }
-
-    /// A held level screened on one batch that left it uncertain, observed at `ratios`.
-    #[cfg(test)]
-    pub fn screened(concurrency: u32, ratios: Vec<f64>) -> Point {
-        Point {
-            concurrency,
-            pass: false,
-            verdict: Verdict::Uncertain,
-            held: true,
-            ratios,
-            requests: 0,
-            pooled: false,
-            screen: true,
-        }
-    }
-
-    /// A screen that left it uncertain: its verdict is to be decided before it is an answer.
-    pub fn undecided_screen(&self) -> bool {
-        self.screen && self.held && self.verdict == Verdict::Uncertain
-    }
-
-    /// The same measurement, pooled with the earlier ones at its concurrency.
-    #[cfg(test)]
-    pub fn pooled(self) -> Point {
-        Point {
-            pooled: true,
-            ..self
-        }
-    }
-
-    /// A decided failure: an SLA broke with its whole interval (held or not).
-    pub fn failed(&self) -> bool {
-        self.verdict == Verdict::Fail
-    }
-}
 
 /// Why a level is run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -172,172 +62,11 @@ impl Why {
     }
 }
 
-/// Why the search stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The bracket is within the tolerance (or one apart).
-    Converged,
-    /// `max` passed: the limit is at least that.
-    MaxPasses,
-    /// `min` failed: nothing in range meets the SLA.
-    MinFails,
-    /// `max_iterations` levels were run.
-    Budget,
-    /// The run was cut short before the planner was done.
-    Interrupted,
-}
-
-/// A pass measured above a fail.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Contradiction {
-    pub passed: u32,
-    pub failed: u32,
-}
-
-/// Where the search ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
-    pub reason: StopReason,
-    /// The answer: the highest concurrency that passed below every fail.
-    pub max_passing: Option<u32>,
-    /// The lowest concurrency that failed.
-    pub first_failing: Option<u32>,
-    /// The requests `max_passing`'s verdict stands on (all its measurements, pooled).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_passing_requests: Option<u64>,
-    /// The requests `first_failing`'s verdict stands on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_failing_requests: Option<u64>,
-    /// Levels used (a level measured again counts once).
-    pub levels_used: u32,
-    /// Measurements run: every level's, the second ones of levels measured again included.
-    pub measurements: u32,
-    pub contradictions: Vec<Contradiction>,
-    /// Each level's measurements in order (`true` = pass), for levels measured more than once.
-    pub remeasured: BTreeMap<u32, Vec<bool>>,
-    /// Levels whose verdict stayed uncertain (at the request cap): treated as not passing.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub uncertain: Vec<u32>,
-    /// Levels that did not hold their concurrency: never named.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub not_held: Vec<u32>,
-    /// A sentence saying how sure the answer is.
-    pub confidence: String,
-}
-
 /// The planner's decision after the levels so far.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     Measure { concurrency: u32, why: Why },
     Done(Outcome),
-}
-
-/// One measurement's vote on its level: `Some(true)` passed, `Some(false)` failed, `None`
-/// decided nothing (uncertain at its request cap, or not held without a failure).
-pub(crate) type Vote = Option<bool>;
-
-impl Point {
-    /// Its vote on the bracket: its verdict when decided, else a screen's lean (what it
-    /// observed against the limits).
-    pub(crate) fn vote(&self) -> Vote {
-        match self.decided_vote() {
-            None if self.undecided_screen() && !self.ratios.is_empty() => {
-                Some(self.ratios.iter().all(|r| *r <= 1.0))
-            }
-            v => v,
-        }
-    }
-
-    /// Its verdict as a vote: pass, fail, or nothing when undecided (a screen's lean is not
-    /// a verdict).
-    pub(crate) fn decided_vote(&self) -> Vote {
-        if self.pass {
-            Some(true)
-        } else if self.failed() {
-            Some(false)
-        } else {
-            None
-        }
-    }
-}
-
-/// The points that stand: every one but those a later pooled measurement at the same
-/// concurrency replaced.
-pub fn standing(points: &[Point]) -> Vec<&Point> {
-    points
-        .iter()
-        .enumerate()
-        .filter(|(i, p)| {
-            !points[i + 1..]
-                .iter()
-                .any(|q| q.pooled && q.concurrency == p.concurrency)
-        })
-        .map(|(_, p)| p)
-        .collect()
-}
-
-/// Per concurrency: its standing measurements' votes, in order, and mean ratios (one of
-/// each for a pooled level).
-pub(crate) fn aggregate(points: &[Point]) -> BTreeMap<u32, (Vec<Vote>, Vec<f64>)> {
-    let mut m: BTreeMap<u32, (Vec<Vote>, Vec<Vec<f64>>)> = BTreeMap::new();
-    for p in standing(points) {
-        let e = m.entry(p.concurrency).or_default();
-        e.0.push(p.vote());
-        e.1.push(p.ratios.clone());
-    }
-    m.into_iter()
-        .map(|(c, (v, rs))| {
-            let n = rs.iter().map(Vec::len).min().unwrap_or(0);
-            let mean = (0..n)
-                .map(|j| rs.iter().map(|r| r[j]).sum::<f64>() / rs.len() as f64)
-                .collect();
-            (c, (v, mean))
-        })
-        .collect()
-}
-
-/// A level passes when most of its decided measurements passed (a tie fails). A measurement
-/// that decided nothing does not vote: a level uncertain once and passed when re-measured
-/// passes; a level that never decided does not.
-pub(crate) fn passes(votes: &[Vote]) -> bool {
-    let p = votes.iter().filter(|v| **v == Some(true)).count();
-    let f = votes.iter().filter(|v| **v == Some(false)).count();
-    p > f
-}
-
-/// Every (pass, fail) pair of standing measurements with the pass at the higher (or the same)
-/// concurrency. Only decided verdicts contradict: an uncertain or unheld level does not.
-pub fn contradictions(points: &[Point]) -> Vec<Contradiction> {
-    let standing = standing(points);
-    let mut out: Vec<Contradiction> = Vec::new();
-    for p in standing.iter().filter(|p| p.pass) {
-        for f in standing
-            .iter()
-            .filter(|f| f.failed() && f.concurrency <= p.concurrency)
-        {
-            let c = Contradiction {
-                passed: p.concurrency,
-                failed: f.concurrency,
-            };
-            if !out.contains(&c) {
-                out.push(c);
-            }
-        }
-    }
-    out
-}
-
-/// The bracket [highest pass below the lowest fail, lowest fail], by aggregated verdicts.
-pub fn bracket(points: &[Point]) -> (Option<u32>, Option<u32>) {
-    let agg = aggregate(points);
-    let hi = agg.iter().find(|(_, (v, _))| !passes(v)).map(|(c, _)| *c);
-    let lo = agg
-        .iter()
-        .filter(|(c, (v, _))| passes(v) && hi.is_none_or(|h| **c < h))
-        .map(|(c, _)| *c)
-        .next_back();
-    (lo, hi)
 }
 
 /// The next step after `points` (the levels measured so far, in order).
@@ -450,12 +179,6 @@ fn undecided_end(points: &[Point], ends: &[Option<u32>]) -> Option<u32> {
         let measured = points.iter().filter(|p| p.concurrency == *end).count();
         measured == 1 && at.iter().all(|p| p.undecided_screen())
     })
-}
-
-/// Levels the search has used: measurements that did not join an earlier one at their
-/// concurrency (a level measured again counts once).
-pub(crate) fn levels_used(points: &[Point]) -> u32 {
-    points.iter().filter(|p| !p.pooled).count() as u32
 }
 
 /// A level to measure again: in a contradiction and measured only once; the failing one of

@@ -1,12 +1,60 @@
 //! How an SLA search ended: the bracket, the contradictions and re-measurements, and the
 //! confidence note that says how sure the answer is.
 
-use super::search::{
-    bracket, contradictions, levels_used, passes, standing, Contradiction, Outcome, Point,
-    SearchConfig, StopReason, Vote,
+use super::search_config::SearchConfig;
+use super::search_points::{
+    bracket, contradictions, levels_used, passes, standing, Contradiction, Point, Vote,
 };
 use crate::record::sla::Verdict;
+use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// Why the search stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The bracket is within the tolerance (or one apart).
+    Converged,
+    /// `max` passed: the limit is at least that.
+    MaxPasses,
+    /// `min` failed: nothing in range meets the SLA.
+    MinFails,
+    /// `max_iterations` levels were run.
+    Budget,
+    /// The run was cut short before the planner was done.
+    Interrupted,
+}
+
+/// Where the search ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    pub reason: StopReason,
+    /// The answer: the highest concurrency that passed below every fail.
+    pub max_passing: Option<u32>,
+    /// The lowest concurrency that failed.
+    pub first_failing: Option<u32>,
+    /// The requests `max_passing`'s verdict stands on (all its measurements, pooled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_passing_requests: Option<u64>,
+    /// The requests `first_failing`'s verdict stands on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failing_requests: Option<u64>,
+    /// Levels used (a level measured again counts once).
+    pub levels_used: u32,
+    /// Measurements run: every level's, the second ones of levels measured again included.
+    pub measurements: u32,
+    pub contradictions: Vec<Contradiction>,
+    /// Each level's measurements in order (`true` = pass), for levels measured more than once.
+    pub remeasured: BTreeMap<u32, Vec<bool>>,
+    /// Levels whose verdict stayed uncertain (at the request cap): treated as not passing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uncertain: Vec<u32>,
+    /// Levels that did not hold their concurrency: never named.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_held: Vec<u32>,
+    /// A sentence saying how sure the answer is.
+    pub confidence: String,
+}
 
 /// Where a search stands now, for a run cut short.
 pub fn outcome_now(cfg: &SearchConfig, points: &[Point]) -> Outcome {

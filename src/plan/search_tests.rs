@@ -2,6 +2,8 @@
 //! noisy curves.
 
 use super::*;
+use crate::plan::search_points::{passes, Contradiction};
+use std::collections::BTreeMap;
 
 fn pt(c: u32, pass: bool) -> Point {
     Point::decided(c, pass, vec![])

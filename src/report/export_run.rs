@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::{json, Value};
 
-use super::chart::{render_png, render_svg, ChartRun, ChartSpec, SlaLine};
+use super::chart::{render_png, render_svg};
 use super::export::{aiperf_export, levels_csv};
 use super::history::{load_run, RunData};
-use super::history_text::workload_line;
+use super::run_chart::chart_spec;
 
 /// Default chart size (pixels).
 pub const DEFAULT_SIZE: (u32, u32) = (1600, 900);
@@ -65,80 +65,6 @@ impl ExportRequest {
             && self.json.is_none()
             && self.aiperf.is_none()
             && self.benchmark_report.is_none()
-    }
-}
-
-fn date(run: &RunData) -> String {
-    run.info
-        .started_at
-        .get(..16)
-        .unwrap_or(&run.info.started_at)
-        .replace('T', " ")
-}
-
-fn describe(run: &RunData) -> String {
-    let mut parts = vec![run.info.endpoint.clone(), run.info.model.clone()];
-    parts.push(workload_line(&run.echo));
-    parts.retain(|p| !p.is_empty() && p != "-");
-    parts.join(" | ")
-}
-
-/// The chart of one run, or of several overlaid (labelled `A`, `B`, ...). The axis is the
-/// first run's (a run measured on the other axis draws no points); the SLA lines are the
-/// first run's that recorded latency SLAs; each run brings its own knee, answer and bracket.
-pub fn chart_spec(runs: &[&RunData]) -> ChartSpec {
-    let single = runs.len() == 1;
-    let label = |i: usize| {
-        if single {
-            String::new()
-        } else {
-            char::from(b'A' + (i % 26) as u8).to_string()
-        }
-    };
-    let mut titles: Vec<String> = Vec::new();
-    for r in runs {
-        let d = describe(r);
-        if !titles.contains(&d) {
-            titles.push(d);
-        }
-    }
-    let subtitle = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let tag = if single {
-                String::new()
-            } else {
-                format!("{}: ", label(i))
-            };
-            format!("{tag}run {} ({} UTC)", r.info.id, date(r))
-        })
-        .collect::<Vec<_>>()
-        .join("   vs   ");
-    let reports: Vec<_> = runs.iter().map(|r| r.report()).collect();
-    let axis = reports.first().map(|a| a.axis).unwrap_or_default();
-    ChartSpec {
-        title: titles.join("  vs  "),
-        subtitle,
-        axis,
-        runs: runs
-            .iter()
-            .zip(&reports)
-            .enumerate()
-            .map(|(i, (r, report))| {
-                let limits = r.analysis().limits();
-                let mut run = ChartRun::from_analysis(&label(i), &r.levels, report, &limits);
-                if report.axis != axis {
-                    run.points.clear();
-                }
-                run
-            })
-            .collect(),
-        slas: runs
-            .iter()
-            .map(|r| SlaLine::of(&r.analysis().slas))
-            .find(|l| !l.is_empty())
-            .unwrap_or_default(),
     }
 }
 

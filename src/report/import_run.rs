@@ -20,8 +20,6 @@ pub const MAX_FILE: u64 = 64 << 20;
 pub enum ImportError {
     #[error("{0}: no such file or folder")]
     NotFound(PathBuf),
-    #[error("{0}: no {EXPORT_FILE} found (give one export file, a folder of them, or a SageMaker .tar.gz)", EXPORT_FILE = crate::report::import_aiperf::EXPORT_FILE)]
-    NoExports(PathBuf),
     /// A folder without the files an import reads: `what` says which.
     #[error("{path}: {what}")]
     NoFiles { path: PathBuf, what: String },

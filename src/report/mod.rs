@@ -17,6 +17,7 @@ pub mod import_run;
 pub mod import_stats;
 pub mod import_vllm;
 pub mod open_text;
+pub mod run_chart;
 pub mod server_text;
 pub mod table;
 pub mod traffic_text;

@@ -111,7 +111,14 @@ pub async fn accept_loop(
         let state = Arc::clone(&state);
         match &tls {
             None => tokio::spawn(serve_connection(stream, state)),
-            Some(acceptor) => tokio::spawn(super::tls::serve(acceptor.clone(), stream, state)),
+            Some(acceptor) => {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    if let Some(tls) = super::tls::handshake(&acceptor, stream).await {
+                        serve_connection(tls, state).await;
+                    }
+                })
+            }
         };
     }
 }

@@ -3,9 +3,9 @@
 //! [`acceptor`] reads the PEM certificate chain and private key once, at start, into a rustls
 //! server configuration (the ring provider, TLS 1.2 and 1.3, ALPN `http/1.1` only: the
 //! simulator serves HTTP/1.1). The accept loop hands each accepted socket to its own task,
-//! and [`serve`] runs the handshake there, so a slow or broken client never holds up the next
-//! accept; then the connection is served by the same hyper service as plain http. A failed
-//! handshake drops that connection: nothing is counted and it is logged at debug level only.
+//! and [`handshake`] runs there, so a slow or broken client never holds up the next accept;
+//! then the connection is served by the same hyper service as plain http. A failed handshake
+//! drops that connection: nothing is counted and it is logged at debug level only.
 //!
 //! Clients trust a self-signed certificate through `SSL_CERT_FILE` (rightsize, curl's
 //! `--cacert`, anything built on rustls-native-certs or OpenSSL).
@@ -17,9 +17,8 @@ use std::time::Duration;
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpStream;
+use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
-
-use super::http::{serve_connection, AppState};
 
 /// Longest a client may take to complete the handshake before its connection is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -75,11 +74,18 @@ pub fn acceptor(files: &TlsFiles) -> Result<TlsAcceptor, String> {
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
-/// One accepted connection: the handshake, then HTTP/1.1 over it.
-pub async fn serve(acceptor: TlsAcceptor, stream: TcpStream, state: Arc<AppState>) {
+/// The handshake on one accepted connection: the TLS stream to serve HTTP/1.1 over, or
+/// `None` when it failed or timed out (logged at debug level only).
+pub async fn handshake(acceptor: &TlsAcceptor, stream: TcpStream) -> Option<TlsStream<TcpStream>> {
     match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-        Ok(Ok(tls)) => serve_connection(tls, state).await,
-        Ok(Err(e)) => tracing::debug!("sim: TLS handshake failed: {e}"),
-        Err(_) => tracing::debug!("sim: TLS handshake timed out"),
+        Ok(Ok(tls)) => Some(tls),
+        Ok(Err(e)) => {
+            tracing::debug!("sim: TLS handshake failed: {e}");
+            None
+        }
+        Err(_) => {
+            tracing::debug!("sim: TLS handshake timed out");
+            None
+        }
     }
 }

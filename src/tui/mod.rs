@@ -4,12 +4,15 @@
 
 pub mod app;
 pub mod campaign;
+pub mod campaign_loop;
 pub mod event_loop;
 pub mod history;
+mod keys;
 pub mod render;
 pub mod series;
 pub mod server_series;
 pub mod setup;
+pub mod setup_fields;
 mod setup_sagemaker;
 mod terminal;
 pub mod timeline;

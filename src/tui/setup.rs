@@ -12,64 +12,8 @@ use crate::plan::capacity::Peak;
 use crate::record::sla::{SlaMetric, SlaThreshold};
 use crate::values::{parse_concurrency, parse_concurrency_list, parse_positive};
 
-/// How a field is edited.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FieldKind {
-    /// Cycle through fixed choices with left/right.
-    Choice(Vec<String>),
-    /// Cycle through choices with left/right, or type any text.
-    Open(Vec<String>),
-    /// Typed text, checked by the field's validator.
-    Text,
-    /// On or off.
-    Toggle,
-}
-
-/// Which setting a field holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldId {
-    Mode,
-    Endpoint,
-    // SageMaker endpoints only (see [`super::setup_sagemaker`])
-    Region,
-    AwsProfile,
-    SageMakerFormat,
-    InferenceComponent,
-    TargetVariant,
-    RequestTemplate,
-    TextPointer,
-    TokenCountPointer,
-    Model,
-    Profile,
-    InputTokens,
-    OutputTokens,
-    Stream,
-    Concurrency,
-    Requests,
-    E2eSla,
-    TtftSla,
-    TpotSla,
-    ErrorRateSla,
-    SearchMin,
-    SearchMax,
-    MaxIterations,
-    PeakConcurrency,
-    PricePerHour,
-    TimeScale,
-    Workers,
-}
-
-/// One row of the form.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Field {
-    pub id: FieldId,
-    pub label: &'static str,
-    pub kind: FieldKind,
-    pub value: String,
-    /// What is wrong with the value, shown beside it.
-    pub error: Option<String>,
-    pub hint: &'static str,
-}
+pub use super::setup_fields::{Field, FieldId, FieldKind};
+use super::setup_sagemaker;
 
 /// The whole form, with the cursor and the text being typed.
 #[derive(Debug, Clone)]
@@ -270,7 +214,7 @@ impl SetupForm {
             .iter()
             .position(|f| f.id == FieldId::Endpoint)
             .map_or(0, |i| i + 1);
-        fields.splice(at..at, super::setup_sagemaker::fields());
+        fields.splice(at..at, setup_sagemaker::fields());
         SetupForm {
             fields,
             selected: 0,
@@ -288,8 +232,15 @@ impl SetupForm {
         self.fields.get(i).is_some_and(|f| match f.id {
             FieldId::Concurrency => !search,
             FieldId::SearchMin | FieldId::SearchMax | FieldId::MaxIterations => search,
-            id => super::setup_sagemaker::shown(self, id),
+            id => self.sagemaker_shown(id),
         })
+    }
+
+    /// True when row `id` is on the form as far as the SageMaker rows go (each other row is).
+    fn sagemaker_shown(&self, id: FieldId) -> bool {
+        let sagemaker =
+            setup_sagemaker::is_sagemaker(self.get(FieldId::Endpoint), &self.sagemaker_endpoints);
+        setup_sagemaker::shown(id, sagemaker, self.get(FieldId::SageMakerFormat))
     }
 
     /// A form showing what `req` asks for (the command line's flags), keeping `req` as the
@@ -317,7 +268,7 @@ impl SetupForm {
         let e = &req.endpoint;
         let w = &req.workload;
         set(FieldId::Endpoint, e.endpoint.clone());
-        for (id, value) in super::setup_sagemaker::values(e) {
+        for (id, value) in setup_sagemaker::values(e) {
             set(id, value);
         }
         set(FieldId::Model, Some(text(e.model.clone())));
@@ -591,7 +542,11 @@ impl SetupForm {
         let non_empty = |id| Some(self.get(id).to_string()).filter(|s| !s.is_empty());
         let mut r = self.base.clone();
         r.endpoint.endpoint = non_empty(FieldId::Endpoint);
-        super::setup_sagemaker::apply(self, &mut r.endpoint);
+        let sagemaker_row = |id| {
+            let v = self.get(id).trim();
+            (self.sagemaker_shown(id) && !v.is_empty()).then(|| v.to_string())
+        };
+        setup_sagemaker::apply(sagemaker_row, &mut r.endpoint);
         r.endpoint.model = non_empty(FieldId::Model);
         r.endpoint.sim_time_scale = self.get(FieldId::TimeScale).parse().ok();
         r.workload.profile = non_empty(FieldId::Profile);
@@ -729,7 +684,7 @@ pub fn read(id: FieldId, v: &str, endpoints: Option<&[String]>) -> Result<Option
         }
         FieldId::Endpoint if !optional => read_endpoint(v, endpoints).map(|_| None),
         FieldId::RequestTemplate | FieldId::TextPointer | FieldId::TokenCountPointer => {
-            super::setup_sagemaker::check(id, v).map(|_| None)
+            setup_sagemaker::check(id, v).map(|_| None)
         }
         _ => Ok(None),
     }

@@ -3,7 +3,7 @@
 //! `sagemaker`), and the custom format's three rows when the format is `custom`. Each row is
 //! the flag of the same name: empty leaves it to the config entry (or the SDK's default).
 
-use super::setup::{Field, FieldId, FieldKind, SetupForm};
+use super::setup_fields::{Field, FieldId, FieldKind};
 use crate::config::overrides::EndpointOverrides;
 use crate::endpoint::custom_payload::{check_pointer, parse_template};
 use crate::endpoint::SageMakerFormat;
@@ -72,33 +72,31 @@ pub(super) fn fields() -> Vec<Field> {
     ]
 }
 
-/// True when the form's endpoint is a SageMaker one.
-pub(super) fn is_sagemaker(form: &SetupForm) -> bool {
-    let e = form.get(FieldId::Endpoint);
-    e.starts_with("sagemaker:") || form.sagemaker_endpoints.iter().any(|n| n == e)
+/// True when the endpoint row's value `endpoint` is a SageMaker endpoint: `sagemaker:NAME`,
+/// or one of the config's endpoints of kind `sagemaker`.
+pub(super) fn is_sagemaker(endpoint: &str, sagemaker_endpoints: &[String]) -> bool {
+    endpoint.starts_with("sagemaker:") || sagemaker_endpoints.iter().any(|n| n == endpoint)
 }
 
-/// True when row `id` is on the form now.
-pub(super) fn shown(form: &SetupForm, id: FieldId) -> bool {
+/// True when row `id` is on a form whose endpoint is a SageMaker one (`sagemaker`) and whose
+/// format row reads `format` (every row but these is).
+pub(super) fn shown(id: FieldId, sagemaker: bool, format: &str) -> bool {
     match id {
         FieldId::Region
         | FieldId::AwsProfile
         | FieldId::SageMakerFormat
         | FieldId::InferenceComponent
-        | FieldId::TargetVariant => is_sagemaker(form),
+        | FieldId::TargetVariant => sagemaker,
         FieldId::RequestTemplate | FieldId::TextPointer | FieldId::TokenCountPointer => {
-            is_sagemaker(form) && form.get(FieldId::SageMakerFormat) == "custom"
+            sagemaker && format == "custom"
         }
         _ => true,
     }
 }
 
-/// The rows' settings into `e` (rows not shown, and empty ones, leave a setting unset).
-pub(super) fn apply(form: &SetupForm, e: &mut EndpointOverrides) {
-    let value = |id| {
-        let v = form.get(id).trim();
-        (shown(form, id) && !v.is_empty()).then(|| v.to_string())
-    };
+/// The rows' settings into `e`; `value(id)` is a row's value, `None` for a row not shown or
+/// empty (which leaves its setting unset).
+pub(super) fn apply(value: impl Fn(FieldId) -> Option<String>, e: &mut EndpointOverrides) {
     e.region = value(FieldId::Region);
     e.aws_profile = value(FieldId::AwsProfile);
     e.sagemaker_format = value(FieldId::SageMakerFormat).and_then(|f| SageMakerFormat::parse(&f));
@@ -141,7 +139,7 @@ pub(super) fn check(id: FieldId, v: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::setup::SetupChoices;
+    use crate::tui::setup::{SetupChoices, SetupForm};
 
     fn form() -> SetupForm {
         SetupForm::new(&SetupChoices {

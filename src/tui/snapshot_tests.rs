@@ -387,7 +387,7 @@ fn arrows_scroll_the_panel_in_focus_and_stop_at_its_last_row() {
         a.on_engine(&EngineEvent::LevelFinished(Box::new(l)));
     }
     a.run_ended(None);
-    let limits = crate::tui::render::layout::scroll_limits(&a);
+    let limits = crate::tui::render::scroll::scroll_limits(&a);
     // eight levels in a table of four rows: it shows the newest four
     assert_eq!(limits.levels, 4);
     assert!(draw(&a, 80, 24).contains("levels (ms) 5-8 of 8"));
@@ -419,7 +419,7 @@ fn arrows_scroll_the_panel_in_focus_and_stop_at_its_last_row() {
     let full = draw(&a, 80, 24);
     assert_eq!(
         a.full_scroll,
-        crate::tui::render::layout::full_results_max_scroll(&a)
+        crate::tui::render::scroll::full_results_max_scroll(&a)
     );
     assert!(full.contains("notes"), "{full}");
     a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));

@@ -13,7 +13,7 @@
 //! a server adds on top is the template overhead that calibration measures (see
 //! `docs/workloads.md`).
 
-use super::tokenizer::Tokenizer;
+use super::token_counter::Tokenizer;
 
 /// One of OpenAI's encodings.
 pub struct OpenAi {

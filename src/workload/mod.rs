@@ -14,8 +14,10 @@ pub mod messages;
 pub mod prompt;
 mod runtime;
 pub mod session;
+pub mod session_spec;
 #[cfg(all(test, feature = "exact-tokenizers"))]
 pub(crate) mod test_tokenizers;
+pub mod token_counter;
 pub mod tokenizer;
 pub mod trace;
 pub mod traffic;
@@ -26,4 +28,5 @@ pub use dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
 pub use messages::{ChatMessage, RequestInput};
 pub use prompt::{Prompt, WorkloadSpec};
 pub use runtime::{Loaded, Runtime, WorkloadError};
-pub use session::{Session, SessionSpec};
+pub use session::Session;
+pub use session_spec::SessionSpec;

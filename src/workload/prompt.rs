@@ -2,22 +2,16 @@
 //! shared system-prompt prefix) or from a dataset, with seeded output lengths. Every prompt of
 //! a run is a pure function of (seed, level, request index), so runs repeat exactly.
 
+use super::bounds::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS, MIN_TOKENS};
 use super::calibration::Calibration;
 use super::dataset::{Dataset, DatasetSpec, Record, Source};
 use super::exact::TextBuilder;
 use super::messages::{ChatMessage, RequestInput};
-use super::runtime::{Loaded, Runtime};
-use super::session::SessionSpec;
+use super::runtime::{Loaded, Runtime, WorkloadError};
+use super::session_spec::SessionSpec;
 use super::tokenizer::APPROX_NAME;
 use crate::rng::{mix64, SplitMix64};
 use serde::{Deserialize, Serialize};
-
-/// Lower and upper bounds a drawn token count is clamped to.
-pub const MIN_TOKENS: u32 = 1;
-/// Largest input a synthetic prompt may have (tokens).
-pub const MAX_INPUT_TOKENS: u32 = 1_000_000;
-/// Largest output a request may ask for (tokens).
-pub const MAX_OUTPUT_TOKENS: u32 = 1_000_000;
 
 /// Seeds the text of each Mooncake hash id's block (the id alone decides the text).
 const BLOCK_SALT: u64 = 0xB10C_5EED_0000_0001;
@@ -144,6 +138,33 @@ impl WorkloadSpec {
             sessions: None,
             runtime: Runtime::default(),
         }
+    }
+
+    /// Loads the tokenizer and the dataset this spec names, records what was found (the
+    /// tokenizer's name and sha256, the dataset's format, sha256 and record counts) and
+    /// attaches them.
+    pub fn load(mut self) -> Result<WorkloadSpec, WorkloadError> {
+        let turns = self.sessions.as_ref().map(|s| s.turns);
+        let runtime = Runtime::load(&self.tokenizer, self.dataset.as_mut(), turns)?;
+        let tok = &runtime.get().tokenizer;
+        self.tokenizer = tok.name.clone();
+        self.tokenizer_sha256 = tok.sha256.clone();
+        self.runtime = runtime;
+        Ok(self)
+    }
+
+    /// This spec, loaded if it was not yet.
+    pub fn ensure_loaded(self) -> Result<WorkloadSpec, WorkloadError> {
+        if self.runtime.is_loaded() {
+            Ok(self)
+        } else {
+            self.load()
+        }
+    }
+
+    /// The loaded parts (the built-in approximation when the spec was never loaded).
+    pub fn loaded(&self) -> &Loaded {
+        self.runtime.get()
     }
 
     /// The request's random stream after its length draws, its target input length (the

@@ -1,13 +1,12 @@
 //! What a workload needs at run time beyond its recorded settings: the loaded tokenizer, the
-//! words it counts as one token each, and the dataset's records. [`WorkloadSpec::load`] builds
-//! it once (at config time, so a bad file is bad input); the spec carries it in a field that is
-//! never serialized.
+//! words it counts as one token each, and the dataset's records. [`Runtime::load`] builds it
+//! once (through `WorkloadSpec::load`, at config time, so a bad file is bad input); the spec
+//! carries it in a field that is never serialized.
 
 use std::sync::{Arc, OnceLock};
 
-use super::dataset::{self, Dataset, DatasetError};
+use super::dataset::{self, Dataset, DatasetError, DatasetSpec};
 use super::exact::Words;
-use super::prompt::WorkloadSpec;
 use super::tokenizer::{self, ApproxTokenizer, LoadedTokenizer, TokenizerError, APPROX_NAME};
 
 /// Why a workload could not be loaded: the message names the file or tokenizer.
@@ -70,19 +69,22 @@ fn approx() -> &'static Loaded {
     })
 }
 
-impl WorkloadSpec {
-    /// Loads the tokenizer and the dataset this spec names, records what was found (the
-    /// tokenizer's name and sha256, the dataset's format, sha256 and record counts) and
-    /// attaches them.
-    pub fn load(mut self) -> Result<WorkloadSpec, WorkloadError> {
-        let tok = tokenizer::load(&self.tokenizer)?;
+impl Runtime {
+    /// Loads the tokenizer `tokenizer` names and the dataset `dataset` names (recording in
+    /// it what was found: its format, sha256 and record counts); `turns`: the sessions'
+    /// turns, when the workload runs multi-turn sessions.
+    pub fn load(
+        tokenizer: &str,
+        dataset: Option<&mut DatasetSpec>,
+        turns: Option<u32>,
+    ) -> Result<Runtime, WorkloadError> {
+        let tok = tokenizer::load(tokenizer)?;
         let words = if tok.name == APPROX_NAME {
             Words::approx()
         } else {
             Words::for_tokenizer(&*tok.tokenizer).map_err(WorkloadError::Words)?
         };
-        let turns = self.sessions.as_ref().map(|s| s.turns);
-        let dataset = match &mut self.dataset {
+        let dataset = match dataset {
             Some(spec) => {
                 let ds = dataset::load_with(spec, &*tok.tokenizer, turns.is_some())?;
                 if let Some(turns) = turns.filter(|t| *t > 1) {
@@ -99,28 +101,21 @@ impl WorkloadSpec {
             }
             None => None,
         };
-        self.tokenizer = tok.name.clone();
-        self.tokenizer_sha256 = tok.sha256.clone();
-        self.runtime = Runtime(Some(Arc::new(Loaded {
+        Ok(Runtime(Some(Arc::new(Loaded {
             tokenizer: tok,
             words,
             dataset,
-        })));
-        Ok(self)
+        }))))
     }
 
-    /// This spec, loaded if it was not yet.
-    pub fn ensure_loaded(self) -> Result<WorkloadSpec, WorkloadError> {
-        if self.runtime.0.is_some() {
-            Ok(self)
-        } else {
-            self.load()
-        }
+    /// Whether it was loaded.
+    pub fn is_loaded(&self) -> bool {
+        self.0.is_some()
     }
 
-    /// The loaded parts (the built-in approximation when the spec was never loaded).
-    pub fn loaded(&self) -> &Loaded {
-        match &self.runtime.0 {
+    /// The loaded parts (the built-in approximation when it was never loaded).
+    pub fn get(&self) -> &Loaded {
+        match &self.0 {
             Some(l) => l,
             None => approx(),
         }

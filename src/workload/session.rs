@@ -4,11 +4,10 @@
 //! dataset's conversations. A session's messages are a pure function of (seed, level, session
 //! index, turn) and the server's answers. See `docs/workloads.md`.
 
-use serde::{Deserialize, Serialize};
-
+use super::bounds::MAX_INPUT_TOKENS;
 use super::exact::TextBuilder;
 use super::messages::{count_messages, ChatMessage, ConversationTurn};
-use super::prompt::{Prompt, WorkloadSpec, MAX_INPUT_TOKENS};
+use super::prompt::{Prompt, WorkloadSpec};
 use crate::rng::{mix64, SplitMix64};
 
 /// The most turns a session may have.
@@ -19,21 +18,6 @@ const TURN_SALT: u64 = 0x7E55_1011_0000_0001;
 /// Synthetic first turns draw like requests of this index range (never a single-turn
 /// request's index).
 const FIRST_TURN_INDEX_BASE: u64 = 1 << 48;
-
-/// How sessions run: recorded in `run.json` as `workload.sessions`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionSpec {
-    /// User turns per session (synthetic); with a dataset, at most this many of each
-    /// conversation's user turns.
-    pub turns: u32,
-    /// Tokens of the new user message of turns 2 and later (synthetic; the first turn's is
-    /// `input_tokens`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn_input_tokens: Option<u32>,
-    /// Pause between an answer and the session's next turn (ms).
-    #[serde(default)]
-    pub think_time_ms: u64,
-}
 
 /// What a session's turns are made of.
 #[derive(Debug, Clone)]

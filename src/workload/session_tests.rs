@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::workload::dataset::DatasetSpec;
+use crate::workload::session_spec::SessionSpec;
 
 fn synthetic(turns: u32, later: Option<u32>) -> WorkloadSpec {
     WorkloadSpec {

@@ -10,17 +10,8 @@
 //!
 //! See `docs/workloads.md`.
 
+pub use super::token_counter::Tokenizer;
 use std::sync::Arc;
-
-/// Counts tokens in text.
-pub trait Tokenizer: Send + Sync {
-    /// Number of tokens `text` encodes to (no special tokens added).
-    fn count(&self, text: &str) -> u32;
-    /// A short name recorded with results (e.g. `approx-4c`).
-    fn name(&self) -> &str;
-    /// The token ids of `text` (no special tokens added), for prefix-cache block hashing.
-    fn encode(&self, text: &str) -> Vec<u32>;
-}
 
 /// The built-in approximate tokenizer: `ceil(chars / 4)` per whitespace-separated word.
 #[derive(Debug, Clone, Copy, Default)]

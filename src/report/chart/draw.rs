@@ -13,28 +13,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::legend::{Head, Legend, Swatch};
 use super::marks::*;
+use super::panel_ctx::Ctx;
 use super::parts::*;
+use super::series::line;
 use super::server_panel;
 use super::{ChartPanel, ChartPoint, ChartRun, ChartSpec, SlaMetric, FONT};
-
-/// What every panel of one image draws with.
-pub(super) struct Ctx<'a> {
-    pub spec: &'a ChartSpec,
-    pub sz: Sizes,
-    /// The panel stands alone (the HTML report's): its legend also lists what the image's
-    /// shared legend would (the answer, bracket and knee, filled and hollow markers).
-    pub alone: bool,
-}
-
-impl Ctx<'_> {
-    /// The shared entries, in a panel that stands alone.
-    pub fn shared(&self, legend: &mut Legend) {
-        if self.alone {
-            marker_entries(self.spec, legend, &self.sz);
-            dot_entries(self.spec, legend);
-        }
-    }
-}
 
 /// The right-size box's lines: the same words and figures as `rightsize show`'s right-size
 /// line, wrapped to `chars` characters.
@@ -244,13 +227,6 @@ fn si_fmt(v: &f64) -> String {
 
 fn ms_fmt(v: &f64) -> String {
     si_ms(*v)
-}
-
-/// The plot's left edge in backend pixels.
-pub(super) fn plot_left<DB: DrawingBackend, CT: CoordTranslate>(
-    chart: &ChartContext<DB, CT>,
-) -> i32 {
-    chart.plotting_area().get_pixel_range().0.start
 }
 
 fn throughput<DB: DrawingBackend>(

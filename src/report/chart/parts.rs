@@ -1,6 +1,6 @@
 //! Pieces the panels share: sizes that scale with the image, colours, SI-style tick labels,
-//! the load axis (concurrency or request rate: log scale, ticks at the measured levels), lines
-//! with dots (hollow for levels not held or uncertain) and legend entries.
+//! the load axis (concurrency or request rate: log scale, ticks at the measured levels).
+//! Lines with dots and their legend entries are in [`super::series`].
 
 use plotters::chart::MeshStyle;
 use plotters::coord::combinators::{BindKeyPoints, LogCoord, WithKeyPoints};
@@ -9,7 +9,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::legend::{marker, Legend, Shape, Swatch};
 use super::{ChartPoint, ChartRun, ChartSpec, FONT, HACK_ADVANCE_EM};
 use crate::plan::analysis::Axis;
 
@@ -356,68 +355,11 @@ pub(super) fn line_box(text: &str, size: f64) -> (i32, i32) {
     (w.ceil() as i32, size.ceil() as i32)
 }
 
-/// A line with dots, with a legend entry. Points marked `true` (not held, cut short or
-/// uncertain) get hollow dots.
-pub(super) fn line<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
-    chart: &mut ChartContext<DB, CT>,
-    pts: &[(f64, f64, bool)],
-    color: RGBColor,
-    label: String,
-    legend: &mut Legend,
-    sz: &Sizes,
-) -> Fallible<DB> {
-    styled(chart, pts, (color, None, Shape::Circle), label, legend, sz)
-}
-
-/// How a series is drawn: its colour, its dash (in strokes) when dashed, its markers' shape.
-pub(super) type Look = (RGBColor, Option<u32>, Shape);
-
-/// A line drawn as `look` says, with its markers and a legend entry drawn the same way.
-pub(super) fn styled<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
-    chart: &mut ChartContext<DB, CT>,
-    pts: &[(f64, f64, bool)],
-    (color, dash, shape): Look,
-    label: String,
-    legend: &mut Legend,
-    sz: &Sizes,
-) -> Fallible<DB> {
-    let stroke = sz.stroke;
-    let style = color.stroke_width(stroke);
-    let xy = pts.iter().map(|p| (p.0, p.1));
-    match dash {
-        Some(d) => {
-            let d = stroke * d;
-            chart.draw_series(DashedLineSeries::new(xy, d, d, style))?;
-        }
-        None => {
-            chart.draw_series(LineSeries::new(xy, style))?;
-        }
-    }
-    legend.entry(
-        label,
-        Swatch::Line {
-            color,
-            width: stroke,
-            dash: dash.map(|d| (stroke * d, stroke * d)),
-            shape: Some(shape),
-        },
-    );
-    dots(chart, pts, color, shape, sz)
-}
-
-/// The markers of a line's points, hollow where marked `true`.
-pub(super) fn dots<DB: DrawingBackend, CT: CoordTranslate<From = (f64, f64)>>(
-    chart: &mut ChartContext<DB, CT>,
-    pts: &[(f64, f64, bool)],
-    color: RGBColor,
-    shape: Shape,
-    sz: &Sizes,
-) -> Fallible<DB> {
-    let area = chart.plotting_area();
-    for &(x, y, hollow) in pts {
-        marker(area, shape, (x, y), sz.dot, color, hollow)?;
-    }
-    Ok(())
+/// The plot's left edge in backend pixels.
+pub(super) fn plot_left<DB: DrawingBackend, CT: CoordTranslate>(
+    chart: &ChartContext<DB, CT>,
+) -> i32 {
+    chart.plotting_area().get_pixel_range().0.start
 }
 
 pub(super) fn max_of(spec: &ChartSpec, f: impl Fn(&ChartPoint) -> Option<f64>) -> Option<f64> {

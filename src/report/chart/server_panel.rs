@@ -11,10 +11,11 @@ use super::theme;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::draw::{plot_left, Ctx};
 use super::legend::{Head, Legend, Shape};
 use super::marks::markers;
+use super::panel_ctx::Ctx;
 use super::parts::*;
+use super::series::{styled, Look};
 use super::server_point::{fmt_watts, power_top, ServerPoint};
 use super::{ChartRun, ChartSpec, HACK_ADVANCE_EM};
 

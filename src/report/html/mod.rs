@@ -27,8 +27,8 @@ mod style;
 use std::fmt::Write as _;
 
 use super::chart::{render_panel_svg, ChartError, ChartPanel, ChartSpec};
-use super::export_run::chart_spec;
 use super::history::RunData;
+use super::run_chart::chart_spec;
 pub use command::command_line;
 
 /// Each panel's size in the page (pixels; the SVG scales to the column).

@@ -85,7 +85,13 @@ pub fn read_exports(path: &Path) -> Result<Vec<ExportText>, ImportError> {
     };
     out.sort_by(|a, b| a.source.cmp(&b.source));
     if out.is_empty() {
-        return Err(ImportError::NoExports(path.to_path_buf()));
+        return Err(ImportError::NoFiles {
+            path: path.to_path_buf(),
+            what: format!(
+                "no {EXPORT_FILE} found (give one export file, a folder of them, or a SageMaker \
+                 .tar.gz)"
+            ),
+        });
     }
     Ok(out)
 }

@@ -1,8 +1,7 @@
-//! Where the run screen's panels go, computed once for drawing and for scrolling: the app
-//! asks how far each panel can scroll (so a scroll stops at its last row), the renderer
-//! draws into the same rectangles. Pure functions of the state and the terminal's size.
+//! Where the run screen's panels go, computed once for drawing and for scrolling: the
+//! renderer draws into these rectangles, and `scroll.rs` measures in the same ones how far
+//! each panel can scroll. Pure functions of the state and the terminal's size.
 
-use super::Theme;
 use crate::tui::app::App;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
@@ -83,26 +82,18 @@ pub fn shows_results(app: &App) -> bool {
     !app.live && app.run.progress.is_none() && !app.run.levels.is_empty()
 }
 
-/// How far each run-screen panel can scroll: its rows less those it shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScrollLimits {
-    pub levels: usize,
-    pub results: usize,
-    pub notes: usize,
-}
-
 /// The levels table's rows: finished levels, and the running one.
 pub fn level_rows(app: &App) -> usize {
     app.run.levels.len() + usize::from(app.run.running.is_some())
 }
 
 /// Rows inside a bordered box of `area`.
-fn inner_height(area: Rect) -> usize {
+pub(super) fn inner_height(area: Rect) -> usize {
     usize::from(area.height.saturating_sub(2))
 }
 
 /// Lines `lines` take wrapped into a bordered box of `area`, less the box's height.
-fn overflow(lines: Vec<Line<'static>>, area: Rect) -> usize {
+pub(super) fn overflow(lines: Vec<Line<'static>>, area: Rect) -> usize {
     let width = area.width.saturating_sub(2);
     if width == 0 {
         return 0;
@@ -111,27 +102,6 @@ fn overflow(lines: Vec<Line<'static>>, area: Rect) -> usize {
         .wrap(Wrap { trim: true })
         .line_count(width);
     n.saturating_sub(inner_height(area))
-}
-
-/// The scroll limits at the app's terminal size.
-pub fn scroll_limits(app: &App) -> ScrollLimits {
-    let areas = run_areas(body(app), app);
-    let theme = Theme::new(false);
-    // the table's header takes a row
-    let shown = inner_height(areas.levels).saturating_sub(1);
-    ScrollLimits {
-        levels: level_rows(app).saturating_sub(shown),
-        results: areas.side.filter(|_| shows_results(app)).map_or(0, |a| {
-            overflow(super::results::results_lines(app, &theme), a)
-        }),
-        notes: overflow(super::panels::notes_lines(app, &theme), areas.notes),
-    }
-}
-
-/// How far the full-screen results view can scroll.
-pub fn full_results_max_scroll(app: &App) -> usize {
-    let theme = Theme::new(false);
-    overflow(super::results::full_lines(app, &theme), body(app))
 }
 
 /// The first level row the table shows: the newest rows while it follows them, else where

@@ -4,6 +4,9 @@
 
 use super::charts::{compact, render_latency, render_throughput, render_ttft};
 use super::layout::{first_level_row, level_rows, run_areas, shows_results};
+use super::notes::render_notes;
+use super::running::endpoint_errors;
+use super::scroll::scroll_limits;
 use super::server_chart::render_server;
 use super::Theme;
 use crate::metrics::live_figures::{LiveFigures, Percentiles};
@@ -14,8 +17,7 @@ use crate::values::{fmt_rps, sig3};
 use crate::workload::arrivals::LoadShape;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Borders, Row, Table};
 use ratatui::Frame;
 
 /// The narrowest screen (columns) with room for the server panel beside the two top charts.
@@ -41,7 +43,8 @@ pub fn render_run(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     if let Some(side) = areas.side {
         if shows_results(app) {
-            super::results::render_results(frame, side, app, theme);
+            let overflows = scroll_limits(app).results > 0;
+            super::results::render_results(frame, side, app, theme, overflows);
         } else {
             super::running::render_running(frame, side, app, theme);
         }
@@ -77,20 +80,6 @@ fn render_curves(frame: &mut Frame, top: Rect, app: &App, theme: &Theme) {
             render_latency(frame, tr, &app.view, charts, theme);
         }
     }
-}
-
-/// Failed requests of the running level, not counting cancelled ones (as a level's `err`).
-pub fn endpoint_errors(p: &crate::metrics::LevelProgress) -> u64 {
-    p.errors_by_kind
-        .iter()
-        .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
-        .map(|(_, n)| *n)
-        .sum()
-}
-
-/// The run's load axis (concurrency when nothing was analysed yet).
-fn axis_of(app: &App) -> Axis {
-    app.report.as_ref().map_or(Axis::Concurrency, |r| r.axis)
 }
 
 /// Whether a level lies on the run's load axis (its load can be the knee).
@@ -158,7 +147,7 @@ fn pick<T>(cells: Vec<T>, width: u16) -> Vec<T> {
 
 fn render_levels_table(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let width = area.width.saturating_sub(2);
-    let axis = axis_of(app);
+    let axis = app.axis();
     let first = first_level_row(app, area);
     let mut rows: Vec<Row> = app
         .run
@@ -284,97 +273,4 @@ fn running_row(app: &App, width: u16, theme: &Theme) -> Option<Row<'static>> {
         done,
     ];
     Some(Row::new(pick(cells, width)).style(theme.dim()))
-}
-
-fn render_notes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    frame.render_widget(
-        Paragraph::new(notes_lines(app, theme))
-            .wrap(Wrap { trim: true })
-            .scroll((app.notes_scroll.min(usize::from(u16::MAX)) as u16, 0))
-            .block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .border_style(theme.focused(app.focus == Panel::Warnings))
-                    .title(" notes "),
-            ),
-        area,
-    );
-}
-
-/// The notes panel's lines: the run's failure first, whole; the knee; the simulator's time
-/// scale; the server's latest figures; the warnings, newest first.
-pub fn notes_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
-    if let Some(f) = &app.failure {
-        lines.push(Line::from(Span::styled(format!("✗ {f}"), theme.error())));
-    }
-    // the running level's latest error, whole
-    if let Some((p, e)) = app
-        .run
-        .progress
-        .as_ref()
-        .and_then(|p| p.live.last_error.as_ref().map(|e| (p, e)))
-    {
-        let status = e.status.map_or(String::new(), |s| format!(" {s}"));
-        lines.push(Line::from(Span::styled(
-            format!(
-                "✗ latest error, level {} at {:.1} s ({}{status}; {} so far): {}",
-                p.index + 1,
-                e.at_s,
-                e.kind,
-                endpoint_errors(p),
-                e.message
-            ),
-            theme.fg(Color::Red),
-        )));
-    }
-    if let Some(k) = app.view.knee {
-        lines.push(Line::from(Span::styled(
-            match axis_of(app) {
-                Axis::Concurrency => format!("◆ knee at concurrency {k}"),
-                axis => format!("◆ knee at {}", axis.load(k)),
-            },
-            theme.fg(Color::Magenta),
-        )));
-    }
-    if let Some(from) = app.view.knee_undecided {
-        lines.push(Line::from(Span::styled(
-            format!(
-                "◇ knee not decided from {} on: each doubling's gain interval reaches 10 %",
-                axis_of(app).load(from)
-            ),
-            theme.fg(Color::Magenta),
-        )));
-    }
-    if let Some(f) = app.sim_time_scale {
-        lines.push(Line::from(Span::styled(
-            format!("simulator at {f}x real time: rates {f}x, latencies 1/{f}"),
-            theme.dim(),
-        )));
-    }
-    if let Some(srv) = &app.run.server {
-        let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.0}%", v * 100.0));
-        let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
-        lines.push(Line::from(Span::styled(
-            format!(
-                "server ({}): running {} waiting {} KV {} prefix hits {}",
-                srv.server.unwrap_or("?"),
-                num(srv.running),
-                num(srv.waiting),
-                pct(srv.kv_cache_usage),
-                pct(srv.prefix_hit_rate(app.run.server_first.as_ref())),
-            ),
-            theme.fg(Color::Cyan),
-        )));
-    }
-    for w in app.run.warnings.iter().rev() {
-        lines.push(Line::from(Span::styled(
-            format!("⚠ {w}"),
-            theme.fg(Color::Yellow),
-        )));
-    }
-    if lines.is_empty() {
-        lines.push(Line::from(Span::styled("no warnings", theme.dim())));
-    }
-    lines
 }

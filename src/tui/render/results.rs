@@ -1,7 +1,6 @@
 //! The results panel: the search answer with its bracket and confidence, the binding SLA, the
 //! knee, and the planning numbers with the peak and price the user can edit in place.
 
-use super::layout;
 use super::Theme;
 use crate::metrics::summary::load_label as level_label;
 use crate::metrics::summary::LOAD_PER_RPS;
@@ -38,8 +37,9 @@ fn input(app: &App, id: FieldId) -> String {
 }
 
 /// Draws what the finished levels mean.
-pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let title = if layout::scroll_limits(app).results > 0 {
+/// `overflows`: its lines are more than it shows (the title says so).
+pub fn render_results(frame: &mut Frame, area: Rect, app: &App, theme: &Theme, overflows: bool) {
+    let title = if overflows {
         " results ↓ (r: all) "
     } else {
         " results "
@@ -236,7 +236,7 @@ pub fn full_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     }
     lines.push(Line::raw(""));
     lines.push(heading("notes"));
-    lines.extend(super::panels::notes_lines(app, theme));
+    lines.extend(super::notes::notes_lines(app, theme));
     lines
 }
 

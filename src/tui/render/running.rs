@@ -4,7 +4,6 @@
 //! fit at 80x24 is also in the levels table's running row and the notes.
 
 use super::charts::compact;
-use super::panels::endpoint_errors;
 use super::Theme;
 use crate::metrics::live_figures::{LiveFigures, Percentiles};
 use crate::metrics::LevelProgress;
@@ -188,6 +187,15 @@ fn stretch(series: &[f64], width: usize) -> Vec<u64> {
     (0..width)
         .map(|i| series[i * series.len() / width.max(1)].round() as u64)
         .collect()
+}
+
+/// Failed requests of the running level, not counting cancelled ones (as a level's `err`).
+pub fn endpoint_errors(p: &crate::metrics::LevelProgress) -> u64 {
+    p.errors_by_kind
+        .iter()
+        .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
+        .map(|(_, n)| *n)
+        .sum()
 }
 
 #[cfg(test)]

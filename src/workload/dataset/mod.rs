@@ -414,7 +414,7 @@ fn check_lengths(
     input: u32,
     output: Option<u32>,
 ) -> Result<(), DatasetError> {
-    use crate::workload::prompt::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
+    use crate::workload::bounds::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
     if input > MAX_INPUT_TOKENS {
         return Err(DatasetError::line(
             file,

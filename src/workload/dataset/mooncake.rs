@@ -7,7 +7,7 @@
 //! without ids gets text of its own). Timestamps are read and not used here: records are sent
 //! closed-loop in file order.
 
-use crate::workload::prompt::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
+use crate::workload::bounds::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
 use serde::Deserialize;
 
 use super::{DatasetError, Parsed, RawRecord, RawText};

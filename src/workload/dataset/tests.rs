@@ -404,7 +404,7 @@ fn a_record_longer_than_the_flags_allow_is_refused_with_its_line() {
     // the probe sent a 1,100,000-word text record to the server (benches/hostile_probe.sh)
     let long = "word ".repeat(1_100_000);
     let n = ApproxTokenizer.count(&long);
-    assert!(n > crate::workload::prompt::MAX_INPUT_TOKENS, "{n}");
+    assert!(n > crate::workload::bounds::MAX_INPUT_TOKENS, "{n}");
     let text = format!("{{\"text\": \"a\"}}\n{{\"text\": \"{long}\"}}\n");
     let path = file("long.jsonl", &text);
     assert_eq!(
