@@ -4,10 +4,13 @@
 use crate::campaign::campaign_file::{is_campaign_dir, CampaignRecord, CampaignSource};
 use crate::campaign::rank::RankBy;
 use crate::campaign::runner::{CampaignEnd, CampaignRun};
-use crate::campaign::spec::{entry_from_config, resolve, CampaignFlags};
+use crate::campaign::spec::{
+    entry_from_config, resolve, CampaignFlags, CampaignSpec, CandidateSource,
+};
 use crate::config::campaign::CampaignEntry;
-use crate::engine::fleet::Lent;
+use crate::engine::fleet::{Fleet, Lent};
 use crate::headless::exit::{BadInput, EXIT_GATE, EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+use crate::launch::Prepared;
 use crate::values::{parse_positive, parse_timeout};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -130,47 +133,7 @@ fn definition(
 
 /// Resolves, pre-flights every candidate, runs them, prints the ranking, applies the gate.
 pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let (name, entry, source, resumed) = definition(&args, config)?;
-    let config = source.config().map(Path::to_path_buf);
-    let flags = CampaignFlags {
-        run: crate::config::overrides::RunOverrides {
-            requests: args.requests,
-            timeout: args.timeout,
-            ..Default::default()
-        },
-        sim_time_scale: args.sim_time_scale,
-    };
-    let spec = resolve(&name, &entry, config.as_deref(), &flags)?;
-    if args.rank_by == RankBy::FleetCost && spec.capacity.peak.is_none() {
-        return Err(BadInput(format!(
-            "--rank-by fleet-cost needs a peak: campaign {name} has no peak_concurrency, \
-             peak_rps or peak_output_tps"
-        ))
-        .into());
-    }
-    let resuming = resumed.is_some();
-    let mut run = match resumed {
-        Some(mut rec) => {
-            rec.rank_by = args.rank_by;
-            let dir = args.resume.clone().unwrap_or_default();
-            CampaignRun::resume(&dir, spec, rec)?
-        }
-        None => {
-            let root = match args.out.clone() {
-                Some(d) => d,
-                None => {
-                    let (cfg, _) = crate::config::file::load_layered(config.as_deref())?;
-                    match cfg.defaults.results_dir {
-                        Some(d) => d,
-                        None => crate::report::default_root().ok_or_else(|| {
-                            BadInput("no data directory on this platform; pass --out DIR".into())
-                        })?,
-                    }
-                }
-            };
-            CampaignRun::create(spec, source, &root, args.rank_by)?
-        }
-    };
+    let (run, resuming) = open_campaign(&args, config)?;
     eprintln!(
         "campaign {}: {} candidates\n  saving to {}",
         run.record.name,
@@ -192,17 +155,112 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
     let mut prepared = match checked {
         Ok(p) => p,
         Err(e) => {
-            // a new campaign's folder is still empty: leave nothing behind
-            if !resuming {
-                let _ = std::fs::remove_dir(&run.dir);
-            }
+            leave_nothing_behind(&run, resuming);
             return Err(e);
         }
     };
-    let simulated = run.spec.candidates.iter().any(|c| {
+    let simulated = note_simulated(&run.spec);
+    let fleet = match start_fleet(&args.fleet, simulated, &mut prepared).await {
+        Ok(f) => f,
+        Err(e) => {
+            leave_nothing_behind(&run, resuming);
+            return Err(e);
+        }
+    };
+    let (run, end) = run_candidates(run, prepared, cancel, &args).await?;
+    if let Some(fleet) = fleet {
+        for note in fleet.finish().await {
+            eprintln!("{note}");
+        }
+    }
+    let end = end?;
+    print_ranking(&run, args.json)?;
+    Ok(match end {
+        CampaignEnd::Interrupted => {
+            eprintln!(
+                "interrupted: finished candidates are kept; go on with `rightsize campaign \
+                 --resume {}`",
+                run.dir.display()
+            );
+            ExitCode::from(signals.caught().map_or(EXIT_INTERRUPTED, |s| s.exit_code()))
+        }
+        CampaignEnd::Finished { failed } => {
+            if gate_fails(&run.record, args.max_cost_per_million) {
+                ExitCode::from(EXIT_GATE)
+            } else if failed > 0 {
+                ExitCode::from(EXIT_RUN_FAILED)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    })
+}
+
+/// The campaign resolved from its definition, in a new folder or the one it resumes;
+/// `true` with it when it resumes.
+fn open_campaign(
+    args: &CampaignArgs,
+    config: Option<&Path>,
+) -> anyhow::Result<(CampaignRun, bool)> {
+    let (name, entry, source, resumed) = definition(args, config)?;
+    let config = source.config().map(Path::to_path_buf);
+    let flags = CampaignFlags {
+        run: crate::config::overrides::RunOverrides {
+            requests: args.requests,
+            timeout: args.timeout,
+            ..Default::default()
+        },
+        sim_time_scale: args.sim_time_scale,
+    };
+    let spec = resolve(&name, &entry, config.as_deref(), &flags)?;
+    if args.rank_by == RankBy::FleetCost && spec.capacity.peak.is_none() {
+        return Err(BadInput(format!(
+            "--rank-by fleet-cost needs a peak: campaign {name} has no peak_concurrency, \
+             peak_rps or peak_output_tps"
+        ))
+        .into());
+    }
+    let resuming = resumed.is_some();
+    let run = match resumed {
+        Some(mut rec) => {
+            rec.rank_by = args.rank_by;
+            let dir = args.resume.clone().unwrap_or_default();
+            CampaignRun::resume(&dir, spec, rec)?
+        }
+        None => {
+            let root = results_root(args, config.as_deref())?;
+            CampaignRun::create(spec, source, &root, args.rank_by)?
+        }
+    };
+    Ok((run, resuming))
+}
+
+/// The folder a new campaign's folder goes in: `--out`, the config's, or the platform's.
+fn results_root(args: &CampaignArgs, config: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if let Some(d) = args.out.clone() {
+        return Ok(d);
+    }
+    let (cfg, _) = crate::config::file::load_layered(config)?;
+    Ok(match cfg.defaults.results_dir {
+        Some(d) => d,
+        None => crate::report::default_root()
+            .ok_or_else(|| BadInput("no data directory on this platform; pass --out DIR".into()))?,
+    })
+}
+
+/// A new campaign's folder is still empty when it fails before any load: leave nothing behind.
+fn leave_nothing_behind(run: &CampaignRun, resuming: bool) {
+    if !resuming {
+        let _ = std::fs::remove_dir(&run.dir);
+    }
+}
+
+/// Whether any candidate is simulated, saying what that means for its cost when one is.
+fn note_simulated(spec: &CampaignSpec) -> bool {
+    let simulated = spec.candidates.iter().any(|c| {
         matches!(
             &c.source,
-            crate::campaign::spec::CandidateSource::Live {
+            CandidateSource::Live {
                 sim_model: Some(_),
                 ..
             }
@@ -214,46 +272,51 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
              their cost per token, is the simulator's, not a GPU's"
         );
     }
-    // one controller and one set of workers for the whole campaign: each candidate's run
-    // hands them its endpoint and workload, and they wait between candidates
-    let fleet = match args.fleet.choice() {
-        Some(choice) => {
-            let (fleet, note) = match crate::launch::start_fleet(&choice, simulated).await {
-                Ok(f) => f,
-                Err(e) => {
-                    if !resuming {
-                        let _ = std::fs::remove_dir(&run.dir);
-                    }
-                    return Err(e);
-                }
-            };
-            eprintln!("{note}");
-            for p in prepared.iter_mut().flatten() {
-                p.req.fleet = Some(Arc::new(Lent(fleet.clone())));
-            }
-            Some(fleet)
-        }
-        None => None,
+    simulated
+}
+
+/// One controller and one set of workers for the whole campaign, when the flags ask for them:
+/// each candidate's run hands them its endpoint and workload, and they wait between
+/// candidates.
+async fn start_fleet(
+    flags: &super::run_args::FleetArgs,
+    simulated: bool,
+    prepared: &mut [Option<Prepared>],
+) -> anyhow::Result<Option<Arc<dyn Fleet>>> {
+    let Some(choice) = flags.choice() else {
+        return Ok(None);
     };
+    let (fleet, note) = crate::launch::start_fleet(&choice, simulated).await?;
+    eprintln!("{note}");
+    for p in prepared.iter_mut().flatten() {
+        p.req.fleet = Some(Arc::new(Lent(fleet.clone())));
+    }
+    Ok(Some(fleet))
+}
+
+/// Runs the candidates under the campaign view when stdout is a terminal (and neither
+/// `--no-tui` nor `--json` is given), headless otherwise.
+async fn run_candidates(
+    mut run: CampaignRun,
+    prepared: Vec<Option<Prepared>>,
+    cancel: CancellationToken,
+    args: &CampaignArgs,
+) -> anyhow::Result<(CampaignRun, anyhow::Result<CampaignEnd>)> {
     let dashboard = {
         use std::io::IsTerminal;
         std::io::stdout().is_terminal() && !args.no_tui && !args.json
     };
-    let (run, end) = if dashboard {
-        let (run, end) =
-            crate::tui::campaign_loop::run_campaign_view(run, prepared, cancel).await?;
-        (run, end)
+    if dashboard {
+        crate::tui::campaign_loop::run_campaign_view(run, prepared, cancel).await
     } else {
         let end = run.run_all(prepared, cancel, None).await;
-        (run, end)
-    };
-    if let Some(fleet) = fleet {
-        for note in fleet.finish().await {
-            eprintln!("{note}");
-        }
+        Ok((run, end))
     }
-    let end = end?;
-    let text = if args.json {
+}
+
+/// The ranking on stdout: the campaign record as JSON, or the ranked table.
+fn print_ranking(run: &CampaignRun, json: bool) -> anyhow::Result<()> {
+    let text = if json {
         serde_json::to_string_pretty(&run.record)? + "\n"
     } else {
         format!(
@@ -264,44 +327,30 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
             crate::campaign::ranking_text::render_ranking(&run.record.ranking)
         )
     };
-    super::history::print(&text)?;
-    match end {
-        CampaignEnd::Interrupted => {
-            eprintln!(
-                "interrupted: finished candidates are kept; go on with `rightsize campaign \
-                 --resume {}`",
-                run.dir.display()
-            );
-            Ok(ExitCode::from(
-                signals.caught().map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
-            ))
-        }
-        CampaignEnd::Finished { failed } => {
-            if let Some(max) = args.max_cost_per_million {
-                let best = run
-                    .record
-                    .ranking
-                    .iter()
-                    .filter_map(|r| r.numbers.cost_per_million.map(|c| c.value))
-                    .fold(f64::INFINITY, f64::min);
-                if best > max {
-                    eprintln!(
-                        "gate failed: no candidate costs at most {max} per million output \
-                         tokens at the SLA{}",
-                        if best.is_finite() {
-                            format!(" (the cheapest: {best:.3})")
-                        } else {
-                            " (none has an answer)".into()
-                        }
-                    );
-                    return Ok(ExitCode::from(EXIT_GATE));
-                }
-            }
-            Ok(if failed > 0 {
-                ExitCode::from(EXIT_RUN_FAILED)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
+    super::history::print(&text)
+}
+
+/// `--max-cost-per-million`'s gate: fails, saying so, when no candidate's cost per million
+/// output tokens is at most `max`.
+fn gate_fails(record: &CampaignRecord, max: Option<f64>) -> bool {
+    let Some(max) = max else {
+        return false;
+    };
+    let best = record
+        .ranking
+        .iter()
+        .filter_map(|r| r.numbers.cost_per_million.map(|c| c.value))
+        .fold(f64::INFINITY, f64::min);
+    if best <= max {
+        return false;
     }
+    eprintln!(
+        "gate failed: no candidate costs at most {max} per million output tokens at the SLA{}",
+        if best.is_finite() {
+            format!(" (the cheapest: {best:.3})")
+        } else {
+            " (none has an answer)".into()
+        }
+    );
+    true
 }

@@ -316,7 +316,10 @@ fn flag_and_inline_value(arg: &str) -> (&str, Option<String>) {
     match (chars.next(), chars.next(), chars.next()) {
         (Some((_, '-')), Some((_, c)), Some((at, _))) if c.is_ascii_alphabetic() => {
             let glued = &arg[at..];
-            (&arg[..at], Some(glued.strip_prefix('=').unwrap_or(glued).to_string()))
+            (
+                &arg[..at],
+                Some(glued.strip_prefix('=').unwrap_or(glued).to_string()),
+            )
         }
         _ => (arg, None),
     }

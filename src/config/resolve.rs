@@ -180,10 +180,7 @@ pub fn resolve_endpoint(
     let entry = if is_url || direct_sagemaker.is_some() {
         None
     } else {
-        Some(cfg.endpoints.get(&name).ok_or_else(|| {
-            not_a_url(&name)
-                .unwrap_or_else(|| unknown("endpoint", &name, cfg.endpoints.keys().cloned()))
-        })?)
+        Some(config_entry(cfg, &name)?)
     };
     let kind = match direct_sagemaker {
         Some(_) => EndpointKind::Sagemaker,
@@ -192,39 +189,10 @@ pub fn resolve_endpoint(
     let sagemaker = match kind {
         EndpointKind::Sagemaker => Some(sagemaker_target(&name, direct_sagemaker, entry, o)?),
         _ => {
-            let flag = [
-                ("--region", o.region.is_some()),
-                ("--aws-profile", o.aws_profile.is_some()),
-                ("--inference-component", o.inference_component.is_some()),
-                ("--target-variant", o.target_variant.is_some()),
-                ("--sagemaker-format", o.sagemaker_format.is_some()),
-                ("--sagemaker-request-template", o.request_template.is_some()),
-                ("--sagemaker-text-pointer", o.text_pointer.is_some()),
-                (
-                    "--sagemaker-token-count-pointer",
-                    o.token_count_pointer.is_some(),
-                ),
-            ]
-            .into_iter()
-            .find(|(_, given)| *given);
-            if let Some((flag, _)) = flag {
-                return Err(InputError(format!(
-                    "{flag} applies to SageMaker endpoints only; endpoint `{name}` is not one \
-                     (use --endpoint sagemaker:NAME, or kind = \"sagemaker\" in its config)"
-                )));
-            }
+            no_sagemaker_flags(&name, o)?;
             None
         }
     };
-    let mut headers: Vec<(String, String)> = entry
-        .map(|e| {
-            e.headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    headers.extend(o.headers.iter().cloned());
     let base_url = if is_url {
         name.clone()
     } else if let Some(sm) = &sagemaker {
@@ -253,7 +221,7 @@ pub fn resolve_endpoint(
         stream,
         exact_output_length: !o.no_exact_length
             && entry.and_then(|e| e.exact_output_length).unwrap_or(true),
-        headers,
+        headers: headers(entry, o),
         api_key_env: o
             .api_key_env
             .clone()
@@ -262,20 +230,82 @@ pub fn resolve_endpoint(
         sagemaker,
     };
     Ok(match kind {
-        EndpointKind::Simulator => {
-            let time_scale = o
-                .sim_time_scale
-                .or(entry.and_then(|e| e.time_scale))
-                .unwrap_or(DEFAULT_SIM_TIME_SCALE);
-            if !(time_scale.is_finite() && time_scale > 0.0) {
-                return Err(InputError(format!(
-                    "simulator time scale must be a positive number, got {time_scale}"
-                )));
-            }
-            EndpointTarget::Simulator { time_scale, spec }
-        }
+        EndpointKind::Simulator => simulator_target(spec, entry, o)?,
         EndpointKind::Openai | EndpointKind::Sagemaker => EndpointTarget::Remote(spec),
     })
+}
+
+/// The config's endpoint `name`; when there is none, the error says so (naming the ones
+/// there are), or that a URL needs its scheme.
+fn config_entry<'a>(
+    cfg: &'a ConfigFile,
+    name: &str,
+) -> Result<&'a super::file::EndpointEntry, InputError> {
+    cfg.endpoints.get(name).ok_or_else(|| {
+        not_a_url(name).unwrap_or_else(|| unknown("endpoint", name, cfg.endpoints.keys().cloned()))
+    })
+}
+
+/// Fails when a flag that only a SageMaker endpoint takes is given for endpoint `name`,
+/// which is not one.
+fn no_sagemaker_flags(name: &str, o: &EndpointOverrides) -> Result<(), InputError> {
+    let flag = [
+        ("--region", o.region.is_some()),
+        ("--aws-profile", o.aws_profile.is_some()),
+        ("--inference-component", o.inference_component.is_some()),
+        ("--target-variant", o.target_variant.is_some()),
+        ("--sagemaker-format", o.sagemaker_format.is_some()),
+        ("--sagemaker-request-template", o.request_template.is_some()),
+        ("--sagemaker-text-pointer", o.text_pointer.is_some()),
+        (
+            "--sagemaker-token-count-pointer",
+            o.token_count_pointer.is_some(),
+        ),
+    ]
+    .into_iter()
+    .find(|(_, given)| *given);
+    match flag {
+        Some((flag, _)) => Err(InputError(format!(
+            "{flag} applies to SageMaker endpoints only; endpoint `{name}` is not one \
+             (use --endpoint sagemaker:NAME, or kind = \"sagemaker\" in its config)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The headers sent with every request: the config entry's, then the flags'.
+fn headers(
+    entry: Option<&super::file::EndpointEntry>,
+    o: &EndpointOverrides,
+) -> Vec<(String, String)> {
+    let mut headers: Vec<(String, String)> = entry
+        .map(|e| {
+            e.headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    headers.extend(o.headers.iter().cloned());
+    headers
+}
+
+/// The built-in simulator serving `spec`, at the time scale the flag or the entry gives.
+fn simulator_target(
+    spec: EndpointSpec,
+    entry: Option<&super::file::EndpointEntry>,
+    o: &EndpointOverrides,
+) -> Result<EndpointTarget, InputError> {
+    let time_scale = o
+        .sim_time_scale
+        .or(entry.and_then(|e| e.time_scale))
+        .unwrap_or(DEFAULT_SIM_TIME_SCALE);
+    if !(time_scale.is_finite() && time_scale > 0.0) {
+        return Err(InputError(format!(
+            "simulator time scale must be a positive number, got {time_scale}"
+        )));
+    }
+    Ok(EndpointTarget::Simulator { time_scale, spec })
 }
 
 /// The SageMaker endpoint `name` names: `sagemaker:ENDPOINT` on the command line, or a config

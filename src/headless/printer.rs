@@ -22,14 +22,42 @@ pub async fn print_progress(
     rows: Option<Analysis>,
 ) -> RunState {
     let mut state = RunState::default();
-    let mut header_said = false;
-    let mut out = std::io::stdout();
-    let tty = std::io::stderr().is_terminal();
-    let mut last_plain = Instant::now();
-    let mut err = std::io::stderr();
+    let mut lines = ProgressLines {
+        tty: std::io::stderr().is_terminal(),
+        last_plain: Instant::now(),
+        err: std::io::stderr(),
+    };
+    let mut table = rows.map(|analysis| IterationRows {
+        analysis,
+        header_said: false,
+        out: std::io::stdout(),
+    });
     while let Some(ev) = rx.recv().await {
         state.apply(&ev);
-        let line = match &ev {
+        if let Some(l) = lines.line(&ev, &state) {
+            let _ = writeln!(lines.err, "{l}");
+        }
+        if let (Some(table), EngineEvent::LevelFinished(done)) = (&mut table, &ev) {
+            table.print_row(&state, done.index);
+        }
+    }
+    state
+}
+
+/// The progress lines on stderr: on a terminal a live line rewritten in place, elsewhere a
+/// plain line every [`PLAIN_PROGRESS_EVERY`].
+struct ProgressLines {
+    tty: bool,
+    last_plain: Instant,
+    err: std::io::Stderr,
+}
+
+impl ProgressLines {
+    /// The line an event prints, if any (the live line is written here).
+    fn line(&mut self, ev: &EngineEvent, state: &RunState) -> Option<String> {
+        // a line that replaces the live line on a terminal
+        let clear = if self.tty { "\r\x1b[2K" } else { "" };
+        match ev {
             EngineEvent::RunStarted {
                 run_id,
                 dir,
@@ -40,92 +68,10 @@ pub async fn print_progress(
                 "run {run_id}: endpoint {endpoint}, model {model}\n  saving to {}",
                 dir.display()
             )),
-            EngineEvent::LevelStarted {
-                index,
-                concurrency,
-                request_count,
-                request_cap,
-                earlier,
-                warmup,
-                shape: None,
-            } => Some(format!(
-                "level {}{}: concurrency {concurrency}, {}{request_count} {}requests{}{}",
-                index + 1,
-                if *earlier > 0 { " again" } else { "" },
-                // how the level starts: on the load of its warmup, or cold (`--warmup 0`)
-                if *warmup > 0 {
-                    format!("{warmup} warmup then ")
-                } else {
-                    "cold start, ".to_string()
-                },
-                if *earlier > 0 { "more " } else { "" },
-                if request_cap > request_count {
-                    format!(" a batch, up to {request_cap} until its verdict is decided")
-                } else {
-                    String::new()
-                },
-                if *earlier > 0 {
-                    format!(
-                        "; they join its {earlier} earlier requests: one level, one verdict on all"
-                    )
-                } else {
-                    String::new()
-                }
-            )),
-            EngineEvent::LevelStarted {
-                index,
-                concurrency,
-                request_count,
-                shape: Some(shape),
-                ..
-            } => Some(format!(
-                "level {}: {}, {} requests{}",
-                index + 1,
-                shape.label(),
-                request_count,
-                if *concurrency > 0 {
-                    format!(", at most {concurrency} in flight")
-                } else {
-                    String::new()
-                }
-            )),
-            EngineEvent::Progress(p) => {
-                let mut text = format!(
-                    "  {}/{} done, {} in flight, {:.0} tok/s, {} errors, {:.1}s",
-                    p.done,
-                    p.total,
-                    p.in_flight,
-                    p.output_tokens_per_sec,
-                    p.errors_by_kind
-                        .iter()
-                        .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
-                        .map(|(_, n)| n)
-                        .sum::<u64>(),
-                    p.elapsed_s
-                );
-                if let Some(b) = state.batch_note() {
-                    text += &format!(" ({b})");
-                }
-                if let Some(o) = &p.open {
-                    text += &format!(
-                        ", sent {:.1}/s of {:.1}/s offered, {} waiting",
-                        o.sent_rps, o.offered_rps, o.pending
-                    );
-                }
-                if tty {
-                    let _ = write!(err, "\r\x1b[2K{text}");
-                    let _ = err.flush();
-                    None
-                } else if last_plain.elapsed() >= PLAIN_PROGRESS_EVERY {
-                    last_plain = Instant::now();
-                    Some(text)
-                } else {
-                    None
-                }
-            }
+            EngineEvent::LevelStarted { .. } => level_started_line(ev),
+            EngineEvent::Progress(p) => self.progress(progress_text(p, state)),
             EngineEvent::LevelFinished(s) => Some(format!(
-                "{}  done: {}{}",
-                if tty { "\r\x1b[2K" } else { "" },
+                "{clear}  done: {}{}",
                 level_line(s),
                 crate::report::turns_text::turns_line(s)
                     .map(|t| format!("\n        {t}"))
@@ -134,34 +80,138 @@ pub async fn print_progress(
             EngineEvent::Telemetry(_) | EngineEvent::Workers(_) | EngineEvent::LevelsLeft(_) => {
                 None
             }
-            EngineEvent::Warning(w) => Some(format!(
-                "{}warning: {w}",
-                if tty { "\r\x1b[2K" } else { "" }
-            )),
+            EngineEvent::Warning(w) => Some(format!("{clear}warning: {w}")),
             EngineEvent::RunFinished { interrupted } => interrupted.then(|| {
                 "interrupted: finished levels are saved, the cut level is marked partial"
                     .to_string()
             }),
-        };
-        if let Some(l) = line {
-            let _ = writeln!(err, "{l}");
-        }
-        if let (Some(a), EngineEvent::LevelFinished(done)) = (&rows, &ev) {
-            let report = analyse(a, &state.levels);
-            let table = report.iterations;
-            let mut text = String::new();
-            if !header_said {
-                header_said = true;
-                text += &row_header(&a.limits(), report.axis);
-            }
-            // the level that finished: a level measured again prints its row again, pooled
-            if let Some(r) = table.iter().find(|r| r.iteration == done.index + 1) {
-                text += &row_text(r, report.axis);
-            }
-            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
         }
     }
-    state
+
+    /// The live line: rewritten in place on a terminal, else a plain line now and then.
+    fn progress(&mut self, text: String) -> Option<String> {
+        if self.tty {
+            let _ = write!(self.err, "\r\x1b[2K{text}");
+            let _ = self.err.flush();
+            None
+        } else if self.last_plain.elapsed() >= PLAIN_PROGRESS_EVERY {
+            self.last_plain = Instant::now();
+            Some(text)
+        } else {
+            None
+        }
+    }
+}
+
+/// The line a level's start prints: a closed loop's concurrency, requests, warmup and
+/// batches, or an open loop's shape.
+fn level_started_line(ev: &EngineEvent) -> Option<String> {
+    match ev {
+        EngineEvent::LevelStarted {
+            index,
+            concurrency,
+            request_count,
+            request_cap,
+            earlier,
+            warmup,
+            shape: None,
+        } => Some(format!(
+            "level {}{}: concurrency {concurrency}, {}{request_count} {}requests{}{}",
+            index + 1,
+            if *earlier > 0 { " again" } else { "" },
+            // how the level starts: on the load of its warmup, or cold (`--warmup 0`)
+            if *warmup > 0 {
+                format!("{warmup} warmup then ")
+            } else {
+                "cold start, ".to_string()
+            },
+            if *earlier > 0 { "more " } else { "" },
+            if request_cap > request_count {
+                format!(" a batch, up to {request_cap} until its verdict is decided")
+            } else {
+                String::new()
+            },
+            if *earlier > 0 {
+                format!("; they join its {earlier} earlier requests: one level, one verdict on all")
+            } else {
+                String::new()
+            }
+        )),
+        EngineEvent::LevelStarted {
+            index,
+            concurrency,
+            request_count,
+            shape: Some(shape),
+            ..
+        } => Some(format!(
+            "level {}: {}, {} requests{}",
+            index + 1,
+            shape.label(),
+            request_count,
+            if *concurrency > 0 {
+                format!(", at most {concurrency} in flight")
+            } else {
+                String::new()
+            }
+        )),
+        _ => None,
+    }
+}
+
+/// The live line's text: requests done, in flight, throughput, errors, time, and an open
+/// loop's rates.
+fn progress_text(p: &crate::metrics::LevelProgress, state: &RunState) -> String {
+    let mut text = format!(
+        "  {}/{} done, {} in flight, {:.0} tok/s, {} errors, {:.1}s",
+        p.done,
+        p.total,
+        p.in_flight,
+        p.output_tokens_per_sec,
+        p.errors_by_kind
+            .iter()
+            .filter(|(k, _)| **k != crate::record::ErrorKind::Cancelled)
+            .map(|(_, n)| n)
+            .sum::<u64>(),
+        p.elapsed_s
+    );
+    if let Some(b) = state.batch_note() {
+        text += &format!(" ({b})");
+    }
+    if let Some(o) = &p.open {
+        text += &format!(
+            ", sent {:.1}/s of {:.1}/s offered, {} waiting",
+            o.sent_rps, o.offered_rps, o.pending
+        );
+    }
+    text
+}
+
+/// A search's iteration table on stdout, a row as each level finishes.
+struct IterationRows {
+    analysis: Analysis,
+    header_said: bool,
+    out: std::io::Stdout,
+}
+
+impl IterationRows {
+    /// The row of the level that finished (the header before the first).
+    fn print_row(&mut self, state: &RunState, index: u32) {
+        let report = analyse(&self.analysis, &state.levels);
+        let table = report.iterations;
+        let mut text = String::new();
+        if !self.header_said {
+            self.header_said = true;
+            text += &row_header(&self.analysis.limits(), report.axis);
+        }
+        // the level that finished: a level measured again prints its row again, pooled
+        if let Some(r) = table.iter().find(|r| r.iteration == index + 1) {
+            text += &row_text(r, report.axis);
+        }
+        let _ = self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|_| self.out.flush());
+    }
 }
 
 /// The iteration table's header line: one column per limit the rows check (the SLAs and the

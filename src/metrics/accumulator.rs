@@ -414,11 +414,7 @@ impl LevelAccumulator {
 
     /// Ends the level and summarizes it.
     pub fn finish(self, meta: LevelMeta) -> LevelSummary {
-        let (first, last) = if self.completed() == 0 {
-            (0, 0)
-        } else {
-            (self.first_start_ns, self.last_end_ns)
-        };
+        let (first, last) = self.span_ns();
         let duration_s = last.saturating_sub(first) as f64 / 1e9;
         let per_sec = |x: f64| {
             if duration_s > 0.0 {
@@ -427,41 +423,17 @@ impl LevelAccumulator {
                 0.0
             }
         };
-        let window = self.pooled();
-        let steady_tps = window.map(|w| Scalar::new(UNIT_TOKENS_PER_SEC, w.tps));
-        let achieved = window.map(|w| w.in_flight);
-        let held = achieved.is_some_and(|a| a >= HELD_SHARE * f64::from(self.concurrency));
-        let opened: Vec<(u64, u64)> = self
-            .measurements()
-            .iter()
-            .filter_map(|(start, w, _)| Some((*start, w.as_ref()?.start_ns)))
-            .collect();
-        let sustained = window
-            .and_then(|w| Self::sustained_tps(w.after, self.concurrency, w.in_flight))
-            .map(|tps| Scalar {
-                ci95: Some(self.in_time.sustained_interval(&opened, tps)),
-                ..Scalar::new(UNIT_TOKENS_PER_SEC, tps)
-            });
-        let attempted = self.ok + self.errors;
-        let error_summary = self
-            .error_groups
-            .iter()
-            .map(|((kind, code), (count, message))| ErrorSummaryEntry {
-                error_details: ErrorDetails {
-                    code: *code,
-                    kind: kind.as_str().to_string(),
-                    message: message.clone(),
-                },
-                count: *count,
-            })
-            .collect();
+        let steady = self.steady_figures();
         let stats = |h: &Histogram| -> Option<Stats> { h.stats() };
+        let in_time = |h: &Histogram, series: &[(u64, f64)], limit: Option<f64>| {
+            InTime::stats(h, series, limit, self.round)
+        };
         LevelSummary {
             index: meta.index,
             concurrency: self.concurrency,
             planned_requests: self.planned_requests,
             requests_asked: meta.requests_asked,
-            held,
+            held: steady.held,
             // the engine says (closed-loop levels)
             warmup: None,
             sampling: meta.sampling,
@@ -472,25 +444,10 @@ impl LevelAccumulator {
             start_time: meta.started_at,
             end_time: meta.ended_at,
             partial: meta.partial,
-            time_to_first_token: InTime::stats(
-                &self.ttft,
-                &self.in_time.ttft,
-                self.limits.ttft_ms,
-                self.round,
-            ),
-            inter_token_latency: InTime::stats(
-                &self.itl,
-                &self.in_time.itl,
-                self.limits.itl_ms,
-                self.round,
-            ),
+            time_to_first_token: in_time(&self.ttft, &self.in_time.ttft, self.limits.ttft_ms),
+            inter_token_latency: in_time(&self.itl, &self.in_time.itl, self.limits.itl_ms),
             inter_chunk_latency: stats(&self.icl),
-            request_latency: InTime::stats(
-                &self.e2e,
-                &self.in_time.e2e,
-                self.limits.e2e_ms,
-                self.round,
-            ),
+            request_latency: in_time(&self.e2e, &self.in_time.e2e, self.limits.e2e_ms),
             output_sequence_length: stats(&self.osl),
             input_sequence_length: stats(&self.isl),
             output_token_throughput_per_user: stats(&self.per_user),
@@ -498,8 +455,8 @@ impl LevelAccumulator {
                 UNIT_TOKENS_PER_SEC,
                 per_sec(self.ok_output_tokens as f64),
             ),
-            output_token_throughput_steady: steady_tps,
-            output_token_throughput_sustained: sustained,
+            output_token_throughput_steady: steady.tps,
+            output_token_throughput_sustained: steady.sustained,
             request_throughput: Scalar::new("requests/sec", per_sec(self.ok as f64)),
             request_count: Scalar::new("requests", self.ok as f64),
             error_request_count: Scalar::new("requests", self.errors as f64),
@@ -510,29 +467,20 @@ impl LevelAccumulator {
                 .limits
                 .any()
                 .then(|| Scalar::new("requests/sec", per_sec(self.good as f64))),
-            error_summary,
-            error_rate: if attempted > 0 {
-                self.errors as f64 / attempted as f64
-            } else {
-                0.0
-            },
+            error_summary: self.error_summary(),
+            error_rate: self.error_rate(),
             cancelled_count: self
                 .errors_by_kind
                 .get(&ErrorKind::Cancelled)
                 .copied()
                 .unwrap_or(0),
             errors_by_kind: self.errors_by_kind.clone(),
-            steady_window: window.map(|w| SteadyWindow {
+            steady_window: steady.window.map(|w| SteadyWindow {
                 start_s: w.span.0 as f64 / 1e9,
                 end_s: w.span.1 as f64 / 1e9,
             }),
-            achieved_concurrency: achieved,
-            // a think follows a turn of its own session, so no span starts before `first`
-            mean_in_flight: (last > first).then(|| {
-                let busy =
-                    self.steady.busy_ns() + self.earlier.iter().map(|e| e.busy_ns).sum::<u128>();
-                busy as f64 / (last - first) as f64
-            }),
+            achieved_concurrency: steady.achieved,
+            mean_in_flight: self.mean_in_flight(first, last),
             slot_to_send: stats(&self.slot_to_send),
             output_tokens_source: self.sources,
             reconnect_count: self.reconnects,
@@ -545,6 +493,87 @@ impl LevelAccumulator {
             open_loop: self.open.finish(),
         }
     }
+
+    /// The level's first start and last end (both 0 when no request completed).
+    fn span_ns(&self) -> (u64, u64) {
+        if self.completed() == 0 {
+            (0, 0)
+        } else {
+            (self.first_start_ns, self.last_end_ns)
+        }
+    }
+
+    /// What the all-slots-busy windows say: the achieved concurrency, whether the level held,
+    /// the steady and the sustained throughput.
+    fn steady_figures(&self) -> SteadyFigures {
+        let window = self.pooled();
+        let achieved = window.map(|w| w.in_flight);
+        let opened: Vec<(u64, u64)> = self
+            .measurements()
+            .iter()
+            .filter_map(|(start, w, _)| Some((*start, w.as_ref()?.start_ns)))
+            .collect();
+        let sustained = window
+            .and_then(|w| Self::sustained_tps(w.after, self.concurrency, w.in_flight))
+            .map(|tps| Scalar {
+                ci95: Some(self.in_time.sustained_interval(&opened, tps)),
+                ..Scalar::new(UNIT_TOKENS_PER_SEC, tps)
+            });
+        SteadyFigures {
+            window,
+            tps: window.map(|w| Scalar::new(UNIT_TOKENS_PER_SEC, w.tps)),
+            sustained,
+            achieved,
+            held: achieved.is_some_and(|a| a >= HELD_SHARE * f64::from(self.concurrency)),
+        }
+    }
+
+    /// The failed requests grouped by kind and status, each with its first message.
+    fn error_summary(&self) -> Vec<ErrorSummaryEntry> {
+        self.error_groups
+            .iter()
+            .map(|((kind, code), (count, message))| ErrorSummaryEntry {
+                error_details: ErrorDetails {
+                    code: *code,
+                    kind: kind.as_str().to_string(),
+                    message: message.clone(),
+                },
+                count: *count,
+            })
+            .collect()
+    }
+
+    /// Failed requests over attempted ones (cancelled ones are neither).
+    fn error_rate(&self) -> f64 {
+        let attempted = self.ok + self.errors;
+        if attempted > 0 {
+            self.errors as f64 / attempted as f64
+        } else {
+            0.0
+        }
+    }
+
+    /// Requests in flight on average between the level's first start and last end.
+    fn mean_in_flight(&self, first: u64, last: u64) -> Option<f64> {
+        // a think follows a turn of its own session, so no span starts before `first`
+        (last > first).then(|| {
+            let busy = self.steady.busy_ns() + self.earlier.iter().map(|e| e.busy_ns).sum::<u128>();
+            busy as f64 / (last - first) as f64
+        })
+    }
+}
+
+/// The figures of a level's all-slots-busy windows.
+struct SteadyFigures {
+    window: Option<Pooled>,
+    /// Output tokens/sec inside the windows.
+    tps: Option<Scalar>,
+    /// Output tokens/sec by the response-time law, with its interval.
+    sustained: Option<Scalar>,
+    /// Time-weighted requests in flight over the windows.
+    achieved: Option<f64>,
+    /// The achieved concurrency is at least [`HELD_SHARE`] of the target.
+    held: bool,
 }
 
 #[cfg(test)]

@@ -410,121 +410,25 @@ pub fn on_axis(levels: &[LevelSummary]) -> (bool, Vec<LevelSummary>) {
 
 /// Reads a run.
 pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
-    let limits = a.limits();
     let (by_rate, levels) = on_axis(all);
-    let axis = if by_rate {
-        Axis::Rate
-    } else {
-        Axis::Concurrency
-    };
-    let levels = &levels[..];
-    let ordered = ordered_points(&limits, levels);
-    let orders: Vec<u32> = ordered.iter().map(|(o, _)| *o).collect();
-    let pts: Vec<Point> = ordered.into_iter().map(|(_, p)| p).collect();
-    let whys = a.search.map(|cfg| search::history(&cfg, &pts));
-    let iterations = all
-        .iter()
-        .map(|l| {
-            if l.partial || !levels.iter().any(|x| x.index == l.index) {
-                return row(&limits, l, None);
-            }
-            // a level's reason is its first measurement's
-            let at = orders.iter().position(|o| *o == first_order(l));
-            let why = whys
-                .as_ref()
-                .zip(at)
-                .and_then(|(w, at)| w.get(at).copied().flatten());
-            row(&limits, l, why)
-        })
-        .collect();
-    let named = qualified(&limits, levels);
-    let named_levels: Vec<LevelSummary> = named.iter().map(|l| (*l).clone()).collect();
-    let (knee, knee_undecided) = match knee_finding(&curve(&named_levels), DEFAULT_MIN_GAIN) {
+    let r = Reading::new(a, by_rate, &levels);
+    let iterations = r.iteration_rows(all);
+    let (knee, knee_undecided) = match knee_finding(&curve_of(&r.named), DEFAULT_MIN_GAIN) {
         KneeFinding::Named(k) => (Some(k), None),
         KneeFinding::Undecided(u) => (None, Some(u)),
         KneeFinding::NotFound => (None, None),
     };
-    let (lo, hi) = bracket(&pts);
-    let search = a.search.map(|cfg| {
-        let outcome = match search::decide(&cfg, &pts) {
-            Step::Done(o) => o,
-            // cut short (interrupted): report where it stood
-            Step::Measure { .. } => outcome_now(&cfg, &pts),
-        };
-        search_result(&limits, &named, levels, outcome)
-    });
-    let has_slas = !a.slas.is_empty();
-    let boundary = has_slas.then(|| boundary_range(&limits, levels)).flatten();
-
-    let (mut ideal, basis) = if !has_slas {
-        match &knee {
-            Some(k) => (ideal_at(&named, k.concurrency), "knee"),
-            None => (best_throughput(&named, |_| true), "max_throughput"),
-        }
-    } else {
-        let passing = |c: u32| lo.is_some_and(|l| c <= l) && hi.is_none_or(|h| c < h);
-        (
-            best_throughput(&named, |l| passing(l.load()) && limits.passes(l)),
-            "sla",
-        )
-    };
-    if let Some(i) = ideal.as_mut() {
-        i.range = match (basis, &knee) {
-            ("knee", Some(k)) => k.below.map(|b| [b as f64, k.concurrency as f64]),
-            // the ideal is the highest passing level: it moves with the SLA boundary
-            ("sla", _) if lo == Some(i.concurrency) => boundary.map(|b| [b.low, b.high]),
-            _ => None,
-        };
-    }
-    // with no SLA and no search nothing waits on a verdict: the default error limit's
-    // uncertainty on a short sweep is not worth a warning
-    let mut warnings = if has_slas || a.search.is_some() {
-        too_few_samples(&limits, levels, axis)
-    } else {
-        Vec::new()
-    };
-    let right = ideal
-        .as_ref()
-        .and_then(|i| right_size(&a.capacity, i, &capacity_curve(&named)));
-    if let (Some(peak), Some(i)) = (a.capacity.peak, &ideal) {
-        let highest = levels.iter().map(|l| l.load()).max().unwrap_or(0);
-        warnings.extend(peak_coverage_warning(
-            peak,
-            i,
-            highest,
-            by_rate,
-            a.capacity.headroom,
-            right.as_ref(),
-        ));
-    }
-    if a.capacity.peak.is_some() && ideal.is_none() {
-        warnings.push("no level met the SLA: no capacity to size instances by".into());
-    }
-    let answer = match (&search, has_slas) {
-        (Some(s), _) => s.outcome.max_passing.zip(s.output_tps_at_answer),
-        (None, true) => lo
-            .and_then(|c| ideal_at(&named, c))
-            .map(|i| (i.concurrency, i.output_tps)),
-        (None, false) => ideal.as_ref().map(|i| (i.concurrency, i.output_tps)),
-    }
-    .map(|(concurrency, output_tps)| Answer {
-        concurrency,
-        output_tps,
-    });
-    let skipped = levels
-        .iter()
-        .filter(|l| !l.partial)
-        .filter_map(|l| {
-            skip_reason(&limits, l).map(|reason| Skipped {
-                concurrency: l.load(),
-                reason,
-            })
-        })
-        .collect();
-    let bound = (axis == Axis::Concurrency)
-        .then(|| super::bound::diagnose(levels, knee.as_ref().map(|k| k.concurrency)));
+    let search = a.search.map(|cfg| r.search(cfg));
+    let has_slas = r.has_slas();
+    let boundary = has_slas
+        .then(|| boundary_range(&r.limits, r.levels))
+        .flatten();
+    let planning = r.planning(knee.as_ref(), boundary);
+    let answer = r.answer(search.as_ref(), planning.ideal.as_ref());
+    let bound = (r.axis == Axis::Concurrency)
+        .then(|| super::bound::diagnose(r.levels, knee.as_ref().map(|k| k.concurrency)));
     RunAnalysis {
-        axis,
+        axis: r.axis,
         answer,
         bound,
         slas: a.slas.clone(),
@@ -532,21 +436,210 @@ pub fn analyse(a: &Analysis, all: &[LevelSummary]) -> RunAnalysis {
         iterations,
         search,
         bracket: if has_slas || a.search.is_some() {
-            [lo, hi]
+            [r.lo, r.hi]
         } else {
             [None, None]
         },
         boundary,
         knee,
         knee_undecided,
-        planning: Planning {
+        planning,
+        skipped: r.skipped(),
+    }
+}
+
+/// The curve of the named levels (what the knee is read from).
+fn curve_of(named: &[&LevelSummary]) -> Vec<CurvePoint> {
+    let named_levels: Vec<LevelSummary> = named.iter().map(|l| (*l).clone()).collect();
+    curve(&named_levels)
+}
+
+/// What [`analyse`]'s steps read: the run's limits, its levels on the axis, those that may be
+/// named, and the points the search judges.
+struct Reading<'a> {
+    a: &'a Analysis,
+    limits: SlaSet,
+    axis: Axis,
+    /// The levels on the run's axis.
+    levels: &'a [LevelSummary],
+    /// The qualified levels: the only ones the answer, the knee and the ideal may name.
+    named: Vec<&'a LevelSummary>,
+    /// Each point's position among the run's measurements.
+    orders: Vec<u32>,
+    pts: Vec<Point>,
+    /// The bracket: the highest passing level, and the lowest above it that did not pass.
+    lo: Option<u32>,
+    hi: Option<u32>,
+}
+
+impl<'a> Reading<'a> {
+    fn new(a: &'a Analysis, by_rate: bool, levels: &'a [LevelSummary]) -> Reading<'a> {
+        let limits = a.limits();
+        let ordered = ordered_points(&limits, levels);
+        let orders: Vec<u32> = ordered.iter().map(|(o, _)| *o).collect();
+        let pts: Vec<Point> = ordered.into_iter().map(|(_, p)| p).collect();
+        let (lo, hi) = bracket(&pts);
+        Reading {
+            a,
+            axis: if by_rate {
+                Axis::Rate
+            } else {
+                Axis::Concurrency
+            },
+            named: qualified(&limits, levels),
+            limits,
+            levels,
+            orders,
+            pts,
+            lo,
+            hi,
+        }
+    }
+
+    fn has_slas(&self) -> bool {
+        !self.a.slas.is_empty()
+    }
+
+    /// The iteration table: a row per level of the run, with the search's reason for the
+    /// levels on the axis.
+    fn iteration_rows(&self, all: &[LevelSummary]) -> Vec<IterationRow> {
+        let whys = self.a.search.map(|cfg| search::history(&cfg, &self.pts));
+        all.iter()
+            .map(|l| {
+                if l.partial || !self.levels.iter().any(|x| x.index == l.index) {
+                    return row(&self.limits, l, None);
+                }
+                // a level's reason is its first measurement's
+                let at = self.orders.iter().position(|o| *o == first_order(l));
+                let why = whys
+                    .as_ref()
+                    .zip(at)
+                    .and_then(|(w, at)| w.get(at).copied().flatten());
+                row(&self.limits, l, why)
+            })
+            .collect()
+    }
+
+    /// The search's result: its outcome, or where it stood when cut short.
+    fn search(&self, cfg: SearchConfig) -> SearchResult {
+        let outcome = match search::decide(&cfg, &self.pts) {
+            Step::Done(o) => o,
+            // cut short (interrupted): report where it stood
+            Step::Measure { .. } => outcome_now(&cfg, &self.pts),
+        };
+        search_result(&self.limits, &self.named, self.levels, outcome)
+    }
+
+    /// The planning numbers: the ideal balance, the right size, the breaking point and the
+    /// warnings.
+    fn planning(&self, knee: Option<&Knee>, boundary: Option<BoundaryRange>) -> Planning {
+        let (ideal, basis) = self.ideal(knee, boundary);
+        let right = ideal
+            .as_ref()
+            .and_then(|i| right_size(&self.a.capacity, i, &capacity_curve(&self.named)));
+        let warnings = self.warnings(ideal.as_ref(), right.as_ref());
+        Planning {
             ideal,
             ideal_basis: basis,
-            breaking_point: if has_slas { breaking_point(&pts) } else { None },
+            breaking_point: if self.has_slas() {
+                breaking_point(&self.pts)
+            } else {
+                None
+            },
             right_size: right,
             warnings,
-        },
-        skipped,
+        }
+    }
+
+    /// The ideal balance and what it rests on (`knee`, `max_throughput` or `sla`), with the
+    /// range it may lie in.
+    fn ideal(
+        &self,
+        knee: Option<&Knee>,
+        boundary: Option<BoundaryRange>,
+    ) -> (Option<IdealPoint>, &'static str) {
+        let named = &self.named;
+        let (mut ideal, basis) = if !self.has_slas() {
+            match knee {
+                Some(k) => (ideal_at(named, k.concurrency), "knee"),
+                None => (best_throughput(named, |_| true), "max_throughput"),
+            }
+        } else {
+            let (lo, hi) = (self.lo, self.hi);
+            let passing = |c: u32| lo.is_some_and(|l| c <= l) && hi.is_none_or(|h| c < h);
+            (
+                best_throughput(named, |l| passing(l.load()) && self.limits.passes(l)),
+                "sla",
+            )
+        };
+        if let Some(i) = ideal.as_mut() {
+            i.range = match (basis, knee) {
+                ("knee", Some(k)) => k.below.map(|b| [b as f64, k.concurrency as f64]),
+                // the ideal is the highest passing level: it moves with the SLA boundary
+                ("sla", _) if self.lo == Some(i.concurrency) => boundary.map(|b| [b.low, b.high]),
+                _ => None,
+            };
+        }
+        (ideal, basis)
+    }
+
+    /// The planning warnings: too few samples to decide, a peak the levels do not cover, no
+    /// capacity to size by.
+    fn warnings(&self, ideal: Option<&IdealPoint>, right: Option<&RightSize>) -> Vec<String> {
+        let a = self.a;
+        // with no SLA and no search nothing waits on a verdict: the default error limit's
+        // uncertainty on a short sweep is not worth a warning
+        let mut warnings = if self.has_slas() || a.search.is_some() {
+            too_few_samples(&self.limits, self.levels, self.axis)
+        } else {
+            Vec::new()
+        };
+        if let (Some(peak), Some(i)) = (a.capacity.peak, ideal) {
+            let highest = self.levels.iter().map(|l| l.load()).max().unwrap_or(0);
+            warnings.extend(peak_coverage_warning(
+                peak,
+                i,
+                highest,
+                self.axis == Axis::Rate,
+                a.capacity.headroom,
+                right,
+            ));
+        }
+        if a.capacity.peak.is_some() && ideal.is_none() {
+            warnings.push("no level met the SLA: no capacity to size instances by".into());
+        }
+        warnings
+    }
+
+    /// What the CI gate compares: the search's answer, else the highest passing level (with
+    /// SLAs) or the ideal balance (without).
+    fn answer(&self, search: Option<&SearchResult>, ideal: Option<&IdealPoint>) -> Option<Answer> {
+        match (search, self.has_slas()) {
+            (Some(s), _) => s.outcome.max_passing.zip(s.output_tps_at_answer),
+            (None, true) => self
+                .lo
+                .and_then(|c| ideal_at(&self.named, c))
+                .map(|i| (i.concurrency, i.output_tps)),
+            (None, false) => ideal.map(|i| (i.concurrency, i.output_tps)),
+        }
+        .map(|(concurrency, output_tps)| Answer {
+            concurrency,
+            output_tps,
+        })
+    }
+
+    /// The complete levels that may not be named, and why.
+    fn skipped(&self) -> Vec<Skipped> {
+        self.levels
+            .iter()
+            .filter(|l| !l.partial)
+            .filter_map(|l| {
+                skip_reason(&self.limits, l).map(|reason| Skipped {
+                    concurrency: l.load(),
+                    reason,
+                })
+            })
+            .collect()
     }
 }
 

@@ -85,60 +85,123 @@ fn pct(v: f64) -> String {
 /// What bounds the server, from the complete closed-loop `levels` that carry server figures,
 /// at the first level past `knee` (the load where the curve has bent), else at the highest.
 pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
-    let mut with: Vec<(&LevelSummary, &ServerSummary)> = levels
-        .iter()
-        .filter(|l| !l.partial && l.open_loop.rate.is_none())
-        .filter_map(|l| Some((l, l.server.as_ref()?)))
-        // the serving engine's own figures (a level may have only its GPUs' or CloudWatch's)
-        .filter(|(_, s)| s.running.is_some() || s.waiting.is_some())
-        .collect();
-    with.sort_by_key(|(l, _)| l.concurrency);
+    let with = with_engine_figures(levels);
     let pick = knee
         .and_then(|k| with.iter().position(|(l, _)| l.concurrency > k))
         .or_else(|| with.len().checked_sub(1));
     let Some(i) = pick else {
-        // GPU or CloudWatch figures alone: the batch and the queue are what tell
-        let some = levels.iter().any(|l| l.server.is_some());
-        return Bound {
-            kind: BoundKind::NotKnown,
-            at: None,
-            evidence: if some {
-                "the server's batch and queue were not recorded (GPU or CloudWatch figures \
-                 alone do not say what bounds it; a SageMaker endpoint has no /metrics)"
-            } else {
-                "no server telemetry was recorded: the server exposes no /metrics \
-                 rightsize knows, or the run was imported from elsewhere"
-            }
-            .into(),
-            hint: None,
-        };
+        return no_engine_figures(levels);
     };
     let (level, s) = with[i];
-    let c = level.concurrency;
     if s.samples < MIN_SAMPLES {
-        // one or two samples catch a moment (the level's first round arriving, its last
-        // requests draining), not the level
-        return Bound {
-            kind: BoundKind::NotKnown,
-            at: Some(c),
-            evidence: format!(
-                "only {} sample{} of the server at concurrency {c}: too few to tell; longer \
-                 levels or a shorter --telemetry-interval would",
-                s.samples,
-                if s.samples == 1 { "" } else { "s" }
-            ),
-            hint: None,
-        };
+        return too_few_samples(level.concurrency, s.samples);
     }
-    let running = s.running.map_or(0.0, |r| r.max);
-    let waiting = s.waiting.map_or(0.0, |w| w.mean);
-    let kv = s.kv_cache_usage.map(|k| k.max);
-    let preempted = s.preemptions.unwrap_or(0.0);
-    let at = Some(c);
-    if kv.is_some_and(|k| k >= KV_FULL) && (preempted > 0.0 || waiting >= 1.0) {
-        return Bound {
+    let at = Reading::new(with[i], i.checked_sub(1).map(|j| with[j]));
+    at.kv_cache()
+        .or_else(|| at.batch_slots())
+        .or_else(|| at.compute())
+        .unwrap_or_else(|| at.no_rule())
+}
+
+/// The complete closed-loop levels with the serving engine's own figures (a level may have
+/// only its GPUs' or CloudWatch's), by concurrency.
+fn with_engine_figures(levels: &[LevelSummary]) -> Vec<(&LevelSummary, &ServerSummary)> {
+    let mut with: Vec<(&LevelSummary, &ServerSummary)> = levels
+        .iter()
+        .filter(|l| !l.partial && l.open_loop.rate.is_none())
+        .filter_map(|l| Some((l, l.server.as_ref()?)))
+        .filter(|(_, s)| s.running.is_some() || s.waiting.is_some())
+        .collect();
+    with.sort_by_key(|(l, _)| l.concurrency);
+    with
+}
+
+/// Not known: no level has the engine's figures.
+fn no_engine_figures(levels: &[LevelSummary]) -> Bound {
+    // GPU or CloudWatch figures alone: the batch and the queue are what tell
+    let some = levels.iter().any(|l| l.server.is_some());
+    Bound {
+        kind: BoundKind::NotKnown,
+        at: None,
+        evidence: if some {
+            "the server's batch and queue were not recorded (GPU or CloudWatch figures \
+             alone do not say what bounds it; a SageMaker endpoint has no /metrics)"
+        } else {
+            "no server telemetry was recorded: the server exposes no /metrics \
+             rightsize knows, or the run was imported from elsewhere"
+        }
+        .into(),
+        hint: None,
+    }
+}
+
+/// Not known: the level at `c` has too few samples of the server.
+fn too_few_samples(c: u32, samples: u32) -> Bound {
+    // one or two samples catch a moment (the level's first round arriving, its last
+    // requests draining), not the level
+    Bound {
+        kind: BoundKind::NotKnown,
+        at: Some(c),
+        evidence: format!(
+            "only {} sample{} of the server at concurrency {c}: too few to tell; longer \
+             levels or a shorter --telemetry-interval would",
+            samples,
+            if samples == 1 { "" } else { "s" }
+        ),
+        hint: None,
+    }
+}
+
+/// The server's figures at the level diagnosed, beside the level below it; each rule reads
+/// them and names the bound if they fit it.
+struct Reading<'a> {
+    level: &'a LevelSummary,
+    below: Option<(&'a LevelSummary, &'a ServerSummary)>,
+    scheme: &'a str,
+    c: u32,
+    /// Requests running at most.
+    running: f64,
+    /// Requests waiting on average.
+    waiting: f64,
+    /// KV-cache use at most.
+    kv: Option<f64>,
+    preempted: f64,
+}
+
+impl<'a> Reading<'a> {
+    fn new(
+        (level, s): (&'a LevelSummary, &'a ServerSummary),
+        below: Option<(&'a LevelSummary, &'a ServerSummary)>,
+    ) -> Reading<'a> {
+        Reading {
+            level,
+            below,
+            scheme: &s.scheme,
+            c: level.concurrency,
+            running: s.running.map_or(0.0, |r| r.max),
+            waiting: s.waiting.map_or(0.0, |w| w.mean),
+            kv: s.kv_cache_usage.map(|k| k.max),
+            preempted: s.preemptions.unwrap_or(0.0),
+        }
+    }
+
+    /// KV-cache memory: the cache full, with preemptions or a queue.
+    fn kv_cache(&self) -> Option<Bound> {
+        let Reading {
+            c,
+            running,
+            waiting,
+            kv,
+            preempted,
+            ..
+        } = *self;
+        let full = kv.is_some_and(|k| k >= KV_FULL) && (preempted > 0.0 || waiting >= 1.0);
+        if !full {
+            return None;
+        }
+        Some(Bound {
             kind: BoundKind::KvCache,
-            at,
+            at: Some(c),
             evidence: format!(
                 "the KV cache reached {} at concurrency {c}, with {preempted:.0} preemptions \
                  and {waiting:.1} requests waiting while {running:.0} ran",
@@ -146,24 +209,36 @@ pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
             ),
             hint: Some(format!(
                 "more KV-cache memory would move it ({}; or tensor parallelism)",
-                kv_setting(&s.scheme)
+                kv_setting(self.scheme)
             )),
-        };
+        })
     }
-    // a queue while fewer than the load run: the slots are full (a queue at the level's start,
-    // all requests arriving at once, with every one of them running later, is not this; nor
-    // are the few requests that arrive during a step and join the batch at the next: with
-    // 64-token answers about one in 64 streams a step, so a queue must be 5 % of the load)
-    if running < f64::from(c) && waiting >= (QUEUED_SHARE * f64::from(c)).max(1.0) {
-        let flat = i
-            .checked_sub(1)
-            .and_then(|j| with[j].1.running)
-            .map_or(String::new(), |r| {
-                format!(" (at {}: {:.0})", with[i - 1].0.concurrency, r.max)
-            });
-        return Bound {
+
+    /// Batch slots: running flat below the load while requests wait.
+    fn batch_slots(&self) -> Option<Bound> {
+        let Reading {
+            c,
+            running,
+            waiting,
+            kv,
+            ..
+        } = *self;
+        // a queue while fewer than the load run: the slots are full (a queue at the level's
+        // start, all requests arriving at once, with every one of them running later, is not
+        // this; nor are the few requests that arrive during a step and join the batch at the
+        // next: with 64-token answers about one in 64 streams a step, so a queue must be 5 %
+        // of the load)
+        let queued = running < f64::from(c) && waiting >= (QUEUED_SHARE * f64::from(c)).max(1.0);
+        if !queued {
+            return None;
+        }
+        let flat = self
+            .below
+            .and_then(|(l, s)| Some((l.concurrency, s.running?)))
+            .map_or(String::new(), |(lc, r)| format!(" (at {lc}: {:.0})", r.max));
+        Some(Bound {
             kind: BoundKind::BatchSlots,
-            at,
+            at: Some(c),
             evidence: format!(
                 "running flat at {running:.0}{flat} at concurrency {c} while {waiting:.1} \
                  requests wait{}",
@@ -174,21 +249,33 @@ pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
             ),
             hint: Some(format!(
                 "more batch slots would move it ({})",
-                slots_setting(&s.scheme)
+                slots_setting(self.scheme)
             )),
-        };
+        })
     }
-    if running >= WHOLE_LOAD * f64::from(c) {
+
+    /// Compute: the batch takes the whole load, and each step slows as it grows.
+    fn compute(&self) -> Option<Bound> {
+        let Reading {
+            c,
+            running,
+            waiting,
+            ..
+        } = *self;
+        let whole_load = running >= WHOLE_LOAD * f64::from(c);
+        if !whole_load {
+            return None;
+        }
         let itl = |l: &LevelSummary| l.inter_token_latency.as_ref().map(|s| s.p50);
-        let slower = i
-            .checked_sub(1)
-            .and_then(|j| Some((with[j].0.concurrency, itl(with[j].0)?, itl(level)?)))
+        let slower = self
+            .below
+            .and_then(|(l, _)| Some((l.concurrency, itl(l)?, itl(self.level)?)))
             .map_or(String::new(), |(lc, a, b)| {
                 format!("; inter-token latency p50 {a:.1} ms at {lc}, {b:.1} ms at {c}")
             });
-        return Bound {
+        Some(Bound {
             kind: BoundKind::Compute,
-            at,
+            at: Some(c),
             evidence: format!(
                 "the batch takes the whole load ({running:.0} running at concurrency {c}, \
                  {waiting:.1} waiting) and each step slows as it grows{slower}"
@@ -197,16 +284,26 @@ pub fn diagnose(levels: &[LevelSummary], knee: Option<u32>) -> Bound {
                 "a faster GPU or tensor parallelism would move it; more batch slots would not"
                     .into(),
             ),
-        };
+        })
     }
-    Bound {
-        kind: BoundKind::NotKnown,
-        at,
-        evidence: format!(
-            "the server's figures fit no rule: {running:.0} running and {waiting:.1} waiting \
-             at concurrency {c}"
-        ),
-        hint: None,
+
+    /// Not known: the figures fit no rule.
+    fn no_rule(&self) -> Bound {
+        let Reading {
+            c,
+            running,
+            waiting,
+            ..
+        } = *self;
+        Bound {
+            kind: BoundKind::NotKnown,
+            at: Some(c),
+            evidence: format!(
+                "the server's figures fit no rule: {running:.0} running and {waiting:.1} \
+                 waiting at concurrency {c}"
+            ),
+            hint: None,
+        }
     }
 }
 

@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinError, JoinHandle};
+use tokio::time::Interval;
 use tokio_util::sync::CancellationToken;
 
 /// Time between frames at most (20 frames/s).
@@ -117,15 +118,6 @@ pub async fn run_loop(
     let (input_tx, mut input_rx) = mpsc::channel::<Input>(64);
     let stop_input = Arc::new(AtomicBool::new(false));
     let input_thread = spawn_input(input_tx, stop_input.clone());
-    // replaced by a fresh channel for each run
-    let (_, mut events_rx) = mpsc::channel::<EngineEvent>(1);
-    let mut live: Option<LiveRun> = None;
-    let mut exporting: Option<Export> = None;
-    let mut quitting = false;
-    let mut stopping_for_signal = false;
-    // the terminal went away (a draw failed: EIO on a closed tty)
-    let mut terminal_lost = false;
-    let mut dirty = true;
     let mut frame = tokio::time::interval(FRAME);
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     // flags fill the form, and the form is what runs, now and every time after
@@ -133,167 +125,295 @@ pub async fn run_loop(
         app.setup = SetupForm::from_request(&choices(config.as_deref()).unwrap_or_default(), &req);
         Action::Start(Box::new(app.setup.to_request()))
     });
+    let mut dash = Dashboard::new(app, config, results_root, signalled);
 
     loop {
         if let Some(action) = pending.take() {
-            match action {
-                Action::Start(args) => {
-                    let (tx, rx) = mpsc::channel(256);
-                    events_rx = rx;
-                    match start_run(*args, config.as_deref(), tx).await {
-                        Ok((run, scale, analysis)) => {
-                            app.run_started(scale, analysis);
-                            live = Some(run);
-                        }
-                        Err(e) => app.start_failed(format!("{e:#}")),
-                    }
-                }
-                Action::Stop => {
-                    if let Some(r) = &live {
-                        r.cancel.cancel();
-                    }
-                }
-                Action::Quit => {
-                    quitting = true;
-                    match &live {
-                        Some(r) => {
-                            r.cancel.cancel();
-                            app.status = Some("stopping the run before quitting...".into());
-                        }
-                        None => break,
-                    }
-                }
-                Action::LoadRuns => match &results_root {
-                    Some(root) => match load_runs(root) {
-                        Ok(runs) => {
-                            app.runs_selected = app.runs_selected.min(runs.len().saturating_sub(1));
-                            app.runs = runs;
-                        }
-                        Err(e) => app.status = Some(format!("cannot list runs: {e}")),
-                    },
-                    None => app.status = Some("no results folder on this platform".into()),
-                },
-                Action::DeleteRun(path) => {
-                    match std::fs::remove_dir_all(&path) {
-                        Ok(()) => {
-                            app.run_deleted(&path);
-                            app.status = Some(format!("deleted {}", path.display()));
-                        }
-                        Err(e) => app.status = Some(format!("cannot delete: {e}")),
-                    }
-                    pending = Some(Action::LoadRuns);
+            match dash.apply(action).await {
+                Next::Wait => dash.dirty = true,
+                Next::Then(action) => {
+                    pending = Some(action);
                     continue;
                 }
-                Action::Export { run, compare } => match &exporting {
-                    Some(_) => app.status = Some("an export is already running".into()),
-                    None => {
-                        let job = Export::start(run, compare);
-                        app.status = Some(job.progress());
-                        exporting = Some(job);
-                    }
-                },
-                Action::None => {}
+                Next::Leave => break,
             }
-            dirty = true;
         }
-        // after a signal the terminal is given back: nothing more is drawn
-        if dirty && !signalled.is_cancelled() && !terminal_lost {
-            // the size scrolling stops by is the one drawn on
-            if let Ok(size) = terminal.size() {
-                app.size = (size.width, size.height);
-            }
-            if terminal.draw(|f| render(f, &app)).is_err() {
-                // nobody is left to see or press anything: the run ends as a hangup ends a
-                // headless one, keeping what it measured
-                terminal_lost = true;
-                quitting = true;
-                match &live {
-                    Some(r) => r.cancel.cancel(),
-                    None => break,
-                }
-            }
-            dirty = false;
+        if let Next::Leave = dash.draw(terminal) {
+            break;
         }
-        tokio::select! {
-            _ = frame.tick() => {
-                // the export's clock: the screen keeps drawing while the files are written
-                if let Some(job) = &exporting {
-                    app.status = Some(job.progress());
-                    dirty = true;
-                }
-            }
-            done = async { (&mut exporting.as_mut().expect("guarded by is_some").handle).await }, if exporting.is_some() => {
-                if let Some(job) = exporting.take() {
-                    app.status = Some(job.finished(done));
-                }
-                dirty = true;
-            }
-            Some(ev) = events_rx.recv() => {
-                app.on_engine(&ev);
-                while let Ok(ev) = events_rx.try_recv() {
-                    app.on_engine(&ev);
-                }
-                dirty = true;
-            }
-            _ = signalled.cancelled(), if !stopping_for_signal => {
-                stopping_for_signal = true;
-                quitting = true;
-                super::terminal::restore();
-                match &live {
-                    Some(r) => r.cancel.cancel(),
-                    None => break,
-                }
-            }
-            Some(input) = input_rx.recv(), if !signalled.is_cancelled() && !terminal_lost => {
-                if let Input::Key(k) = input {
-                    pending = Some(app.on_key(k));
-                }
-                dirty = true;
-            }
-            done = async { (&mut live.as_mut().expect("guarded by is_some").handle).await }, if live.is_some() => {
-                // deliver what the engine sent before it ended
-                while let Ok(ev) = events_rx.try_recv() {
-                    app.on_engine(&ev);
-                }
-                if let Some(r) = live.take() {
-                    if let Some(sim) = r.sim {
-                        sim.shutdown();
-                    }
-                }
-                let error = match done {
-                    Ok(Ok(_)) => None,
-                    // a results write failed: the finished levels' summary is kept where it
-                    // still can be, and the failure says where
-                    Ok(Err(e @ RunError::Results(_))) => {
-                        let kind = if app.analysis.search.is_some() { "search" } else { "sweep" };
-                        Some(match crate::headless::keep_summary(&app.run, kind, &app.analysis) {
-                            Some(kept) => format!("{e}; {kept}"),
-                            None => e.to_string(),
-                        })
-                    }
-                    Ok(Err(e)) => Some(e.to_string()),
-                    Err(e) => Some(format!("the run task failed: {e}")),
-                };
-                app.run_ended(error);
-                dirty = true;
-                if quitting {
-                    break;
-                }
-            }
+        match dash.wait(&mut frame, &mut input_rx).await {
+            Next::Wait => {}
+            Next::Then(action) => pending = Some(action),
+            Next::Leave => break,
         }
     }
     stop_input.store(true, Ordering::Relaxed);
     // after a signal or a failed draw the terminal may be gone, and its input thread with it
     // in a poll that never settles (crossterm on a closed tty): not waited for
-    if !terminal_lost && !signalled.is_cancelled() {
+    if !dash.terminal_lost && !dash.signalled.is_cancelled() {
         let _ = input_thread.join();
     }
     Ok(Ended {
-        app,
+        app: dash.app,
         signal: signals
             .caught()
-            .or(terminal_lost.then_some(crate::headless::signals::Caught::Hangup)),
+            .or(dash.terminal_lost.then_some(Caught::Hangup)),
     })
+}
+
+/// What the loop does after a step.
+enum Next {
+    /// Draw if something changed, then wait for what happens next.
+    Wait,
+    /// Carry out this action first, before drawing (a deleted run's list is reloaded).
+    Then(Action),
+    /// Leave the loop.
+    Leave,
+}
+
+/// The loop's state between frames: the app, the run and export going on, and how the
+/// dashboard is ending.
+struct Dashboard {
+    app: App,
+    config: Option<PathBuf>,
+    results_root: Option<PathBuf>,
+    /// Set by a stopping signal.
+    signalled: CancellationToken,
+    /// The live run's events; replaced by a fresh channel for each run.
+    events_rx: mpsc::Receiver<EngineEvent>,
+    live: Option<LiveRun>,
+    exporting: Option<Export>,
+    quitting: bool,
+    stopping_for_signal: bool,
+    /// The terminal went away (a draw failed: EIO on a closed tty).
+    terminal_lost: bool,
+    dirty: bool,
+}
+
+impl Dashboard {
+    fn new(
+        app: App,
+        config: Option<PathBuf>,
+        results_root: Option<PathBuf>,
+        signalled: CancellationToken,
+    ) -> Dashboard {
+        Dashboard {
+            app,
+            config,
+            results_root,
+            signalled,
+            events_rx: mpsc::channel::<EngineEvent>(1).1,
+            live: None,
+            exporting: None,
+            quitting: false,
+            stopping_for_signal: false,
+            terminal_lost: false,
+            dirty: true,
+        }
+    }
+
+    /// Carries out what a key (or the flags) asked for.
+    async fn apply(&mut self, action: Action) -> Next {
+        match action {
+            Action::Start(args) => self.start(*args).await,
+            Action::Stop => {
+                if let Some(r) = &self.live {
+                    r.cancel.cancel();
+                }
+            }
+            Action::Quit => {
+                if self.live.is_some() {
+                    self.app.status = Some("stopping the run before quitting...".into());
+                }
+                return self.quit();
+            }
+            Action::LoadRuns => self.load_runs(),
+            Action::DeleteRun(path) => {
+                self.delete_run(&path);
+                return Next::Then(Action::LoadRuns);
+            }
+            Action::Export { run, compare } => self.export(run, compare),
+            Action::None => {}
+        }
+        Next::Wait
+    }
+
+    /// Launches a run in the background, its events on a fresh channel.
+    async fn start(&mut self, request: LaunchRequest) {
+        let (tx, rx) = mpsc::channel(256);
+        self.events_rx = rx;
+        match start_run(request, self.config.as_deref(), tx).await {
+            Ok((run, scale, analysis)) => {
+                self.app.run_started(scale, analysis);
+                self.live = Some(run);
+            }
+            Err(e) => self.app.start_failed(format!("{e:#}")),
+        }
+    }
+
+    /// Quits once the live run has stopped: cancels it, or leaves now if there is none.
+    fn quit(&mut self) -> Next {
+        self.quitting = true;
+        match &self.live {
+            Some(r) => {
+                r.cancel.cancel();
+                Next::Wait
+            }
+            None => Next::Leave,
+        }
+    }
+
+    /// Reads the past runs of the results folder into the runs screen.
+    fn load_runs(&mut self) {
+        let app = &mut self.app;
+        match &self.results_root {
+            Some(root) => match load_runs(root) {
+                Ok(runs) => {
+                    app.runs_selected = app.runs_selected.min(runs.len().saturating_sub(1));
+                    app.runs = runs;
+                }
+                Err(e) => app.status = Some(format!("cannot list runs: {e}")),
+            },
+            None => app.status = Some("no results folder on this platform".into()),
+        }
+    }
+
+    /// Deletes a past run's folder.
+    fn delete_run(&mut self, path: &Path) {
+        match std::fs::remove_dir_all(path) {
+            Ok(()) => {
+                self.app.run_deleted(path);
+                self.app.status = Some(format!("deleted {}", path.display()));
+            }
+            Err(e) => self.app.status = Some(format!("cannot delete: {e}")),
+        }
+    }
+
+    /// Starts exporting a run, unless an export is already running.
+    fn export(&mut self, run: PathBuf, compare: Option<PathBuf>) {
+        match &self.exporting {
+            Some(_) => self.app.status = Some("an export is already running".into()),
+            None => {
+                let job = Export::start(run, compare);
+                self.app.status = Some(job.progress());
+                self.exporting = Some(job);
+            }
+        }
+    }
+
+    /// Draws a frame if something changed; a failed draw ends the dashboard as a hangup.
+    fn draw(&mut self, terminal: &mut ratatui::DefaultTerminal) -> Next {
+        // after a signal the terminal is given back: nothing more is drawn
+        if !self.dirty || self.signalled.is_cancelled() || self.terminal_lost {
+            return Next::Wait;
+        }
+        // the size scrolling stops by is the one drawn on
+        if let Ok(size) = terminal.size() {
+            self.app.size = (size.width, size.height);
+        }
+        let mut next = Next::Wait;
+        if terminal.draw(|f| render(f, &self.app)).is_err() {
+            // nobody is left to see or press anything: the run ends as a hangup ends a
+            // headless one, keeping what it measured
+            self.terminal_lost = true;
+            next = self.quit();
+        }
+        self.dirty = false;
+        next
+    }
+
+    /// Waits for the next thing to happen (a frame, the export's or the run's end, engine
+    /// events, a signal, a key) and takes it in.
+    async fn wait(&mut self, frame: &mut Interval, input_rx: &mut mpsc::Receiver<Input>) -> Next {
+        tokio::select! {
+            _ = frame.tick() => {
+                // the export's clock: the screen keeps drawing while the files are written
+                if let Some(job) = &self.exporting {
+                    self.app.status = Some(job.progress());
+                    self.dirty = true;
+                }
+            }
+            done = joined(self.exporting.as_mut().map(|job| &mut job.handle)), if self.exporting.is_some() => {
+                if let Some(job) = self.exporting.take() {
+                    self.app.status = Some(job.finished(done));
+                }
+                self.dirty = true;
+            }
+            Some(ev) = self.events_rx.recv() => {
+                self.app.on_engine(&ev);
+                self.drain_events();
+                self.dirty = true;
+            }
+            _ = self.signalled.cancelled(), if !self.stopping_for_signal => {
+                self.stopping_for_signal = true;
+                super::terminal::restore();
+                return self.quit();
+            }
+            Some(input) = input_rx.recv(), if !self.signalled.is_cancelled() && !self.terminal_lost => {
+                self.dirty = true;
+                if let Input::Key(k) = input {
+                    return Next::Then(self.app.on_key(k));
+                }
+            }
+            done = joined(self.live.as_mut().map(|r| &mut r.handle)), if self.live.is_some() => {
+                return self.run_finished(done);
+            }
+        }
+        Next::Wait
+    }
+
+    /// Folds the engine events already sent into the app.
+    fn drain_events(&mut self) {
+        while let Ok(ev) = self.events_rx.try_recv() {
+            self.app.on_engine(&ev);
+        }
+    }
+
+    /// The live run ended: its last events, the simulator stopped, the error it ended with;
+    /// leaves if the user was quitting.
+    fn run_finished(&mut self, done: Result<Result<RunOutcome, RunError>, JoinError>) -> Next {
+        // deliver what the engine sent before it ended
+        self.drain_events();
+        if let Some(r) = self.live.take() {
+            if let Some(sim) = r.sim {
+                sim.shutdown();
+            }
+        }
+        let error = match done {
+            Ok(Ok(_)) => None,
+            // a results write failed: the finished levels' summary is kept where it
+            // still can be, and the failure says where
+            Ok(Err(e @ RunError::Results(_))) => {
+                let app = &self.app;
+                let kind = if app.analysis.search.is_some() {
+                    "search"
+                } else {
+                    "sweep"
+                };
+                Some(
+                    match crate::headless::keep_summary(&app.run, kind, &app.analysis) {
+                        Some(kept) => format!("{e}; {kept}"),
+                        None => e.to_string(),
+                    },
+                )
+            }
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(e) => Some(format!("the run task failed: {e}")),
+        };
+        self.app.run_ended(error);
+        self.dirty = true;
+        if self.quitting {
+            Next::Leave
+        } else {
+            Next::Wait
+        }
+    }
+}
+
+/// Waits for a background task's end; polled only when there is one (a `select!` branch
+/// guarded by `is_some`).
+async fn joined<T>(handle: Option<&mut JoinHandle<T>>) -> Result<T, JoinError> {
+    handle.expect("guarded by is_some").await
 }
 
 /// An export running on a blocking thread (rendering a large run's charts takes long enough

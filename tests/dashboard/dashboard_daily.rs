@@ -60,7 +60,10 @@ fn panel_row(line: &str) -> &str {
     if line.chars().count() <= WIDTH {
         return line;
     }
-    let cut = line.char_indices().nth(WIDTH).map_or(line.len(), |(i, _)| i);
+    let cut = line
+        .char_indices()
+        .nth(WIDTH)
+        .map_or(line.len(), |(i, _)| i);
     line[..cut].rsplit_once(' ').map_or(line, |(head, _)| head)
 }
 

@@ -2,9 +2,11 @@
 //! million output tokens against its SLA statistic at the answer, each with its error bars,
 //! and the frontier (the candidates no other beats on both) drawn through them.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
 
 use super::legend::{Legend, Swatch};
 use super::marks::{place_labels, LabelAt, LabelBox};
@@ -64,24 +66,83 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
     ((lo - span * 0.15).max(0.0), hi + span * 0.15)
 }
 
+/// The chart's coordinates: the SLA statistic (ms) across, the cost up.
+type ParetoChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A drawing area of the chart, or why drawing failed.
+type Area<DB> =
+    Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
 /// Draws the chart on `root`.
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec) -> Fallible<DB> {
     root.fill(&WHITE)?;
     let (w, h) = root.dim_in_pixel();
     let sz = Sizes::for_image(w, h);
+    let body = title_band(root, spec, &sz)?;
+    let body = legend_band(&body, w, &sz)?;
+    let (xs, ys) = axis_ranges(&spec.points);
+    let mut chart = ChartBuilder::on(&body)
+        .margin(sz.small as u32)
+        .x_label_area_size((sz.text * 3.0) as u32)
+        .y_label_area_size((sz.text * 5.0) as u32)
+        .build_cartesian_2d(xs, ys)?;
+    chart
+        .configure_mesh()
+        .x_desc(spec.x_label.clone())
+        .y_desc("cost per million output tokens")
+        .label_style((FONT, sz.text))
+        .axis_desc_style((FONT, sz.text))
+        .light_line_style(super::theme::GRID)
+        .draw()?;
+    // a ring around each frontier point: a frontier of one point draws no line
+    let ring = (sz.small * 0.9) as i32;
+    candidates(&mut chart, &spec.points, ring, &sz)?;
+    names(&mut chart, &spec.points, ring, &sz)
+}
+
+/// The title and subtitle in a band at the top; returns the area below it.
+fn title_band<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    spec: &ParetoSpec,
+    sz: &Sizes,
+) -> Area<DB> {
     let centre = |size: f64| {
         TextStyle::from((FONT, size).into_font()).pos(Pos::new(HPos::Center, VPos::Top))
     };
     let band = (sz.title * 1.3 + sz.small * 1.6) as u32 + 8;
     let (top, body) = root.split_vertically(band);
-    let cx = (w / 2) as i32;
+    let cx = (root.dim_in_pixel().0 / 2) as i32;
     top.draw(&Text::new(spec.title.clone(), (cx, 4), centre(sz.title)))?;
     top.draw(&Text::new(
         spec.subtitle.clone(),
         (cx, (4.0 + sz.title * 1.25) as i32),
         centre(sz.small),
     ))?;
-    let pts = &spec.points;
+    Ok(body)
+}
+
+/// The legend in a band above the plot (`w` pixels wide); returns the area below it.
+fn legend_band<DB: DrawingBackend>(body: &DrawingArea<DB, Shift>, w: u32, sz: &Sizes) -> Area<DB> {
+    let mut legend = Legend::default();
+    let frontier_label = "frontier (no other candidate is both cheaper and faster)";
+    legend.entry(
+        frontier_label,
+        Swatch::Line {
+            color: FRONTIER_COLOR,
+            width: 2,
+            dash: None,
+            shape: None,
+        },
+    );
+    let line = (sz.small * 1.45).ceil() as i32;
+    let rows = legend.rows(w as i32 - 8, sz);
+    let (band, body) = body.split_vertically((rows * line + sz.small as i32) as u32);
+    legend.draw_rows(&band, (sz.text * 5.0) as i32 + sz.small as i32, sz)?;
+    Ok(body)
+}
+
+/// The axes' ranges: every point's error bars, padded.
+fn axis_ranges(pts: &[ParetoPoint]) -> (Range<f64>, Range<f64>) {
     let (x0, x1) = padded(
         pts.iter()
             .map(|p| p.x_range.0)
@@ -98,36 +159,17 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         if x0.is_finite() { x0 } else { 0.0 },
         if y0.is_finite() { y0 } else { 0.0 },
     );
-    // the legend in a band above the plot
-    let mut legend = Legend::default();
-    let frontier_label = "frontier (no other candidate is both cheaper and faster)";
-    legend.entry(
-        frontier_label,
-        Swatch::Line {
-            color: FRONTIER_COLOR,
-            width: 2,
-            dash: None,
-            shape: None,
-        },
-    );
-    let line = (sz.small * 1.45).ceil() as i32;
-    let rows = legend.rows(w as i32 - 8, &sz);
-    let (band, body) = body.split_vertically((rows * line + sz.small as i32) as u32);
-    legend.draw_rows(&band, (sz.text * 5.0) as i32 + sz.small as i32, &sz)?;
-    let mut chart = ChartBuilder::on(&body)
-        .margin(sz.small as u32)
-        .x_label_area_size((sz.text * 3.0) as u32)
-        .y_label_area_size((sz.text * 5.0) as u32)
-        .build_cartesian_2d(x0..x1.max(x0 + 1e-9), y0..y1.max(y0 + 1e-9))?;
-    chart
-        .configure_mesh()
-        .x_desc(spec.x_label.clone())
-        .y_desc("cost per million output tokens")
-        .label_style((FONT, sz.text))
-        .axis_desc_style((FONT, sz.text))
-        .light_line_style(super::theme::GRID)
-        .draw()?;
-    // error bars first, the points over them
+    (x0..x1.max(x0 + 1e-9), y0..y1.max(y0 + 1e-9))
+}
+
+/// The candidates: error bars first, then the frontier (ringed points and the line through
+/// them), then the points over them.
+fn candidates<DB: DrawingBackend>(
+    chart: &mut ParetoChart<DB>,
+    pts: &[ParetoPoint],
+    ring: i32,
+    sz: &Sizes,
+) -> Fallible<DB> {
     for p in pts {
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(p.x_range.0, p.y), (p.x_range.1, p.y)],
@@ -142,8 +184,6 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
         .iter()
         .map(|i| (pts[*i].x, pts[*i].y))
         .collect();
-    // a ring around each frontier point: a frontier of one point draws no line
-    let ring = (sz.small * 0.9) as i32;
     for (x, y) in &front {
         chart.draw_series(std::iter::once(Circle::new(
             (*x, *y),
@@ -163,7 +203,16 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &ParetoSpec
             POINT_COLOR.filled(),
         )))?;
     }
-    // each candidate's name beside its point, over no point and no other name
+    Ok(())
+}
+
+/// Each candidate's name beside its point, over no point and no other name.
+fn names<DB: DrawingBackend>(
+    chart: &mut ParetoChart<DB>,
+    pts: &[ParetoPoint],
+    ring: i32,
+    sz: &Sizes,
+) -> Fallible<DB> {
     let rings: Vec<LabelBox> = pts
         .iter()
         .map(|p| {
