@@ -6,8 +6,22 @@
 use serde::{Deserialize, Deserializer};
 use std::time::Duration;
 
+/// `s` as an error message quotes it: whole up to 80 characters, else its first 60 and `…`
+/// (a 50 MB value in a config file was quoted whole).
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    const MOST: usize = 80;
+    match s.char_indices().nth(MOST) {
+        None => s.into(),
+        Some(_) => {
+            let cut = s.char_indices().nth(60).map_or(s.len(), |(i, _)| i);
+            format!("{}…", &s[..cut]).into()
+        }
+    }
+}
+
 /// Parses a duration such as `1.5s`, `800ms`, `2m`, `1h` or `250us`. A bare number is seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let q = shown(s);
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -15,7 +29,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let (num, unit) = t.split_at(split);
     let value: f64 = num
         .parse()
-        .map_err(|_| format!("`{s}` is not a duration (use e.g. 800ms, 1.5s, 2m)"))?;
+        .map_err(|_| format!("`{q}` is not a duration (use e.g. 800ms, 1.5s, 2m)"))?;
     let secs = match unit.trim() {
         "" | "s" | "sec" | "secs" => value,
         "ms" => value / 1e3,
@@ -24,17 +38,18 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => value * 3600.0,
         other => {
             return Err(format!(
-                "`{s}`: unknown unit `{other}` (use us, ms, s, m or h)"
+                "`{q}`: unknown unit `{}` (use us, ms, s, m or h)",
+                shown(other)
             ))
         }
     };
     if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("`{s}` is not a valid duration"));
+        return Err(format!("`{q}` is not a valid duration"));
     }
     if secs > MAX_DURATION.as_secs_f64() {
-        return Err(format!("`{s}` is too long (at most 365 days)"));
+        return Err(format!("`{q}` is too long (at most 365 days)"));
     }
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{s}` is not a valid duration"))
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{q}` is not a valid duration"))
 }
 
 /// The longest duration any setting takes: a year (a deadline further out than that is a
@@ -43,9 +58,10 @@ pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// A per-request timeout: a duration above zero.
 pub fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let q = shown(s);
     let d = parse_duration(s)?;
     if d.is_zero() {
-        return Err(format!("`{s}`: a timeout of zero fails every request"));
+        return Err(format!("`{q}`: a timeout of zero fails every request"));
     }
     Ok(d)
 }
@@ -53,9 +69,10 @@ pub fn parse_timeout(s: &str) -> Result<Duration, String> {
 /// A length of time above zero that is not a timeout (a metrics window, a level's
 /// duration): `what` names it in the message.
 pub fn parse_span(s: &str, what: &str) -> Result<Duration, String> {
+    let q = shown(s);
     let d = parse_duration(s)?;
     if d.is_zero() {
-        return Err(format!("`{s}`: {what} must be longer than zero"));
+        return Err(format!("`{q}`: {what} must be longer than zero"));
     }
     Ok(d)
 }
@@ -133,28 +150,31 @@ pub fn parse_concurrency_list(s: &str) -> Result<Vec<u32>, String> {
 
 /// clap value parser for one concurrency level.
 pub fn parse_concurrency(s: &str) -> Result<u32, String> {
+    let q = shown(s);
     let v: i64 = s
         .trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))?;
+        .map_err(|_| format!("`{q}` is not a whole number"))?;
     check_positive(v).map_err(|e| format!("concurrency {e}"))
 }
 
 /// clap value parser for counts that must be at least 1.
 pub fn parse_positive(s: &str) -> Result<u32, String> {
+    let q = shown(s);
     let v: i64 = s
         .trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))?;
+        .map_err(|_| format!("`{q}` is not a whole number"))?;
     check_positive(v)
 }
 
 /// clap value parser for fractions.
 pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let q = shown(s);
     let v: f64 = s
         .trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
+        .map_err(|_| format!("`{q}` is not a number"))?;
     check_fraction(v)
 }
 
@@ -204,6 +224,24 @@ pub fn sig3(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_value_is_quoted_by_its_start() {
+        let long = "a".repeat(50_000_000);
+        let e = parse_duration(&long).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "`{}…` is not a duration (use e.g. 800ms, 1.5s, 2m)",
+                "a".repeat(60)
+            )
+        );
+        let e = parse_duration(&format!("1{long}")).unwrap_err();
+        assert!(e.len() < 200, "{} bytes", e.len());
+        assert_eq!(shown("800ms"), "800ms");
+        assert_eq!(shown(&"é".repeat(80)), "é".repeat(80));
+        assert_eq!(shown(&"é".repeat(81)), format!("{}…", "é".repeat(60)));
+    }
 
     #[test]
     fn three_significant_digits() {

@@ -300,9 +300,10 @@ fn simulator_target(
         .sim_time_scale
         .or(entry.and_then(|e| e.time_scale))
         .unwrap_or(DEFAULT_SIM_TIME_SCALE);
-    if !(time_scale.is_finite() && time_scale > 0.0) {
+    let most = crate::sim::MAX_TIME_SCALE;
+    if !(time_scale > 0.0 && time_scale <= most) {
         return Err(InputError(format!(
-            "simulator time scale must be a positive number, got {time_scale}"
+            "simulator time scale must be above 0 and at most {most}, got {time_scale}"
         )));
     }
     Ok(EndpointTarget::Simulator { time_scale, spec })

@@ -166,20 +166,30 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
             caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),
         ));
     }
-    // a run that measured nothing but failures did not measure the endpoint: it failed
-    if let Some(line) = every_request_failed(&outcome.levels) {
+    let (code, lines) = finished_code(&outcome.levels, analysis.answer.as_ref(), &gate);
+    for line in lines {
         eprintln!("{line}");
-        return Ok(ExitCode::from(exit::EXIT_RUN_FAILED));
     }
-    let failures = gate::check(analysis.answer.as_ref(), &gate);
-    for f in &failures {
-        eprintln!("gate failed: {f}");
+    Ok(ExitCode::from(code))
+}
+
+/// How a run that was not interrupted ends, headless or on the dashboard: the lines to say
+/// on stderr and the exit code. A run that measured nothing but failures did not measure the
+/// endpoint (1); an answer below the gate fails it (3); else 0.
+pub fn finished_code(
+    levels: &[crate::metrics::LevelSummary],
+    answer: Option<&crate::plan::gate::Answer>,
+    gate: &crate::plan::gate::Gate,
+) -> (u8, Vec<String>) {
+    if let Some(line) = every_request_failed(levels) {
+        return (exit::EXIT_RUN_FAILED, vec![line]);
     }
-    Ok(if failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_GATE)
-    })
+    let failures: Vec<String> = gate::check(answer, gate)
+        .into_iter()
+        .map(|f| format!("gate failed: {f}"))
+        .collect();
+    let code = if failures.is_empty() { 0 } else { EXIT_GATE };
+    (code, failures)
 }
 
 /// After a results write failed: `summary.json` of the levels that finished (as the progress

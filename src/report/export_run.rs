@@ -84,8 +84,10 @@ fn target(path: &Path, default_name: &str) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
+/// Writes an export whole or not at all (a full disk used to leave an empty file); the error
+/// reads `cannot write PATH: OS error`.
 fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    super::folder::write_bytes_atomic(path, bytes).map_err(|e| anyhow::anyhow!("cannot write {e}"))
 }
 
 /// `v` as pretty JSON ending in a newline.

@@ -77,16 +77,32 @@ fn tmp_path(path: &Path) -> io::Result<PathBuf> {
     Ok(path.with_file_name(tmp))
 }
 
-/// Writes `value` as pretty JSON to `path` atomically: into `<name>.tmp` beside it, fsync,
-/// rename over `path`, then fsync the folder (best effort) so the rename is durable. A
-/// failure leaves `path` as it was and names it.
+/// Writes `value` as pretty JSON to `path` atomically (see [`write_atomic`]).
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> io::Result<()> {
+    write_atomic(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, value)?;
+        out.write_all(b"\n")
+    })
+}
+
+/// Writes `bytes` to `path` atomically (see [`write_atomic`]): an export that cannot be
+/// written whole leaves no empty or cut file behind.
+pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic(path, |out| out.write_all(bytes))
+}
+
+/// Writes what `fill` writes to `path` atomically: into `<name>.tmp` beside it, fsync,
+/// rename over `path`, then fsync the folder (best effort) so the rename is durable. A
+/// failure leaves `path` as it was, removes the temporary file, and names `path`.
+fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
     let tmp = tmp_path(path)?;
     let written = (|| {
         let file = File::create(&tmp)?;
         let mut out = BufWriter::new(file);
-        serde_json::to_writer_pretty(&mut out, value)?;
-        out.write_all(b"\n")?;
+        fill(&mut out)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         fs::rename(&tmp, path)

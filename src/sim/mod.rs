@@ -41,7 +41,9 @@ use tokio::sync::oneshot;
 
 pub use flags::SimArgs;
 pub use http::TIMING_HEADER;
-pub use sim_config::{FaultConfig, FaultSpec, MetricNames, SimConfig, SimConfigError, SimModel};
+pub use sim_config::{
+    FaultConfig, FaultSpec, MetricNames, SimConfig, SimConfigError, SimModel, MAX_TIME_SCALE,
+};
 pub use stats::SimStats;
 pub use tls::TlsFiles;
 

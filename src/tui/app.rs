@@ -145,6 +145,10 @@ pub struct App {
     pub analysis: Analysis,
     /// What the finished levels mean: iteration table, search answer, knee, planning numbers.
     pub report: Option<RunAnalysis>,
+    /// The gate of the run this session launched, while it is the one on the run screen
+    /// (`None` before any launch, and once a past run is opened): the exit code applies it
+    /// as a headless run's does.
+    pub gate: Option<crate::plan::gate::Gate>,
 }
 
 impl App {
@@ -179,6 +183,7 @@ impl App {
             sim_time_scale: None,
             overlay: None,
             analysis: Analysis::default(),
+            gate: None,
             report: None,
         }
     }

@@ -243,8 +243,9 @@ impl Dashboard {
         let (tx, rx) = mpsc::channel(256);
         self.events_rx = rx;
         match start_run(request, self.config.as_deref(), tx).await {
-            Ok((run, scale, analysis)) => {
+            Ok((run, scale, analysis, gate)) => {
                 self.app.run_started(scale, analysis);
+                self.app.gate = Some(gate);
                 self.live = Some(run);
             }
             Err(e) => self.app.start_failed(format!("{e:#}")),
@@ -482,12 +483,18 @@ async fn start_run(
     request: LaunchRequest,
     config: Option<&Path>,
     events: mpsc::Sender<EngineEvent>,
-) -> anyhow::Result<(LiveRun, Option<f64>, crate::plan::Analysis)> {
+) -> anyhow::Result<(
+    LiveRun,
+    Option<f64>,
+    crate::plan::Analysis,
+    crate::plan::gate::Gate,
+)> {
     let launch = crate::launch::resolve(&request, config)?;
     let Prepared {
         req,
         planner,
         analysis,
+        gate,
         sim,
         sim_time_scale,
         ..
@@ -502,5 +509,6 @@ async fn start_run(
         },
         sim_time_scale,
         analysis,
+        gate,
     ))
 }

@@ -387,6 +387,7 @@ impl App {
                 // read with the run's own SLAs, search bounds, peak and price, as `show` and
                 // the report read it: the same answer, bracket and breaking point
                 self.analysis = data.analysis();
+                self.gate = None;
                 self.run = RunState {
                     run_id: Some(r.id.clone()),
                     dir: Some(r.path.clone()),

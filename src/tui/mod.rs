@@ -50,12 +50,32 @@ pub async fn run_dashboard(
     if let Some(s) = signal {
         return Ok(ExitCode::from(s.exit_code()));
     }
-    Ok(if app.run.interrupted {
-        // what a shell reports for Ctrl-C (the dashboard stops a run with x or Ctrl-C)
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(exit_code(&app)))
+}
+
+/// The exit code of a dashboard session, from the run on its run screen, as a headless run
+/// of it would end: 130 when it was stopped (x or Ctrl-C, what a shell reports for Ctrl-C),
+/// 1 when it failed (its failure is in the notes) or every request failed, 3 when its answer
+/// failed the gate, else 0 (also when no run was launched, or a past run is on screen).
+fn exit_code(app: &app::App) -> u8 {
+    use crate::headless::exit::{EXIT_INTERRUPTED, EXIT_RUN_FAILED};
+    if app.run.interrupted {
+        return EXIT_INTERRUPTED;
+    }
+    if app.failure.is_some() {
+        return EXIT_RUN_FAILED;
+    }
+    let Some(gate) = &app.gate else {
+        return 0;
+    };
+    let answer = crate::plan::analyse(&app.analysis, &app.run.levels).answer;
+    let (code, lines) = crate::headless::finished_code(&app.run.levels, answer.as_ref(), gate);
+    for line in lines {
+        // after a lost terminal stderr may be gone too: nothing to say it to is not an error
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+    code
 }
 
 /// Logs go to `rightsize.log` beside the runs folder, never to the screen.

@@ -341,3 +341,45 @@ fn a_failed_write_is_said_when_a_signal_stopped_the_run() {
     assert_eq!(code, Some(1), "stderr:\n{err}");
     names(&err, &runs.display().to_string(), "No space left on device");
 }
+
+/// An export that cannot be written whole leaves nothing behind (the hostile probe found a
+/// 0-byte `report.html` after "No space left on device"): a run made elsewhere, exported as
+/// HTML and PNG into a 16 KiB disk.
+#[test]
+fn a_failed_export_leaves_no_file() {
+    let Some((full, _mount)) = small_disk("export-full", "16k") else {
+        return;
+    };
+    let runs = tmpdir("export-full-runs");
+    let o = common::on_sim("sweep", 16, 4)
+        .args(["-c", "2,4", "-n", "16", "--no-tui", "--out"])
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let run = common::only_run_dir(&runs);
+    for (flag, name) in [("--html", "report.html"), ("--png", "chart.png")] {
+        let target = full.join(name);
+        let o = bin()
+            .arg("export")
+            .arg(&run)
+            .arg(flag)
+            .arg(&target)
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{flag}: {err}");
+        names(
+            &err,
+            &target.display().to_string(),
+            "No space left on device",
+        );
+        assert!(
+            !target.exists(),
+            "{flag}: {} was left behind",
+            target.display()
+        );
+        let left: Vec<_> = std::fs::read_dir(&full).unwrap().collect();
+        assert!(left.is_empty(), "{flag}: {left:?}");
+    }
+}

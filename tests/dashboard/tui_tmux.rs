@@ -371,6 +371,40 @@ fn a_steps_schedule_shows_the_time_view_while_it_runs_and_after() {
     assert!(s.contains("EXIT=0"), "{s}");
 }
 
+/// A dashboard run ends with the exit code a headless run of it would (the hostile probe found
+/// 0 after `q` where headless said 1 or 3): an answer below `--require-concurrency` fails the
+/// gate (3), and a run in which every request failed is a failed run (1).
+#[test]
+fn the_dashboard_exits_as_the_headless_run_would() {
+    let _turn = turn();
+    // a server whose context (64 tokens) is shorter than every prompt (128): each request is
+    // answered 400
+    let short = SimProcess::start(&["--max-model-len", "64"]);
+    for (name, flags, url, code) in [
+        ("gate", "--require-concurrency 100000", None, 3),
+        ("all-failed", "", Some(short.url.as_str()), 1),
+    ] {
+        let dir = tmpdir(&format!("tmux-exit-{name}"));
+        let Some(t) = Tmux::start(&format!("exit-{name}"), 100, 30) else {
+            return;
+        };
+        let cfg = config(&dir, "2", 8, 8, 50.0, url);
+        t.type_line(&format!(
+            "{} sweep --config {cfg} {flags} --out {}; echo EXIT=$?",
+            env!("CARGO_BIN_EXE_rightsize"),
+            dir.join("runs").display()
+        ));
+        t.wait_for("the ended run", Duration::from_secs(60), |s| {
+            s.contains("FINISHED") || s.contains("FAILED")
+        });
+        t.keys(&["q"]);
+        let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
+            s.lines().any(|l| l.starts_with("EXIT="))
+        });
+        assert!(s.contains(&format!("EXIT={code}")), "{name}: {s}");
+    }
+}
+
 /// The clock of the status line `exporting (1.2 s) to ...`, when the screen shows it.
 fn export_clock(screen: &str) -> Option<String> {
     let rest = &screen[screen.find("exporting (")? + "exporting (".len()..];
