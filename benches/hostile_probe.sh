@@ -844,9 +844,9 @@ case_burstiness_nan() { sweep_refused '--burstiness NaN: must be above 0' --rate
 case_max_in_flight_zero() { sweep_refused 'must be at least 1, got 0' --rate 10 --max-in-flight 0; }
 case_think_time_8761h() { sweep_refused '`8761h` is too long (at most 365 days)' --think-time 8761h; }
 case_seed_too_big() { sweep_refused 'number too large to fit in target type' --seed 99999999999999999999999; }
-case_sim_time_scale_zero() { sweep_refused 'simulator time scale must be a positive number, got 0' -e sim --sim-time-scale 0; }
-case_sim_time_scale_nan() { sweep_refused 'simulator time scale must be a positive number, got NaN' -e sim --sim-time-scale NaN; }
-case_sim_time_scale_1e300() { sweep_refused '--sim-time-scale' -e sim --sim-time-scale 1e300 "${TINY[@]}" -c 1 -n 2; }
+case_sim_time_scale_zero() { sweep_refused "--sim-time-scale 0: the simulator's time scale must be above 0" -e sim --sim-time-scale 0; }
+case_sim_time_scale_nan() { sweep_refused "--sim-time-scale NaN: the simulator's time scale must be above 0" -e sim --sim-time-scale NaN; }
+case_sim_time_scale_1e300() { sweep_refused '--sim-time-scale 1e300: ' -e sim --sim-time-scale 1e300 "${TINY[@]}" -c 1 -n 2; }
 case_price_nan() { sweep_refused '`NaN` is not a non-negative number' --price-per-hour NaN; }
 case_peak_rps_nan() { sweep_refused 'the peak must be a positive number, got NaN' --peak-rps NaN; }
 case_endpoint_ftp() { sweep_refused 'is not an endpoint rightsize can reach' --endpoint ftp://h:8000/v1; }
@@ -858,7 +858,7 @@ case_export_size_8001() {
   fixture_run || return
   refused 2 'between 800x450 and 8000x8000' export "$FIX" --size 8001x900 --png "$C/x.png"
 }
-case_sim_time_scale_zero_server() { refused 2 '--time-scale must be a finite number > 0, got 0' sim --port 0 --time-scale 0; }
+case_sim_time_scale_zero_server() { refused 2 '--time-scale must be above 0 and at most 10000, got 0' sim --port 0 --time-scale 0; }
 case_sim_port_99999() { refused 2 '99999 is not in 0..=65535' sim --port 99999; }
 case_sim_fault_probability_2() { refused 2 'expected a probability between 0 and 1' sim --port 0 --fault-http500 2; }
 case_worker_connect_timeout_8761h() { refused 2 '`8761h` is too long (at most 365 days)' worker --controller http://127.0.0.1:9 --connect-timeout 8761h; }

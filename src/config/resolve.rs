@@ -302,8 +302,19 @@ fn simulator_target(
         .unwrap_or(DEFAULT_SIM_TIME_SCALE);
     let most = crate::sim::MAX_TIME_SCALE;
     if !(time_scale > 0.0 && time_scale <= most) {
+        let from = if o.sim_time_scale.is_some() {
+            "--sim-time-scale"
+        } else {
+            "the endpoint's time_scale"
+        };
+        // 1e300 as written, not as 301 digits
+        let value = if time_scale.abs() >= 1e6 {
+            format!("{time_scale:e}")
+        } else {
+            time_scale.to_string()
+        };
         return Err(InputError(format!(
-            "simulator time scale must be above 0 and at most {most}, got {time_scale}"
+            "{from} {value}: the simulator's time scale must be above 0 and at most {most}"
         )));
     }
     Ok(EndpointTarget::Simulator { time_scale, spec })
