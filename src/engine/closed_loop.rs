@@ -177,7 +177,7 @@ pub async fn run_level(ctx: LevelCtx<'_>, plan: LevelPlan, earlier: Option<Earli
     // and its place goes to the level. Without the cut the level fills its last slots only
     // when the slowest warmup request ends; where most streams wait in the server's queue (or
     // in the listen backlog, for a connection), that is rounds late, and a level of a few
-    // rounds never has every slot busy (`tests/cli/hold_10k.rs`). A warmup request already
+    // rounds never has every slot busy (`tests/hold/hold_10k.rs`). A warmup request already
     // answering runs on: its answer is at most one request's length (`warmup_lengths`), and
     // cutting the ones still decoding put their places into the level at once, as a wave.
     let warmup_cut = cancel.child_token();

@@ -7,7 +7,6 @@ mod support;
 
 mod bound_e2e;
 mod cli_bad_input;
-mod hold_10k;
 mod k8s_render;
 mod layers;
 mod limits_walk;

@@ -5,7 +5,7 @@
 //! layout checks (`chart_support`) and Data Capture files (`capture_support`).
 //!
 //! Each binary under `tests/` (one per area: `cli`, `endpoint`, `engine`, `search`, `report`,
-//! `dashboard`, `sim`, `memory`) takes it whole with `#[path = "../support/mod.rs"] mod
+//! `dashboard`, `sim`, `memory`, `hold`) takes it whole with `#[path = "../support/mod.rs"] mod
 //! support;` (a helper that binary never calls is allowed to be dead code there).
 #![allow(dead_code)]
 
