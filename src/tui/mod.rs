@@ -68,7 +68,8 @@ fn exit_code(app: &app::App) -> u8 {
     let Some(gate) = &app.gate else {
         return 0;
     };
-    let answer = crate::plan::analyse(&app.analysis, &app.run.levels).answer;
+    // the analysis the run screen shows (refreshed as each level finished)
+    let answer = app.report.as_ref().and_then(|r| r.answer);
     let (code, lines) = crate::headless::finished_code(&app.run.levels, answer.as_ref(), gate);
     for line in lines {
         // after a lost terminal stderr may be gone too: nothing to say it to is not an error
