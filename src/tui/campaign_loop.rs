@@ -26,31 +26,7 @@ pub async fn run_campaign_view(
         let end = run.run_all(prepared, worker_cancel, Some(tx)).await;
         (run, end)
     }));
-    let (key_tx, mut key_rx) = mpsc::channel::<bool>(16);
-    let stop_keys = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let keys = {
-        let stop = stop_keys.clone();
-        std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                match event::poll(Duration::from_millis(100)) {
-                    Ok(true) => {}
-                    Ok(false) => continue,
-                    // the terminal is gone (a SIGHUP closed it): the thread ends, and with it
-                    // the channel, which the view reads as the user leaving
-                    Err(_) => break,
-                }
-                if let Ok(Event::Key(k)) = event::read() {
-                    let stop_key = k.kind != KeyEventKind::Release
-                        && (matches!(k.code, KeyCode::Char('q') | KeyCode::Char('x'))
-                            || (k.code == KeyCode::Char('c')
-                                && k.modifiers.contains(KeyModifiers::CONTROL)));
-                    if stop_key && key_tx.blocking_send(true).is_err() {
-                        break;
-                    }
-                }
-            }
-        })
-    };
+    let (mut key_rx, stop_keys, keys) = spawn_key_reader();
     let mut terminal = super::terminal::init()?;
     let mut frame = tokio::time::interval(Duration::from_millis(50));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -92,12 +68,7 @@ pub async fn run_campaign_view(
                 }
                 match done {
                     Ok((r, end)) => {
-                        view.status = Some(match &end {
-                            Ok(CampaignEnd::Finished { failed: 0 }) => "campaign finished: press q to quit".into(),
-                            Ok(CampaignEnd::Finished { failed }) => format!("campaign finished, {failed} candidate(s) failed: press q to quit"),
-                            Ok(CampaignEnd::Interrupted) => "stopped: finished candidates are kept (--resume goes on); press q to quit".into(),
-                            Err(e) => format!("campaign failed: {e:#}; press q to quit"),
-                        });
+                        view.status = Some(end_status(&end));
                         outcome = Some((r, end));
                     }
                     Err(e) => break Err(anyhow::anyhow!("the campaign task failed: {e}")),
@@ -144,4 +115,51 @@ pub async fn run_campaign_view(
     }
     result?;
     outcome.ok_or_else(|| anyhow::anyhow!("the campaign did not end"))
+}
+
+/// What the status line says once the campaign has ended.
+fn end_status(end: &anyhow::Result<CampaignEnd>) -> String {
+    match end {
+        Ok(CampaignEnd::Finished { failed: 0 }) => "campaign finished: press q to quit".into(),
+        Ok(CampaignEnd::Finished { failed }) => {
+            format!("campaign finished, {failed} candidate(s) failed: press q to quit")
+        }
+        Ok(CampaignEnd::Interrupted) => {
+            "stopped: finished candidates are kept (--resume goes on); press q to quit".into()
+        }
+        Err(e) => format!("campaign failed: {e:#}; press q to quit"),
+    }
+}
+
+/// The thread that reads the keys: each stopping key (`q`, `x`, Ctrl-C) is a `true` on the
+/// channel; setting the flag ends the thread.
+fn spawn_key_reader() -> (
+    mpsc::Receiver<bool>,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    let (key_tx, key_rx) = mpsc::channel::<bool>(16);
+    let stop_keys = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = stop_keys.clone();
+    let keys = std::thread::spawn(move || {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            match event::poll(Duration::from_millis(100)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                // the terminal is gone (a SIGHUP closed it): the thread ends, and with it
+                // the channel, which the view reads as the user leaving
+                Err(_) => break,
+            }
+            if let Ok(Event::Key(k)) = event::read() {
+                let stop_key = k.kind != KeyEventKind::Release
+                    && (matches!(k.code, KeyCode::Char('q') | KeyCode::Char('x'))
+                        || (k.code == KeyCode::Char('c')
+                            && k.modifiers.contains(KeyModifiers::CONTROL)));
+                if stop_key && key_tx.blocking_send(true).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    (key_rx, stop_keys, keys)
 }

@@ -50,6 +50,88 @@ fn choice_value(choices: &[String], default: &str) -> String {
     }
 }
 
+/// A text field with its first value.
+fn text(id: FieldId, label: &'static str, value: &str, hint: &'static str) -> Field {
+    Field {
+        id,
+        label,
+        kind: FieldKind::Text,
+        value: value.to_string(),
+        error: None,
+        hint,
+    }
+}
+
+/// The text fields after the workload's, in the form's order: (id, label, first value, hint).
+const LATER_ROWS: &[(FieldId, &str, &str, &str)] = &[
+    (
+        FieldId::E2eSla,
+        "e2e SLA",
+        "",
+        "[stat:]time, p99 default, e.g. 50s",
+    ),
+    (
+        FieldId::TtftSla,
+        "TTFT SLA",
+        "",
+        "[stat:]time, p95 default, e.g. 1.5s",
+    ),
+    (
+        FieldId::TpotSla,
+        "TPOT SLA",
+        "",
+        "[stat:]time per token, e.g. 50ms",
+    ),
+    (
+        FieldId::ErrorRateSla,
+        "error rate SLA",
+        "",
+        "[avg:]share failed, e.g. 0.01",
+    ),
+    (
+        FieldId::SearchMin,
+        "search min",
+        "16",
+        "the search's first level",
+    ),
+    (
+        FieldId::SearchMax,
+        "search max",
+        "4096",
+        "the highest level it may try",
+    ),
+    (
+        FieldId::MaxIterations,
+        "max iterations",
+        "10",
+        "the most levels it runs",
+    ),
+    (
+        FieldId::PeakConcurrency,
+        "peak concurrency",
+        "",
+        "right-size for it (p on the run screen)",
+    ),
+    (
+        FieldId::PricePerHour,
+        "price / hour",
+        "",
+        "per instance ($ on the run screen)",
+    ),
+    (
+        FieldId::TimeScale,
+        "sim time scale",
+        "",
+        "simulator only; empty = config",
+    ),
+    (
+        FieldId::Workers,
+        "workers",
+        "",
+        "empty = one process; N = N workers",
+    ),
+];
+
 impl SetupForm {
     /// A form filled with the config's defaults.
     pub fn new(c: &SetupChoices) -> Self {
@@ -59,156 +141,79 @@ impl SetupForm {
             .map(u32::to_string)
             .collect::<Vec<_>>()
             .join(",");
-        let f = |id, label, kind, value: String, hint| Field {
+        let choice = |id, label, choices: &[String], value: &str, hint| Field {
             id,
             label,
-            kind,
-            value,
+            kind: FieldKind::Choice(choices.to_vec()),
+            value: value.to_string(),
             error: None,
             hint,
         };
+        let modes = ["sweep".to_string(), "search".to_string()];
         let mut fields = vec![
-            f(
+            choice(
                 FieldId::Mode,
                 "plan",
-                FieldKind::Choice(vec!["sweep".into(), "search".into()]),
-                "sweep".into(),
+                &modes,
+                "sweep",
                 "sweep: fixed levels; search: highest under the SLA",
             ),
-            f(
-                FieldId::Endpoint,
-                "endpoint",
-                FieldKind::Open(c.endpoints.clone()),
-                choice_value(&c.endpoints, &c.default_endpoint),
-                "←→ from config (sim); Enter: a URL or sagemaker:NAME",
-            ),
-            f(
-                FieldId::Model,
-                "model",
-                FieldKind::Text,
-                String::new(),
-                "empty = the endpoint's own",
-            ),
-            f(
+            Field {
+                kind: FieldKind::Open(c.endpoints.clone()),
+                ..text(
+                    FieldId::Endpoint,
+                    "endpoint",
+                    &choice_value(&c.endpoints, &c.default_endpoint),
+                    "←→ from config (sim); Enter: a URL or sagemaker:NAME",
+                )
+            },
+            text(FieldId::Model, "model", "", "empty = the endpoint's own"),
+            choice(
                 FieldId::Profile,
                 "profile",
-                FieldKind::Choice(c.profiles.clone()),
-                choice_value(&c.profiles, &c.default_profile),
+                &c.profiles,
+                &choice_value(&c.profiles, &c.default_profile),
                 "workload from the config",
             ),
-            f(
+            text(
                 FieldId::InputTokens,
                 "input tokens",
-                FieldKind::Text,
-                String::new(),
+                "",
                 "empty = the profile's",
             ),
-            f(
+            text(
                 FieldId::OutputTokens,
                 "output tokens",
-                FieldKind::Text,
-                String::new(),
+                "",
                 "empty = the profile's",
             ),
-            f(
-                FieldId::Stream,
-                "streaming",
-                FieldKind::Toggle,
-                "on".into(),
-                "needed for TTFT and TPOT",
-            ),
-            f(
+            Field {
+                kind: FieldKind::Toggle,
+                ..text(
+                    FieldId::Stream,
+                    "streaming",
+                    "on",
+                    "needed for TTFT and TPOT",
+                )
+            },
+            text(
                 FieldId::Concurrency,
                 "concurrency",
-                FieldKind::Text,
-                levels,
+                &levels,
                 "levels, e.g. 16,64,256",
             ),
-            f(
+            text(
                 FieldId::Requests,
                 "requests/level",
-                FieldKind::Text,
-                c.default_requests.to_string(),
+                &c.default_requests.to_string(),
                 "per level",
             ),
-            f(
-                FieldId::E2eSla,
-                "e2e SLA",
-                FieldKind::Text,
-                String::new(),
-                "[stat:]time, p99 default, e.g. 50s",
-            ),
-            f(
-                FieldId::TtftSla,
-                "TTFT SLA",
-                FieldKind::Text,
-                String::new(),
-                "[stat:]time, p95 default, e.g. 1.5s",
-            ),
-            f(
-                FieldId::TpotSla,
-                "TPOT SLA",
-                FieldKind::Text,
-                String::new(),
-                "[stat:]time per token, e.g. 50ms",
-            ),
-            f(
-                FieldId::ErrorRateSla,
-                "error rate SLA",
-                FieldKind::Text,
-                String::new(),
-                "[avg:]share failed, e.g. 0.01",
-            ),
-            f(
-                FieldId::SearchMin,
-                "search min",
-                FieldKind::Text,
-                "16".into(),
-                "the search's first level",
-            ),
-            f(
-                FieldId::SearchMax,
-                "search max",
-                FieldKind::Text,
-                "4096".into(),
-                "the highest level it may try",
-            ),
-            f(
-                FieldId::MaxIterations,
-                "max iterations",
-                FieldKind::Text,
-                "10".into(),
-                "the most levels it runs",
-            ),
-            f(
-                FieldId::PeakConcurrency,
-                "peak concurrency",
-                FieldKind::Text,
-                String::new(),
-                "right-size for it (p on the run screen)",
-            ),
-            f(
-                FieldId::PricePerHour,
-                "price / hour",
-                FieldKind::Text,
-                String::new(),
-                "per instance ($ on the run screen)",
-            ),
-            f(
-                FieldId::TimeScale,
-                "sim time scale",
-                FieldKind::Text,
-                String::new(),
-                "simulator only; empty = config",
-            ),
-            f(
-                FieldId::Workers,
-                "workers",
-                FieldKind::Text,
-                String::new(),
-                "empty = one process; N = N workers",
-            ),
         ];
+        fields.extend(
+            LATER_ROWS
+                .iter()
+                .map(|&(id, label, value, hint)| text(id, label, value, hint)),
+        );
         // the SageMaker fields, under the endpoint (shown for a SageMaker one)
         let at = fields
             .iter()

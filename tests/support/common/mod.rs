@@ -292,33 +292,6 @@ impl rightsize::engine::RunSink for MemorySink {
     }
 }
 
-/// Runs `cmd` while a thread of its own sleeps 20 ms at a time; returns its output and the
-/// p99 of how late those sleeps woke (ms): the machine's own wake-up lateness while it ran,
-/// which a replay's send accuracy is held against.
-pub fn with_wake_probe(cmd: &mut Command) -> (Output, f64) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::{Duration, Instant};
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let probe = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut late = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                let t = Instant::now();
-                std::thread::sleep(Duration::from_millis(20));
-                late.push((t.elapsed().as_secs_f64() - 0.020) * 1e3);
-            }
-            late
-        })
-    };
-    let o = cmd.output().unwrap();
-    stop.store(true, Ordering::Relaxed);
-    let mut wake = probe.join().unwrap();
-    wake.sort_by(f64::total_cmp);
-    let p99 = wake[((0.99 * wake.len() as f64).ceil() as usize).max(1) - 1];
-    (o, p99)
-}
-
 /// The real binary with AWS settings of its own alone: `root` (the simulator) as the SageMaker
 /// runtime and CloudWatch endpoints, `credentials` (key id, secret) when given, and no shared
 /// config, profile, environment credentials or instance metadata of the machine's.
