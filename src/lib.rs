@@ -25,6 +25,7 @@ pub mod report;
 pub mod rng;
 pub mod sched;
 pub mod secrets;
+pub mod serve;
 pub mod sim;
 pub mod state;
 pub mod telemetry;

@@ -155,6 +155,12 @@ pub fn ser_headers<S: Serializer>(headers: &[(String, String)], s: S) -> Result<
     seq.end()
 }
 
+/// Equal, in a time that does not depend on where two secrets differ (a token compared
+/// byte by byte would tell a guesser how much of it was right).
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

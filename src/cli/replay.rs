@@ -99,5 +99,5 @@ impl ReplayArgs {
 /// Resolves, replays, prints. Returns the exit code.
 pub async fn execute(args: ReplayArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let launch = crate::launch::resolve(&args.request()?, config)?;
-    headless::launch(launch, args.run.json, false).await
+    headless::launch(launch, args.run.json, false, args.run.serve_options()?).await
 }

@@ -413,6 +413,12 @@ pub struct RunArgs {
     /// Stay headless even when stdout is a terminal (progress on stderr, tables on stdout)
     #[arg(long)]
     pub no_tui: bool,
+    /// Serve the run while it goes on, at IP:PORT (127.0.0.1:0 takes a free port, printed):
+    /// its engine events at /events and its figures for Prometheus at /metrics (docs/watch.md).
+    /// Beyond loopback the run needs a token in RIGHTSIZE_SERVE_TOKEN. A served run runs
+    /// headless
+    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_addr)]
+    pub serve: Option<std::net::SocketAddr>,
     /// Largest share of failed requests a level may have and still pass, when no
     /// --error-rate-sla is given: 0.01 (the default) or 1%. A level cannot pass by shedding
     /// load
@@ -485,7 +491,6 @@ pub fn parse_fraction_or_pct(s: &str) -> Result<f64, String> {
 }
 
 impl RunArgs {
-    /// Opens the dashboard: stdout is a terminal and neither `--no-tui` nor `--json` is set.
     /// The flags the config resolution takes.
     pub fn overrides(&self) -> crate::config::overrides::RunOverrides {
         crate::config::overrides::RunOverrides {
@@ -502,8 +507,17 @@ impl RunArgs {
         }
     }
 
+    /// Opens the dashboard: stdout is a terminal and none of `--no-tui`, `--json` and
+    /// `--serve` is set.
     pub fn wants_dashboard(&self) -> bool {
         use std::io::IsTerminal;
-        std::io::stdout().is_terminal() && !self.no_tui && !self.json
+        std::io::stdout().is_terminal() && !self.no_tui && !self.json && self.serve.is_none()
+    }
+
+    /// `--serve` with its token, checked (an address beyond loopback needs one).
+    pub fn serve_options(&self) -> anyhow::Result<Option<crate::serve::ServeOptions>> {
+        self.serve
+            .map(crate::serve::ServeOptions::from_flag)
+            .transpose()
     }
 }

@@ -107,7 +107,7 @@ impl SearchArgs {
 /// Resolves, runs the search, prints, applies the gate. Returns the exit code.
 pub async fn execute(args: SearchArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let launch = crate::launch::resolve(&args.request()?, config)?;
-    headless::launch(launch, args.run.json, true).await
+    headless::launch(launch, args.run.json, true, args.run.serve_options()?).await
 }
 
 /// `--max-requests-per-level`: a positive count, at most a level's bound

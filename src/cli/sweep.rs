@@ -182,5 +182,5 @@ impl SweepArgs {
 /// Resolves, starts the simulator if asked, runs, prints. Returns the exit code.
 pub async fn execute(args: SweepArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
     let launch = crate::launch::resolve(&args.request()?, config)?;
-    headless::launch(launch, args.run.json, false).await
+    headless::launch(launch, args.run.json, false, args.run.serve_options()?).await
 }

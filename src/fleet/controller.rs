@@ -527,11 +527,6 @@ fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
     r
 }
 
-/// Equal in time that does not depend on where they differ.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
-}
-
 fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
     let given = req
         .headers()
@@ -539,7 +534,7 @@ fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    same_secret(given.as_bytes(), shared.token.as_bytes())
+    crate::secrets::same_secret(given.as_bytes(), shared.token.as_bytes())
 }
 
 /// `worker=P` of the query.

@@ -12,6 +12,7 @@ pub mod signals;
 use crate::engine::{self, RunOutcome};
 use crate::launch::{prepare, Launch, Prepared};
 use crate::plan::{gate, RunAnalysis};
+use crate::serve::Served;
 use crate::state::RunState;
 use exit::{EXIT_GATE, EXIT_INTERRUPTED};
 use printer::print_progress;
@@ -108,7 +109,12 @@ pub fn skipped_line(d: &crate::workload::DatasetSpec) -> Option<String> {
 /// iteration table as levels finish), prints the result, applies the gate. SIGINT, SIGTERM
 /// and SIGHUP stop the run at once: finished levels are kept, the cut one is marked partial,
 /// and the exit code says which signal ([`signals`]).
-pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCode> {
+pub async fn launch(
+    l: Launch,
+    json: bool,
+    rows: bool,
+    serve: Option<crate::serve::ServeOptions>,
+) -> anyhow::Result<ExitCode> {
     if let Some(line) = l.run.workload.dataset.as_ref().and_then(skipped_line) {
         eprintln!("{line}");
     }
@@ -130,21 +136,35 @@ pub async fn launch(l: Launch, json: bool, rows: bool) -> anyhow::Result<ExitCod
         eprintln!("{note}");
     }
     let (tx, rx) = tokio::sync::mpsc::channel(256);
+    let served = match &serve {
+        Some(o) => Some(Served::start(o, cancel.clone(), &req.kind, analysis.clone()).await?),
+        None => None,
+    };
+    let rx = match &served {
+        Some(s) => {
+            eprintln!("{}", s.banner());
+            s.tee(rx)
+        }
+        None => rx,
+    };
     let row_analysis = (rows && !json).then(|| analysis.clone());
     let printer = tokio::spawn(print_progress(rx, row_analysis));
     let kind = req.kind.clone();
     let result = engine::run(req, planner, tx, cancel.clone()).await;
     let state = printer.await.unwrap_or_default();
+    if let Some(s) = served {
+        s.finish().await;
+    }
     if let Some(server) = sim {
         server.shutdown();
     }
     let caught = signals.caught();
     let outcome = match result {
         Ok(o) => o,
-        // stopped before the run began (during pre-flight): nothing was measured. Any other
-        // error (a results file that cannot be written) is said as it is, even when a signal
-        // came after it: it is why the run ended
-        Err(engine::RunError::Cancelled) if caught.is_some() => {
+        // stopped (by a signal, or a watcher's `POST /stop`) before the run began (during
+        // pre-flight): nothing was measured. Any other error (a results file that cannot be
+        // written) is said as it is, even when a signal came after it: it is why the run ended
+        Err(engine::RunError::Cancelled) if caught.is_some() || cancel.is_cancelled() => {
             eprintln!("interrupted before any load was sent");
             return Ok(ExitCode::from(
                 caught.map_or(EXIT_INTERRUPTED, |s| s.exit_code()),

@@ -1,0 +1,207 @@
+//! What a served run has said so far: every engine event, numbered, as one JSON line each,
+//! so a watcher that connects late (or again, after a dropped connection) is sent the run from
+//! its start, or from the number it got to. Snapshots (progress, server telemetry, the
+//! workers) are kept as the latest of each kind only: a watcher needs the newest, and a
+//! night-long run sends four a second. The same events are folded into a [`RunState`] with
+//! the reducer both consumers use, for `/metrics`.
+
+use crate::engine::EngineEvent;
+use crate::state::RunState;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::watch;
+
+/// One event as sent: its number and its JSON line (with the newline).
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub seq: u64,
+    pub text: Arc<str>,
+}
+
+/// The kinds of event of which only the latest is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Snapshot {
+    Progress,
+    Telemetry,
+    Workers,
+}
+
+impl Snapshot {
+    fn of(ev: &EngineEvent) -> Option<Snapshot> {
+        match ev {
+            EngineEvent::Progress(_) => Some(Snapshot::Progress),
+            EngineEvent::Telemetry(_) => Some(Snapshot::Telemetry),
+            EngineEvent::Workers(_) => Some(Snapshot::Workers),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Every event but the snapshots, in order.
+    lines: Vec<Line>,
+    /// The latest snapshot of each kind.
+    latest: Vec<(Snapshot, Line)>,
+    next: u64,
+    state: RunState,
+    /// The run is over: nothing more will be added.
+    ended: bool,
+}
+
+/// The served run's events (see the module header). Shared by the engine's side, which adds,
+/// and each connection, which reads.
+pub struct EventLog {
+    inner: Mutex<Inner>,
+    /// The number the next event will take; moves on each event, so a waiting stream wakes.
+    added: watch::Sender<u64>,
+}
+
+impl Default for EventLog {
+    fn default() -> Self {
+        EventLog {
+            inner: Mutex::new(Inner::default()),
+            added: watch::channel(0).0,
+        }
+    }
+}
+
+impl EventLog {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // a panic elsewhere while holding it leaves plain data: read on
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds one event (numbered in the order added) and folds it into the run state.
+    pub fn add(&self, ev: &EngineEvent) {
+        let mut inner = self.lock();
+        let seq = inner.next;
+        let text = match serde_json::to_string(&Numbered { seq, event: ev }) {
+            Ok(t) => Arc::from(t + "\n"),
+            // every event type serialises; a failure would be a bug, not the watcher's
+            Err(_) => return,
+        };
+        inner.next += 1;
+        inner.state.apply(ev);
+        let line = Line { seq, text };
+        match Snapshot::of(ev) {
+            Some(kind) => match inner.latest.iter_mut().find(|(k, _)| *k == kind) {
+                Some(slot) => slot.1 = line,
+                None => inner.latest.push((kind, line)),
+            },
+            None => inner.lines.push(line),
+        }
+        if matches!(ev, EngineEvent::RunFinished { .. }) {
+            inner.ended = true;
+        }
+        let next = inner.next;
+        drop(inner);
+        self.added.send_replace(next);
+    }
+
+    /// Says that nothing more will be added (the run ended without its last event: it failed
+    /// before it started, or its task ended): open streams end.
+    pub fn close(&self) {
+        let next = {
+            let mut inner = self.lock();
+            inner.ended = true;
+            inner.next
+        };
+        self.added.send_replace(next);
+    }
+
+    /// The events numbered `from` or more, in order, and whether the run is over (nothing
+    /// will follow them).
+    pub fn since(&self, from: u64) -> (Vec<Line>, bool) {
+        let inner = self.lock();
+        let start = inner.lines.partition_point(|l| l.seq < from);
+        let mut out: Vec<Line> = inner.lines[start..].to_vec();
+        out.extend(
+            inner
+                .latest
+                .iter()
+                .filter(|(_, l)| l.seq >= from)
+                .map(|(_, l)| l.clone()),
+        );
+        out.sort_by_key(|l| l.seq);
+        (out, inner.ended)
+    }
+
+    /// The run state folded from every event so far.
+    pub fn state(&self) -> RunState {
+        self.lock().state.clone()
+    }
+
+    /// Wakes when an event is added (or the log is closed).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.added.subscribe()
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Numbered<'a> {
+    seq: u64,
+    event: &'a EngineEvent,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::LevelProgress;
+
+    fn progress(index: u32, done: u64) -> EngineEvent {
+        EngineEvent::Progress(LevelProgress {
+            index,
+            concurrency: 4,
+            done,
+            total: 10,
+            in_flight: 4,
+            ok: done,
+            errors_by_kind: Default::default(),
+            output_tokens: 0,
+            output_tokens_per_sec: 0.0,
+            output_tps_series: vec![],
+            elapsed_s: 1.0,
+            chunks: 0,
+            sent: 0,
+            live: Default::default(),
+            open: None,
+        })
+    }
+
+    fn seqs(lines: &[Line]) -> Vec<u64> {
+        lines.iter().map(|l| l.seq).collect()
+    }
+
+    #[test]
+    fn a_late_reader_gets_every_event_and_only_the_latest_snapshot() {
+        let log = EventLog::default();
+        log.add(&EngineEvent::LevelsLeft([1, 2])); // 0
+        log.add(&progress(0, 1)); // 1, replaced
+        log.add(&EngineEvent::Warning("w".into())); // 2
+        log.add(&progress(0, 5)); // 3
+        let (all, ended) = log.since(0);
+        assert_eq!(seqs(&all), vec![0, 2, 3]);
+        assert!(!ended);
+        assert!(all[2].text.contains("\"done\":5"), "{}", all[2].text);
+        // from a number on: what came after it
+        assert_eq!(seqs(&log.since(3).0), vec![3]);
+        assert_eq!(seqs(&log.since(4).0), Vec::<u64>::new());
+        log.add(&EngineEvent::RunFinished { interrupted: false }); // 4
+        let (rest, ended) = log.since(4);
+        assert_eq!(seqs(&rest), vec![4]);
+        assert!(ended);
+        assert!(log.state().finished);
+    }
+
+    #[test]
+    fn each_line_is_one_numbered_json_event() {
+        let log = EventLog::default();
+        log.add(&EngineEvent::Warning("a \"quoted\" note".into()));
+        let (lines, _) = log.since(0);
+        let text = &lines[0].text;
+        assert!(text.ends_with('\n') && text.matches('\n').count() == 1);
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(v["seq"], 0);
+        assert_eq!(v["event"]["warning"], "a \"quoted\" note");
+    }
+}
