@@ -13,6 +13,7 @@ pub mod search;
 pub mod session_args;
 pub mod sweep;
 pub mod traffic;
+pub mod watch;
 pub mod worker;
 pub mod workload_args;
 
@@ -70,6 +71,10 @@ pub enum Command {
     /// Run as a worker of a distributed run: take shares of its levels from the controller
     /// at URL and send back every request's record (docs/distributed.md)
     Worker(worker::WorkerArgs),
+    /// Watch a run served elsewhere (`--serve`) in the dashboard, read-only: its levels,
+    /// curves and live figures from its start, as its own dashboard would show them
+    /// (docs/watch.md)
+    Watch(watch::WatchArgs),
     /// Kubernetes: `k8s render` prints the objects of a distributed run (controller Job,
     /// Service, token Secret, Indexed Job of workers) for kubectl apply
     #[command(subcommand)]
@@ -113,6 +118,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Some(Command::Export(args)) => export::execute(args, cli.config.as_deref()),
         Some(Command::Import(cmd)) => import::execute(cmd, cli.config.as_deref()),
         Some(Command::Worker(args)) => worker::execute(args).await,
+        Some(Command::Watch(args)) => watch::execute(args, cli.config.as_deref()).await,
         Some(Command::K8s(cmd)) => k8s::execute(cmd),
         Some(Command::ConfigPath) => {
             match crate::config::file::user_config_path() {

@@ -414,7 +414,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_tui: bool,
     /// Serve the run while it goes on, at IP:PORT (127.0.0.1:0 takes a free port, printed):
-    /// its engine events at /events and its figures for Prometheus at /metrics (docs/watch.md).
+    /// `rightsize watch http://ADDR` shows it in the dashboard, Prometheus reads /metrics
+    /// (docs/watch.md).
     /// Beyond loopback the run needs a token in RIGHTSIZE_SERVE_TOKEN. A served run runs
     /// headless
     #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_addr)]

@@ -121,6 +121,21 @@ impl ControlClient {
         })
     }
 
+    /// A client that follows a served run (`crate::serve::follow`): `token` as the bearer of
+    /// every call when given, `connect` for each connect, and no bound on a whole call (an
+    /// event stream lasts as long as its run).
+    pub fn following(token: Option<&str>, connect: Duration) -> Result<Self, ControlError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(connect)
+            .build()
+            .map_err(|e| ControlError::of(e, None))?;
+        Ok(ControlClient {
+            http,
+            bearer: token.map(Secret::new),
+            whole: None,
+        })
+    }
+
     /// `GET url`, asking for `accept` when given, within `timeout` when given (else the
     /// client's own bound, if any).
     pub async fn get(
@@ -197,16 +212,19 @@ impl Answer {
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
+    /// The body's next piece as it arrives; `None` once the body has ended.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, ControlError> {
+        let bound = self.bound;
+        self.resp
+            .chunk()
+            .await
+            .map_err(|e| ControlError::of(e, bound))
+    }
+
     /// The body, read until it ends or passes `limit` bytes (the piece that passed it kept).
     pub async fn body_up_to(mut self, limit: usize) -> Result<Vec<u8>, ControlError> {
         let mut body = Vec::new();
-        let bound = self.bound;
-        while let Some(b) = self
-            .resp
-            .chunk()
-            .await
-            .map_err(|e| ControlError::of(e, bound))?
-        {
+        while let Some(b) = self.chunk().await? {
             body.extend_from_slice(&b);
             if body.len() > limit {
                 break;

@@ -2,7 +2,7 @@
 //! absence is fine) and send one small request the way the run will send them. Whatever is
 //! wrong comes back as one line that names the URL and says what to do.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::client::{display_url, Endpoint};
 use super::client::{FetchError, Fetched};
@@ -23,7 +23,7 @@ const PREFLIGHT_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_mil
 const SHOWN_BODY_CHARS: usize = 200;
 
 /// What the server says about itself (recorded with the run).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerIdentity {
     /// Model ids from `GET /models` (empty when the server has no such route).
     pub models: Vec<String>,

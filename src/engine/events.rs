@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// One engine event. Progress events are snapshots and may be dropped when the consumer is
 /// slow; every other event is delivered. A served run (`crate::serve`) sends them as JSON,
 /// each as an object named by its kind in snake case (`{"level_finished": {...}}`).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineEvent {
     /// The pre-flight check passed and the results folder exists.

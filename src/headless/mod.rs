@@ -137,7 +137,10 @@ pub async fn launch(
     }
     let (tx, rx) = tokio::sync::mpsc::channel(256);
     let served = match &serve {
-        Some(o) => Some(Served::start(o, cancel.clone(), &req.kind, analysis.clone()).await?),
+        Some(o) => {
+            let plan = (req.kind.as_str(), planner.describe());
+            Some(Served::start(o, cancel.clone(), plan, analysis.clone()).await?)
+        }
         None => None,
     };
     let rx = match &served {

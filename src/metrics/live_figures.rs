@@ -12,7 +12,7 @@
 //! per request: a snapshot reads three quantiles of each of three HDR histograms and walks
 //! the e2e one once for the bars.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::window::RollingRate;
 use crate::endpoint::openai::truncate_chars;
@@ -25,7 +25,7 @@ pub const LIVE_BUCKETS: usize = 16;
 pub const LIVE_ERROR_CHARS: usize = 200;
 
 /// p50, p95 and p99 of one metric (ms).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Percentiles {
     pub p50: f64,
     pub p95: f64,
@@ -34,7 +34,7 @@ pub struct Percentiles {
 
 /// The latest failure of the running level (by when it ended). A request cut by the run's
 /// stop (`cancelled`) is no failure of the endpoint and is not taken here.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LastError {
     pub kind: ErrorKind,
     /// HTTP status, when there was one.
@@ -49,7 +49,7 @@ pub struct LastError {
 /// One bar of the live latency histogram: the successful requests whose e2e latency is
 /// above the previous bar's `upper_ms` (the level's minimum for the first bar) and at most
 /// this one's.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencyBucket {
     pub upper_ms: f64,
     pub count: u64,
@@ -57,7 +57,7 @@ pub struct LatencyBucket {
 
 /// The running level's figures over its finished, counted requests so far (warmup and
 /// cooldown left out); latencies are of successful requests only.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LiveFigures {
     /// Time to first token (ms); `None` until a successful streamed request ended.
     pub ttft_ms: Option<Percentiles>,

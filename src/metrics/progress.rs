@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::live_figures::{LiveFigures, LiveTally};
 use super::window::RollingRate;
 use crate::record::{ErrorKind, RequestRecord};
 
 /// A snapshot of one running level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelProgress {
     /// 0-based position of the level in the run.
     pub index: u32,
@@ -51,7 +51,7 @@ pub struct LevelProgress {
 }
 
 /// The live figures of an open-loop level, over the last few seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct OpenProgress {
     /// The rate the schedule offers now (requests/s).
     pub offered_rps: f64,

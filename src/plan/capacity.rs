@@ -2,10 +2,10 @@
 //! right-size factor with its costs, from a run's levels.
 
 use super::range::at_concurrency;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The user's peak traffic, in one of three units.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "unit", content = "value")]
 pub enum Peak {
     /// Requests in flight at once.
@@ -17,7 +17,7 @@ pub enum Peak {
 }
 
 /// What right-sizing needs besides the measurements.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CapacityInputs {
     pub peak: Option<Peak>,
     /// Spare capacity on top of the peak (0.2 = 20 %).

@@ -5,6 +5,8 @@
 //!   lines, `{"seq": N, "event": {...}}`, kept open while the run goes on and ended after its
 //!   last event;
 //! - `GET /metrics`: the Prometheus text ([`super::metrics_text`]);
+//! - `GET /run`: the run's plan as `run.json` records it, and its capacity inputs (what a
+//!   watcher reads the levels with);
 //! - `POST /stop`: stops the run as Ctrl-C would (only with the token).
 //!
 //! On a loopback address the two reads need no token; on any other, every route needs
@@ -39,6 +41,8 @@ pub struct Shared {
     pub run_cancel: CancellationToken,
     pub plan: String,
     pub analysis: crate::plan::Analysis,
+    /// `GET /run`'s answer.
+    pub described: String,
     /// `/events` streams still sending; [`Shared::drained`] wakes when one ends.
     pub streams: AtomicUsize,
     pub drained: Notify,
@@ -82,6 +86,7 @@ fn route(req: Request<Incoming>, shared: &Arc<Shared>, stop: &CancellationToken)
             let text = render(&RunLabels { plan: &shared.plan }, &state, &analysis);
             with_type(text, "text/plain; version=0.0.4; charset=utf-8")
         }
+        (&Method::GET, "/run") if reads => with_type(shared.described.clone(), "application/json"),
         (&Method::POST, "/stop") if authorized => {
             shared.run_cancel.cancel();
             with_type("stopping the run\n".into(), "text/plain; charset=utf-8")
@@ -90,13 +95,13 @@ fn route(req: Request<Incoming>, shared: &Arc<Shared>, stop: &CancellationToken)
             StatusCode::FORBIDDEN,
             "this run takes no stop: it was started without RIGHTSIZE_SERVE_TOKEN\n",
         ),
-        (_, "/events" | "/metrics" | "/stop") => plain(
+        (_, "/events" | "/metrics" | "/run" | "/stop") => plain(
             StatusCode::UNAUTHORIZED,
             "give the run's token: Authorization: Bearer $RIGHTSIZE_SERVE_TOKEN\n",
         ),
         _ => plain(
             StatusCode::NOT_FOUND,
-            "not found: GET /events, GET /metrics, POST /stop\n",
+            "not found: GET /events, GET /metrics, GET /run, POST /stop\n",
         ),
     }
 }

@@ -194,6 +194,71 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_of_event_reads_back_as_it_was_written() {
+        use crate::telemetry::gpu::{GpuReading, GpuSample};
+        let mut with_live = progress(1, 7);
+        if let EngineEvent::Progress(p) = &mut with_live {
+            p.live.ttft_ms = Some(crate::metrics::Percentiles {
+                p50: 1.5,
+                p95: 2.5,
+                p99: 3.5,
+            });
+            p.errors_by_kind.insert(crate::record::ErrorKind::Timeout, 2);
+        }
+        let events = vec![
+            EngineEvent::RunStarted {
+                run_id: "r".into(),
+                dir: "/runs/r".into(),
+                endpoint: "http://h/v1".into(),
+                model: "m".into(),
+                server: Default::default(),
+            },
+            EngineEvent::LevelsLeft([1, 3]),
+            EngineEvent::LevelStarted {
+                index: 0,
+                concurrency: 8,
+                request_count: 16,
+                request_cap: 64,
+                earlier: 0,
+                warmup: 8,
+                shape: None,
+            },
+            with_live,
+            EngineEvent::Telemetry(crate::telemetry::ServerSample {
+                server: Some("vllm"),
+                running: Some(3.0),
+                gpu: Some(GpuSample {
+                    exporter: "dcgm",
+                    gpus: vec![GpuReading {
+                        gpu: "0".into(),
+                        power_w: Some(300.0),
+                        ..Default::default()
+                    }],
+                }),
+                ..Default::default()
+            }),
+            EngineEvent::Workers(Box::new(crate::metrics::fleet::FleetLevel {
+                workers: 2,
+                start_spread_ms: 1.5,
+                clock_uncertainty_ms: 0.2,
+                controller_cpu_s: 0.1,
+                shares: vec![],
+                warning: Some("w".into()),
+            })),
+            EngineEvent::LevelFinished(Box::new(crate::metrics::fixtures::level(
+                0, 4, 8, 100, 1000, 64, None,
+            ))),
+            EngineEvent::Warning("w".into()),
+            EngineEvent::RunFinished { interrupted: true },
+        ];
+        for ev in events {
+            let text = serde_json::to_string(&ev).unwrap();
+            let back: EngineEvent = serde_json::from_str(&text).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        }
+    }
+
+    #[test]
     fn each_line_is_one_numbered_json_event() {
         let log = EventLog::default();
         log.add(&EngineEvent::Warning("a \"quoted\" note".into()));

@@ -4,6 +4,7 @@
 //! puts each one in the [`log::EventLog`] and passes it on, so serving changes nothing of
 //! what the run measures or prints.
 
+pub mod follow;
 mod http;
 pub mod log;
 pub mod metrics_text;
@@ -66,11 +67,12 @@ pub struct Served {
 
 impl Served {
     /// Listens on the options' address; `run_cancel` is what `POST /stop` cancels, `plan` the
-    /// run's kind and `analysis` how its levels are judged (for `/metrics`).
+    /// run's kind, `described` its plan as `run.json` records it and `analysis` how its
+    /// levels are judged.
     pub async fn start(
         opts: &ServeOptions,
         run_cancel: CancellationToken,
-        plan: &str,
+        (plan, described): (&str, serde_json::Value),
         analysis: crate::plan::Analysis,
     ) -> anyhow::Result<Served> {
         let listener = tokio::net::TcpListener::bind(opts.addr)
@@ -83,6 +85,8 @@ impl Served {
             open_reads: addr.ip().is_loopback(),
             run_cancel,
             plan: plan.to_string(),
+            described: serde_json::json!({"plan": described, "capacity": analysis.capacity})
+                .to_string(),
             analysis,
             streams: AtomicUsize::new(0),
             drained: Notify::new(),
@@ -100,8 +104,8 @@ impl Served {
     /// The line that tells the user where to look (no token in it).
     pub fn banner(&self) -> String {
         format!(
-            "serving this run at http://{}: its events at /events, Prometheus metrics at \
-             /metrics (docs/watch.md)",
+            "serving this run at http://{0}: `rightsize watch http://{0}` shows it, Prometheus \
+             reads /metrics (docs/watch.md)",
             self.addr
         )
     }

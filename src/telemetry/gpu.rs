@@ -5,11 +5,11 @@
 //! watts and joules.
 
 use super::prometheus::Sample;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One GPU's figures in one scrape; `None`: the exporter does not give it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GpuReading {
     /// The GPU's index as the exporter labels it.
     pub gpu: String,
@@ -23,14 +23,15 @@ pub struct GpuReading {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_j: Option<f64>,
     /// DCGM's profiling ratios (`DCGM_FI_PROF_*`, 0-1) by name, where the exporter has them.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub profiling: BTreeMap<String, f64>,
 }
 
 /// Every GPU of one scrape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GpuSample {
-    /// Which names matched: `dcgm` or `amd`.
+    /// Which names matched: `dcgm` or `amd` (read back as that scheme's name; empty for one
+    /// no scheme has).
     pub exporter: &'static str,
     pub gpus: Vec<GpuReading>,
 }
@@ -74,6 +75,33 @@ const SCHEMES: [Names; 2] = [
 ];
 
 /// The GPUs' figures in a scrape, or `None` when it has no names rightsize knows.
+/// A [`GpuSample`] as it is read back (a served run's events): the exporter by its name.
+#[derive(Deserialize)]
+struct Wire {
+    exporter: String,
+    gpus: Vec<GpuReading>,
+}
+
+// by hand, through `Wire`: a derived one would hold the input borrowed for the `&'static str`
+impl<'de> Deserialize<'de> for GpuSample {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Wire::deserialize(d).map(GpuSample::from)
+    }
+}
+
+impl From<Wire> for GpuSample {
+    fn from(w: Wire) -> Self {
+        GpuSample {
+            exporter: SCHEMES
+                .iter()
+                .map(|s| s.exporter)
+                .find(|s| *s == w.exporter)
+                .unwrap_or(""),
+            gpus: w.gpus,
+        }
+    }
+}
+
 pub fn reduce_gpu(samples: &[Sample]) -> Option<GpuSample> {
     for n in &SCHEMES {
         let mut gpus: BTreeMap<String, GpuReading> = BTreeMap::new();

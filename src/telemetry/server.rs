@@ -3,7 +3,7 @@
 //! shown and what is not is said.
 
 use super::prometheus::Sample;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// vLLM's serving configuration: a gauge of 1 whose labels are the settings.
@@ -12,7 +12,8 @@ const VLLM_CONFIG: &str = "vllm:cache_config_info";
 /// One scrape, reduced to what the dashboard shows. `None` means the server did not expose it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ServerSample {
-    /// Which naming scheme matched (`vllm`, `sglang`, `llamacpp`, `tgi`).
+    /// Which naming scheme matched (`vllm`, `sglang`, `llamacpp`, `tgi`); read back (a served
+    /// run's events) as the scheme of that name, `None` for a name no scheme has.
     pub server: Option<&'static str>,
     pub running: Option<f64>,
     pub waiting: Option<f64>,
@@ -107,6 +108,49 @@ fn sum(samples: &[Sample], name: &str) -> Option<f64> {
 }
 
 /// Reduces a scrape to the figures rightsize knows by name.
+/// A [`ServerSample`] as it is read back (a served run's events): the scheme by its name.
+#[derive(Deserialize)]
+struct Wire {
+    server: Option<String>,
+    running: Option<f64>,
+    waiting: Option<f64>,
+    kv_cache_usage: Option<f64>,
+    prefix_hits: Option<f64>,
+    prefix_queries: Option<f64>,
+    prefix_hit_rate_gauge: Option<f64>,
+    preemptions: Option<f64>,
+    generation_tokens: Option<f64>,
+    #[serde(default)]
+    gpu: Option<super::gpu::GpuSample>,
+}
+
+// by hand, through `Wire`: a derived one would hold the input borrowed for the `&'static str`
+impl<'de> Deserialize<'de> for ServerSample {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Wire::deserialize(d).map(ServerSample::from)
+    }
+}
+
+impl From<Wire> for ServerSample {
+    fn from(w: Wire) -> Self {
+        ServerSample {
+            server: w
+                .server
+                .and_then(|n| SCHEMES.iter().map(|s| s.server).find(|s| *s == n)),
+            running: w.running,
+            waiting: w.waiting,
+            kv_cache_usage: w.kv_cache_usage,
+            prefix_hits: w.prefix_hits,
+            prefix_queries: w.prefix_queries,
+            prefix_hit_rate_gauge: w.prefix_hit_rate_gauge,
+            preemptions: w.preemptions,
+            generation_tokens: w.generation_tokens,
+            gpu: w.gpu,
+            config: None,
+        }
+    }
+}
+
 pub fn reduce(samples: &[Sample]) -> ServerSample {
     for n in &SCHEMES {
         let running = sum(samples, n.running);

@@ -110,6 +110,9 @@ pub struct App {
     pub chart_mode: ChartMode,
     /// A run is going on in the background.
     pub live: bool,
+    /// The run on the run screen is served elsewhere and watched (`rightsize watch`): `q`
+    /// leaves it running, no confirmation asked.
+    pub watching: bool,
     pub focus: Panel,
     /// How the run on the run screen ended (`None` while live or before any run).
     pub ended: Option<RunStatus>,
@@ -174,6 +177,7 @@ impl App {
             help: false,
             help_scroll: 0,
             confirm_quit: false,
+            watching: false,
             confirm_delete: None,
             status: None,
             color,

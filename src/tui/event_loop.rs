@@ -16,6 +16,7 @@ use super::setup::{SetupChoices, SetupForm};
 use crate::engine::{self, EngineEvent, RunError, RunOutcome};
 use crate::headless::signals::Caught;
 use crate::launch::{prepare, LaunchRequest, Prepared};
+use crate::serve::follow::{Followed, Watched};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +56,25 @@ fn spawn_input(tx: mpsc::Sender<Input>, stop: Arc<AtomicBool>) -> std::thread::J
             }
         }
     })
+}
+
+/// A served run being watched: the follower's task and how to leave it.
+struct Watching {
+    watched: Watched,
+    leave: CancellationToken,
+    handle: JoinHandle<Result<Followed, String>>,
+}
+
+impl Watching {
+    /// Asks the run to stop, when the watcher has its token.
+    async fn stop(&self) -> String {
+        if !self.watched.can_stop {
+            return "this watcher has no token: set RIGHTSIZE_SERVE_TOKEN to the run's to ask \
+                    it to stop"
+                .into();
+        }
+        self.watched.stop().await
+    }
 }
 
 /// A run going on in the background.
@@ -104,14 +124,23 @@ pub struct Ended {
     pub signal: Option<Caught>,
 }
 
-/// Runs the dashboard until the user quits or a stopping signal comes; `start` launches a
-/// run at once.
+/// What the dashboard does first.
+pub enum Opening {
+    /// The setup screen.
+    Setup,
+    /// Launches this run at once.
+    Launch(Box<LaunchRequest>),
+    /// Watches a run served elsewhere (`rightsize watch`), read-only.
+    Watch(Watched),
+}
+
+/// Runs the dashboard until the user quits or a stopping signal comes.
 pub async fn run_loop(
     terminal: &mut ratatui::DefaultTerminal,
     mut app: App,
     config: Option<PathBuf>,
     results_root: Option<PathBuf>,
-    start: Option<LaunchRequest>,
+    opening: Opening,
 ) -> anyhow::Result<Ended> {
     let signalled = CancellationToken::new();
     let signals = crate::headless::signals::watch(signalled.clone());
@@ -121,11 +150,20 @@ pub async fn run_loop(
     let mut frame = tokio::time::interval(FRAME);
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     // flags fill the form, and the form is what runs, now and every time after
-    let mut pending = start.map(|req| {
-        app.setup = SetupForm::from_request(&choices(config.as_deref()).unwrap_or_default(), &req);
-        Action::Start(Box::new(app.setup.to_request()))
-    });
+    let (mut pending, watch) = match opening {
+        Opening::Setup => (None, None),
+        Opening::Launch(req) => {
+            let req = *req;
+            let choices = choices(config.as_deref()).unwrap_or_default();
+            app.setup = SetupForm::from_request(&choices, &req);
+            (Some(Action::Start(Box::new(app.setup.to_request()))), None)
+        }
+        Opening::Watch(w) => (None, Some(w)),
+    };
     let mut dash = Dashboard::new(app, config, results_root, signalled);
+    if let Some(w) = watch {
+        dash.watch(w).await;
+    }
 
     loop {
         if let Some(action) = pending.take() {
@@ -182,6 +220,8 @@ struct Dashboard {
     /// The live run's events; replaced by a fresh channel for each run.
     events_rx: mpsc::Receiver<EngineEvent>,
     live: Option<LiveRun>,
+    /// A run served elsewhere, being watched.
+    watching: Option<Watching>,
     exporting: Option<Export>,
     quitting: bool,
     stopping_for_signal: bool,
@@ -204,6 +244,7 @@ impl Dashboard {
             signalled,
             events_rx: mpsc::channel::<EngineEvent>(1).1,
             live: None,
+            watching: None,
             exporting: None,
             quitting: false,
             stopping_for_signal: false,
@@ -215,11 +256,24 @@ impl Dashboard {
     /// Carries out what a key (or the flags) asked for.
     async fn apply(&mut self, action: Action) -> Next {
         match action {
+            Action::Start(_) if self.watching.is_some() => {
+                self.app.status =
+                    Some("a watched run is read-only: quit (q) to start one of your own".into());
+            }
             Action::Start(args) => self.start(*args).await,
             Action::Stop => {
                 if let Some(r) = &self.live {
                     r.cancel.cancel();
                 }
+                if let Some(w) = &self.watching {
+                    self.app.status = Some(w.stop().await);
+                }
+            }
+            Action::Quit if self.watching.is_some() => {
+                if let Some(w) = self.watching.take() {
+                    w.leave.cancel();
+                }
+                return Next::Leave;
             }
             Action::Quit => {
                 if self.live.is_some() {
@@ -359,8 +413,60 @@ impl Dashboard {
             done = joined(self.live.as_mut().map(|r| &mut r.handle)), if self.live.is_some() => {
                 return self.run_finished(done);
             }
+            done = joined(self.watching.as_mut().map(|w| &mut w.handle)), if self.watching.is_some() => {
+                self.watch_ended(done);
+            }
         }
         Next::Wait
+    }
+
+    /// Starts watching a served run: its plan first (how its levels are read), then its
+    /// events from the start on a fresh channel.
+    async fn watch(&mut self, watched: Watched) {
+        let analysis = match watched.analysis().await {
+            Ok(a) => a,
+            Err(e) => {
+                self.app.screen = super::app::Screen::Run;
+                self.app.start_failed(e);
+                return;
+            }
+        };
+        self.app.run_started(None, analysis);
+        self.app.watching = true;
+        self.app.status = Some(if watched.can_stop {
+            "watching (read-only): x asks the run to stop, q leaves it running".into()
+        } else {
+            "watching (read-only): q leaves the run running".into()
+        });
+        let (tx, rx) = mpsc::channel(256);
+        self.events_rx = rx;
+        let leave = CancellationToken::new();
+        let follower = watched.clone();
+        let stop = leave.clone();
+        let handle = tokio::spawn(async move { follower.follow(tx, stop).await });
+        self.watching = Some(Watching {
+            watched,
+            leave,
+            handle,
+        });
+    }
+
+    /// The watched run's stream ended: its last events, and how the run ended.
+    fn watch_ended(&mut self, done: Result<Result<Followed, String>, JoinError>) {
+        self.drain_events();
+        self.watching = None;
+        let error = match done {
+            Ok(Ok(Followed::Finished | Followed::Left)) => None,
+            Ok(Ok(Followed::EndedEarly)) => Some(
+                "the run's stream ended before the run finished: the run failed (its own \
+                 output says why)"
+                    .to_string(),
+            ),
+            Ok(Err(e)) => Some(e),
+            Err(e) => Some(format!("the watcher's task failed: {e}")),
+        };
+        self.app.run_ended(error);
+        self.dirty = true;
     }
 
     /// Folds the engine events already sent into the app.

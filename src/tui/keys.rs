@@ -37,8 +37,9 @@ impl App {
             };
         }
         if ctrl_c {
-            // a live run is never stopped by one key press: Ctrl-C asks, as `q` does
-            return if self.live {
+            // a live run is never stopped by one key press: Ctrl-C asks, as `q` does (a
+            // watched one goes on when the watcher leaves)
+            return if self.live && !self.watching {
                 self.confirm_quit = true;
                 Action::None
             } else {
@@ -73,7 +74,7 @@ impl App {
                 Action::None
             }
             KeyCode::Char('q') => {
-                if self.live {
+                if self.live && !self.watching {
                     self.confirm_quit = true;
                     Action::None
                 } else {

@@ -37,8 +37,12 @@ pub async fn run_dashboard(
     let _log_guard = init_file_log(results_root.as_deref());
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let app = app::App::new(&choices, color);
+    let opening = match start {
+        Some(req) => event_loop::Opening::Launch(Box::new(req)),
+        None => event_loop::Opening::Setup,
+    };
     let mut terminal = terminal::init()?;
-    let result = event_loop::run_loop(&mut terminal, app, config, results_root, start).await;
+    let result = event_loop::run_loop(&mut terminal, app, config, results_root, opening).await;
     terminal::restore();
     let event_loop::Ended { app, signal } = result?;
     if !app.run.levels.is_empty() {
@@ -51,6 +55,34 @@ pub async fn run_dashboard(
         return Ok(ExitCode::from(s.exit_code()));
     }
     Ok(ExitCode::from(exit_code(&app)))
+}
+
+/// The dashboard on a run served elsewhere (`rightsize watch URL`), read-only: the same
+/// screens, folded by the same reducer from the run's event stream. Ends when the user
+/// quits; then prints the run's level table as the dashboard does. Exits 1 when the run
+/// could not be followed (out of reach, refused) or ended without finishing, else 0.
+pub async fn run_watch(
+    config: Option<PathBuf>,
+    watched: crate::serve::follow::Watched,
+) -> anyhow::Result<ExitCode> {
+    let choices = event_loop::choices(config.as_deref())?;
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let app = app::App::new(&choices, color);
+    let results_root = crate::report::default_root();
+    let mut terminal = terminal::init()?;
+    let opening = event_loop::Opening::Watch(watched);
+    let result = event_loop::run_loop(&mut terminal, app, config, results_root, opening).await;
+    terminal::restore();
+    let event_loop::Ended { app, signal } = result?;
+    if !app.run.levels.is_empty() {
+        use std::io::Write;
+        let table = crate::report::render_table(&app.run.levels, &[]);
+        let _ = std::io::stdout().lock().write_all(table.as_bytes());
+    }
+    if let Some(s) = signal {
+        return Ok(ExitCode::from(s.exit_code()));
+    }
+    Ok(ExitCode::from(u8::from(app.failure.is_some())))
 }
 
 /// The exit code of a dashboard session, from the run on its run screen, as a headless run

@@ -6,44 +6,14 @@
 //! loopback the run needs its token: refused without it before anything runs, and every route
 //! asks for it.
 
-use crate::support::common::{bin, only_run_dir, read_json, stderr, tmpdir, SimProcess};
+use crate::support::common::{
+    bin, only_run_dir, read_json, start_served, stderr, tmpdir, SimProcess,
+};
 use rightsize::serve::metrics_text::NAMES;
 use serde_json::Value;
-use std::io::BufRead;
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 const TOKEN: &str = "serve-token-7c1d";
 const PASSWORD: &str = "served-password-51a";
-
-/// Starts `cmd` with its stderr read on a thread; returns the child, the base URL from the
-/// banner (`serving this run at http://ADDR`) and the stderr lines that came after.
-fn start_served(cmd: &mut std::process::Command) -> (Child, String, mpsc::Receiver<String>) {
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start rightsize");
-    let (tx, rx) = mpsc::channel();
-    let err = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut said = Vec::new();
-    let base = loop {
-        let line = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no serving line; stderr so far: {said:?}"));
-        if let Some(rest) = line.strip_prefix("serving this run at ") {
-            break rest.split(':').take(3).collect::<Vec<_>>().join(":");
-        }
-        said.push(line);
-    };
-    (child, base, rx)
-}
 
 /// The run's events as the stream sends them, one JSON value per line, until it ends.
 async fn read_events(
@@ -259,4 +229,126 @@ fn beyond_loopback_the_run_needs_its_token() {
         assert_eq!(r.status(), 200);
     });
     assert_eq!(child.wait().unwrap().code(), Some(130));
+}
+
+/// A proxy to `upstream` whose first connection breaks off after `cut` bytes of the answer;
+/// later ones pass everything. Returns its address and the count of connections it took.
+async fn breaking_proxy(
+    upstream: std::net::SocketAddr,
+    cut: usize,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = taken.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let first = count.fetch_add(1, Ordering::SeqCst) == 0;
+            let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+            let (mut cr, mut cw) = client.into_split();
+            let (mut sr, mut sw) = server.into_split();
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut cr, &mut sw).await;
+            });
+            tokio::spawn(async move {
+                let mut passed = 0usize;
+                let mut buf = vec![0u8; 4096];
+                loop {
+                    let n = match sr.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    let n = if first { n.min(cut - passed) } else { n };
+                    if cw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    passed += n;
+                    if first && passed >= cut {
+                        // the connection drops mid-answer (mid-line, most likely)
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (addr, taken)
+}
+
+/// The events of kinds kept whole (every one but the snapshots), as JSON.
+fn kept(events: &[rightsize::engine::EngineEvent]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|v| {
+            !["progress", "telemetry", "workers"]
+                .iter()
+                .any(|k| v.get(k).is_some())
+        })
+        .map(|v| v.to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_stream_is_taken_up_again_without_losing_or_doubling_an_event() {
+    use rightsize::serve::follow::{Followed, Watched};
+    let out = tmpdir("serve-drop");
+    let (mut child, base, _stderr) = start_served(
+        bin()
+            .args([
+                "sweep",
+                "-e",
+                "sim",
+                "--sim-time-scale",
+                "10",
+                "-c",
+                "2,4,8",
+            ])
+            .args(["-n", "64", "--input-tokens", "64", "--output-tokens", "32"])
+            .args(["--no-tui", "--serve", "127.0.0.1:0", "--out"])
+            .arg(&out),
+    );
+    let upstream: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+    // the first answer breaks off 1500 bytes in, inside the run's first events: the stream is
+    // taken up again half a second later, seconds before the run (three levels of 64
+    // requests) ends
+    let (proxy, connections) = breaking_proxy(upstream, 1500).await;
+    let follow = |url: String| async move {
+        let w = Watched::new(&url, None).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
+        let leave = tokio_util::sync::CancellationToken::new();
+        let reading = tokio::spawn(async move {
+            let mut all = Vec::new();
+            while let Some(ev) = rx.recv().await {
+                all.push(ev);
+            }
+            all
+        });
+        let ended = w.follow(tx, leave).await;
+        (ended, reading.await.unwrap())
+    };
+    let ((direct_end, direct), (proxied_end, proxied)) =
+        tokio::join!(follow(base.clone()), follow(format!("http://{proxy}")));
+    assert_eq!(direct_end, Ok(Followed::Finished));
+    assert_eq!(proxied_end, Ok(Followed::Finished));
+    assert!(
+        connections.load(std::sync::atomic::Ordering::SeqCst) >= 2,
+        "the proxy never broke a stream"
+    );
+    let (direct, proxied) = (kept(&direct), kept(&proxied));
+    let finished = |v: &[String]| v.iter().filter(|e| e.contains("level_finished")).count();
+    assert_eq!(finished(&direct), 3);
+    assert_eq!(
+        proxied, direct,
+        "the taken-up stream differs from the whole one"
+    );
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
 }

@@ -8,3 +8,4 @@ mod support;
 mod campaign_tmux;
 mod dashboard_daily;
 mod tui_tmux;
+mod watch_tmux;

@@ -325,3 +325,39 @@ pub fn aws_bin(root: &str, credentials: Option<(&str, &str)>) -> Command {
     }
     c
 }
+
+/// Starts a served run (`--serve`): `cmd` with its stderr read on a thread; returns the child,
+/// the base URL from its banner (`serving this run at http://ADDR`) and the stderr lines
+/// that come after.
+pub fn start_served(
+    cmd: &mut std::process::Command,
+) -> (
+    std::process::Child,
+    String,
+    std::sync::mpsc::Receiver<String>,
+) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start rightsize");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut said = Vec::new();
+    let base = loop {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no serving line; stderr so far: {said:?}"));
+        if let Some(rest) = line.strip_prefix("serving this run at ") {
+            break rest.split(':').take(3).collect::<Vec<_>>().join(":");
+        }
+        said.push(line);
+    };
+    (child, base, rx)
+}

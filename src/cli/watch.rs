@@ -1,0 +1,28 @@
+//! `rightsize watch URL`: the dashboard on a run served elsewhere (`--serve`, docs/watch.md).
+
+use crate::serve::follow::Watched;
+use crate::serve::SERVE_TOKEN_ENV;
+use std::path::Path;
+
+/// `rightsize watch`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WatchArgs {
+    /// The served run, as it printed it: http://HOST:PORT (through `kubectl port-forward`,
+    /// http://127.0.0.1:PORT). Its token, when it has one, comes from RIGHTSIZE_SERVE_TOKEN;
+    /// with it, x asks the run to stop
+    #[arg(value_name = "URL")]
+    pub url: String,
+}
+
+/// Opens the read-only dashboard on the served run at `args.url`.
+pub async fn execute(
+    args: WatchArgs,
+    config: Option<&Path>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let token = std::env::var(SERVE_TOKEN_ENV)
+        .ok()
+        .filter(|t| !t.is_empty());
+    let watched = Watched::new(&args.url, token.as_deref())
+        .map_err(|e| crate::config::overrides::InputError(format!("watch: {e}")))?;
+    crate::tui::run_watch(config.map(Path::to_path_buf), watched).await
+}

@@ -1,0 +1,72 @@
+//! Acceptance (issue 50): `rightsize watch URL` in tmux on a sweep served elsewhere
+//! (`--serve`, a headless process of its own), started late, after the run's second level:
+//! it shows the levels that finished before it connected, follows the run to its end, says
+//! how it ended, and leaves (q, exit 0) with the level table `show` prints of the run's files.
+
+use crate::support::common::{bin, only_run_dir, start_served, stdout, tmpdir, SimProcess};
+use crate::support::tmux_support::Tmux;
+use std::time::Duration;
+
+#[test]
+fn a_late_watcher_sees_the_run_from_its_start_and_ends_with_shows_table() {
+    let dir = tmpdir("tmux-watch");
+    let runs = dir.join("runs");
+    // 4 slots at 10x, 64 tokens out: levels 1 and 2 take about 2 s each; level 3 (at least
+    // twice its 128 streams in requests, 64 rounds of the 4 slots) about 4 s, time enough for
+    // the watcher to start and connect before the run ends
+    let sim = SimProcess::start(&["--max-num-seqs", "4", "--time-scale", "10"]);
+    let (mut run, url, said) = start_served(
+        bin()
+            .args(["sweep", "-e", &sim.url, "-c", "4,16,128", "-n", "128"])
+            .args(["--input-tokens", "256", "--output-tokens", "64"])
+            .args(["--e2e-sla", "p99:20s", "--serve", "127.0.0.1:0", "--out"])
+            .arg(&runs),
+    );
+    // the headless run says each level as it starts
+    loop {
+        let line = said
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the run reaches level 3");
+        if line.starts_with("level 3:") {
+            break;
+        }
+    }
+    let Some(t) = Tmux::start("watch", 120, 40) else {
+        let _ = run.kill();
+        return;
+    };
+    t.type_line(&format!(
+        "{} watch {url}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize")
+    ));
+    // levels 1 and 2 ended before the watcher came: it has them from the stream's start
+    t.wait_for("levels 1 and 2", Duration::from_secs(30), |s| {
+        s.contains("│1   4 ") && s.contains("│2   16 ")
+    });
+    let s = t.wait_for("the finished run", Duration::from_secs(120), |s| {
+        s.contains("FINISHED")
+    });
+    assert!(s.contains("│3   128 "), "{s}");
+    assert_eq!(run.wait().unwrap().code(), Some(0));
+    t.keys(&["q"]);
+    let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.lines()
+            .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
+    });
+    assert!(s.contains("EXIT=0"), "{s}");
+    // the table it printed on leaving is show's (which adds each level's verdict)
+    let shown = stdout(&bin().arg("show").arg(only_run_dir(&runs)).output().unwrap());
+    for c in ["4", "16", "128"] {
+        let row = |text: &str| {
+            text.lines()
+                .find(|l| l.split_whitespace().next() == Some(c) && l.contains('.'))
+                .map(|l| l.trim_end().to_string())
+        };
+        let watched = row(&s).unwrap_or_else(|| panic!("no row {c} on the screen:\n{s}"));
+        let show_row = row(&shown).unwrap_or_else(|| panic!("no row {c} in show:\n{shown}"));
+        assert!(
+            show_row.starts_with(&watched),
+            "c={c}\nwatch: {watched}\nshow:  {show_row}"
+        );
+    }
+}
