@@ -20,8 +20,7 @@ pub mod timeline;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Opens the dashboard, runs it, restores the terminal on every path (ratatui's panic hook
-/// covers panics), then prints the last run's table on stdout.
+/// Opens the dashboard and runs it ([`session`]); exits as the run on its screen would.
 pub async fn run_dashboard(
     config: Option<PathBuf>,
     start: Option<crate::launch::LaunchRequest>,
@@ -41,6 +40,19 @@ pub async fn run_dashboard(
         Some(req) => event_loop::Opening::Launch(Box::new(req)),
         None => event_loop::Opening::Setup,
     };
+    let (app, signal) = session(app, config, results_root, opening).await?;
+    Ok(ExitCode::from(signal.map_or_else(|| exit_code(&app), |s| s.exit_code())))
+}
+
+/// One session on the terminal: the loop from `opening` until the user leaves, the terminal
+/// restored on every path (ratatui's panic hook covers panics), then the run screen's level
+/// table on stdout. Gives the app as it ended and the stopping signal, if one came.
+async fn session(
+    app: app::App,
+    config: Option<PathBuf>,
+    results_root: Option<PathBuf>,
+    opening: event_loop::Opening,
+) -> anyhow::Result<(app::App, Option<crate::headless::signals::Caught>)> {
     let mut terminal = terminal::init()?;
     let result = event_loop::run_loop(&mut terminal, app, config, results_root, opening).await;
     terminal::restore();
@@ -51,10 +63,7 @@ pub async fn run_dashboard(
         let table = crate::report::render_table(&app.run.levels, &[]);
         let _ = std::io::stdout().lock().write_all(table.as_bytes());
     }
-    if let Some(s) = signal {
-        return Ok(ExitCode::from(s.exit_code()));
-    }
-    Ok(ExitCode::from(exit_code(&app)))
+    Ok((app, signal))
 }
 
 /// The dashboard on a run served elsewhere (`rightsize watch URL`), read-only: the same
@@ -69,20 +78,10 @@ pub async fn run_watch(
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let app = app::App::new(&choices, color);
     let results_root = crate::report::default_root();
-    let mut terminal = terminal::init()?;
     let opening = event_loop::Opening::Watch(watched);
-    let result = event_loop::run_loop(&mut terminal, app, config, results_root, opening).await;
-    terminal::restore();
-    let event_loop::Ended { app, signal } = result?;
-    if !app.run.levels.is_empty() {
-        use std::io::Write;
-        let table = crate::report::render_table(&app.run.levels, &[]);
-        let _ = std::io::stdout().lock().write_all(table.as_bytes());
-    }
-    if let Some(s) = signal {
-        return Ok(ExitCode::from(s.exit_code()));
-    }
-    Ok(ExitCode::from(u8::from(app.failure.is_some())))
+    let (app, signal) = session(app, config, results_root, opening).await?;
+    let failed = u8::from(app.failure.is_some());
+    Ok(ExitCode::from(signal.map_or(failed, |s| s.exit_code())))
 }
 
 /// The exit code of a dashboard session, from the run on its run screen, as a headless run
