@@ -1,6 +1,7 @@
-//! The load engine: levels of closed-loop workers over one shared HTTP client. It knows a
-//! sender of events, a cancellation token and the planner it drives (`plan::LevelPlanner`),
-//! nothing of terminals.
+//! The load engine: a run (`run`) of levels one after another (`levels`), each a closed loop
+//! or a schedule sent over one shared HTTP client from this process or a distributed run's
+//! workers (`level`). It knows a sender of events, a cancellation token and the planner it
+//! drives (`plan::LevelPlanner`), nothing of terminals.
 
 #[cfg(feature = "sagemaker")]
 mod cloudwatch;

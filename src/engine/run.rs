@@ -142,19 +142,8 @@ pub async fn run(
     };
     let mut given = req.sink;
     let mut sink = StopOnFailure::new(&mut *given, stop.clone());
-    // the folder may be named otherwise than asked (one of that name exists)
-    let (run_id, dir) = sink.open(&echo.run_id)?;
-    echo.run_id = run_id.clone();
-    sink.write_run(&echo)?;
-    let _ = events
-        .send(EngineEvent::RunStarted {
-            run_id: run_id.clone(),
-            dir: dir.clone(),
-            endpoint: crate::secrets::redact_url(&req.endpoint.name),
-            model: model_name(&endpoint),
-            server,
-        })
-        .await;
+    let named = (req.endpoint.name.as_str(), &endpoint, server);
+    let (run_id, dir) = open_run(&mut sink, &mut echo, named, &events).await?;
     let mut scraping = Scraping::start(
         sample_every,
         (&endpoint, scrape_server),
@@ -250,6 +239,29 @@ async fn ready(
         }
     }
     Ok((endpoint, server, workload))
+}
+
+/// The results folder opened under the run's id (the folder may name it otherwise, when one
+/// of that name exists), `run.json` written and the run's start said.
+async fn open_run(
+    sink: &mut StopOnFailure<'_>,
+    echo: &mut RunEcho,
+    (name, endpoint, server): (&str, &Endpoint, ServerIdentity),
+    events: &mpsc::Sender<EngineEvent>,
+) -> Result<(String, PathBuf), RunError> {
+    let (run_id, dir) = sink.open(&echo.run_id)?;
+    echo.run_id = run_id.clone();
+    sink.write_run(echo)?;
+    let _ = events
+        .send(EngineEvent::RunStarted {
+            run_id: run_id.clone(),
+            dir: dir.clone(),
+            endpoint: crate::secrets::redact_url(name),
+            model: model_name(endpoint),
+            server,
+        })
+        .await;
+    Ok((run_id, dir))
 }
 
 /// The model as the run shows it.

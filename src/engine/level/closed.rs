@@ -2,8 +2,8 @@
 //! `closed_fleet`): it begins with its accumulator (a level measured again resumes from what
 //! its earlier measurements left, [`super::Earlier`]: the new requests join the old ones on
 //! the level's timeline continued from its last request, so the level has one summary and
-//! one verdict on all of them), and ends with its summary: its sampling, what deciding cost
-//! when its start held its TTFT tail, and a pooling plan's measurements.
+//! one verdict on all of them), and ends with its summary: its sampling, a note when its
+//! start holds its TTFT tail (`start_note`), and a pooling plan's measurements.
 
 use super::begin::{announce, begin, closed_started, Begun};
 use super::crew::Crewed;
