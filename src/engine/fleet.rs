@@ -2,7 +2,7 @@
 //! asks of the workers that execute its levels' shares. Whoever starts the workers and talks
 //! to them (the `fleet` module: a controller serving HTTP, local or Kubernetes workers)
 //! implements [`Fleet`]; the engine splits each level ([`split_level`]), hands the shares over
-//! and folds the records that come back into one level (`fleet_level`).
+//! and folds the records that come back into one level (`level::closed_fleet`, `level::open_fleet`).
 
 use super::intended::Segment;
 use crate::endpoint::EndpointSpec;

@@ -1,20 +1,19 @@
-//! The load engine: levels of closed-loop workers over one shared HTTP client. It knows a
-//! sender of events, a cancellation token and the planner it drives (`plan::LevelPlanner`),
-//! nothing of terminals.
+//! The load engine: a run (`run`) of levels one after another (`levels`), each a closed loop
+//! or a schedule sent over one shared HTTP client from this process or a distributed run's
+//! workers (`level`). It knows a sender of events, a cancellation token and the planner it
+//! drives (`plan::LevelPlanner`), nothing of terminals.
 
-pub mod closed_loop;
 #[cfg(feature = "sagemaker")]
 mod cloudwatch;
 pub mod events;
 pub mod fleet;
-pub mod fleet_level;
-pub mod fleet_open;
 pub mod intended;
 pub mod lag;
-mod open_collect;
-pub mod open_loop;
+pub mod level;
+mod levels;
 pub mod open_plan;
 pub mod run;
+mod scraping;
 pub mod sink;
 mod start_note;
 mod warmup_lengths;

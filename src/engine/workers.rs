@@ -598,7 +598,7 @@ mod tests {
 
     fn level_work(first: u64, cap: u64) -> (WorkloadSpec, Arc<Work>) {
         let w = WorkloadSpec::fixed(40, 3);
-        let book = super::super::closed_loop::prompts(&w, 2, 0, first);
+        let book = super::super::level::prompts(&w, 2, 0, first);
         let maker = PromptMaker {
             workload: w.clone(),
             level: 2,
@@ -639,7 +639,7 @@ mod tests {
         assert_eq!(slot_now(&work, 7), Some(Slot::Made));
         assert_eq!(slot_now(&work, 8), None);
         // the made prompt is the one the book would hold
-        let stocked = super::super::closed_loop::prompts(&w, 2, 4, 4);
+        let stocked = super::super::level::prompts(&w, 2, 4, 4);
         let made = w.prompt(2, 5);
         assert_eq!(
             (&made.text, made.input_tokens, made.max_tokens),
@@ -663,7 +663,7 @@ mod tests {
 
     #[test]
     fn a_fixed_level_makes_only_cooldown_prompts_and_they_are_new() {
-        // a level of 4 whose cap is its book (`run_level`'s maker for a fixed level)
+        // a level of 4 whose cap is its book (`level::closed_here`'s maker for a fixed level)
         let (w, fixed) = level_work(4, 4);
         assert_eq!(slot_now(&fixed, 4), None);
         fixed.done.cancel();
@@ -671,7 +671,7 @@ mod tests {
         // a cooldown prompt has the level's lengths and none of its texts (a prefix cache
         // would know them), nor the next batch's
         let maker = fixed.maker.as_ref().unwrap();
-        let level = super::super::closed_loop::prompts(&w, 2, 0, 12);
+        let level = super::super::level::prompts(&w, 2, 0, 12);
         for i in 4..8 {
             let c = maker.cooldown(i);
             assert_eq!((c.input_tokens, c.max_tokens), (40, 3), "cooldown {i}");

@@ -1,9 +1,9 @@
 //! `rightsize worker --controller URL`: a worker of a distributed run. It joins the
 //! controller (with the run's token and a few clock round trips), takes the run's endpoint
 //! and workload and runs its own pre-flight, then runs each share it is given with the same
-//! engine as one process (`engine::closed_loop::run_level`), starting at the instant the
-//! controller set, and sends every request's record back four times a second. An open-loop
-//! level's share is its segment of the level's schedule (`engine::open_loop::run_open_share`).
+//! engine as one process (`engine::level::run`), starting at the instant the controller set,
+//! and sends every request's record back four times a second. An open-loop level's share is
+//! its segment of the level's schedule (`engine::level::run_open_share`).
 //!
 //! It never sends load on its own: a share runs only while the controller answers. A report
 //! that cannot be delivered stops the share; a worker that cannot reach its controller for
@@ -16,8 +16,7 @@ use super::protocol::{
 use crate::clock::now_ns;
 use crate::endpoint::control::ControlClient;
 use crate::endpoint::{Endpoint, EndpointSpec};
-use crate::engine::closed_loop::{run_level, LevelCtx, LevelPlan};
-use crate::engine::open_loop::run_open_share;
+use crate::engine::level::{self, run_open_share, LevelCtx, LevelJob, LevelPlan};
 use crate::engine::sink::{RunEcho, RunSink};
 use crate::engine::EngineEvent;
 use crate::metrics::LevelSummary;
@@ -407,7 +406,7 @@ async fn run_share(
                 screen: false,
                 prompt_base: share.prompt_base,
             };
-            let measured = run_level(ctx, plan, None).await;
+            let measured = level::run(ctx, LevelJob::Closed(plan), None, None).await;
             measured
                 .summary
                 .client_lag

@@ -19,28 +19,25 @@
 //!
 //! A worker lost mid-level stops every share: the level is kept partial with it named.
 
-use super::closed_loop::LevelCtx;
-use super::events::EngineEvent;
-use super::fleet::{split_even, Fleet, Share};
-use super::fleet_level::{fleet_level, hear, spread, with_workers, workers_lag};
-use super::fleet_level::{Halt, Heard, Tally};
-use super::intended::Segment;
-use super::lag::LagProbe;
-use super::open_collect::{OpenCollector, Sending, SAMPLE};
-use super::open_plan::OpenPlan;
+use super::crew::{Crew, Crewed, Running};
+use super::measure::ticks;
+use super::open_collect::{OpenCollector, SAMPLE};
+use super::LevelCtx;
 use crate::clock::now_ns;
-use crate::metrics::LevelSummary;
+use crate::engine::fleet::{split_even, Fleet, Share};
+use crate::engine::intended::Segment;
+use crate::engine::open_plan::OpenPlan;
 
 /// How far ahead of now an open-loop level's start instant is set: time for every worker to
 /// get its share, count the schedule and make its first prompts (up to 4,096, about 35 ms
 /// in a release build) before it, since its first arrivals are due at the instant. A worker
 /// ready only after it reports that later start, and the level's spread shows it.
-pub const OPEN_START_LEAD: std::time::Duration = std::time::Duration::from_secs(1);
+const OPEN_START_LEAD: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The shares of an open-loop level of `n` arrivals over `workers` workers, starting at
 /// `start_at_ns`: one segment each, for as many workers as there are arrivals (and parts of
 /// the in-flight cap); none when the level sends nothing.
-pub fn open_shares(plan: &OpenPlan, n: u64, workers: usize, start_at_ns: u64) -> Vec<Share> {
+fn open_shares(plan: &OpenPlan, n: u64, workers: usize, start_at_ns: u64) -> Vec<Share> {
     let cap = plan.max_in_flight.filter(|c| *c > 0);
     let parts = (workers as u64).min(n).min(cap.map_or(u64::MAX, u64::from)) as usize;
     let caps = cap.map(|c| split_even(u64::from(c), parts));
@@ -67,92 +64,31 @@ pub fn open_shares(plan: &OpenPlan, n: u64, workers: usize, start_at_ns: u64) ->
         .collect()
 }
 
-/// Runs one open-loop level on the fleet (see the module header).
-pub async fn run_fleet_open_level(
-    ctx: LevelCtx<'_>,
-    plan: OpenPlan,
+/// Sends one open-loop level on the fleet (see the module header), its records into
+/// `collector`; whether it was cut short (cancelled, or a worker lost), and its workers.
+pub(super) async fn run(
+    ctx: &mut LevelCtx<'_>,
+    plan: &OpenPlan,
+    collector: &mut OpenCollector,
     fleet: &dyn Fleet,
-) -> LevelSummary {
-    let LevelCtx {
-        cancel,
-        events,
-        sink,
-        planner,
-        ..
-    } = ctx;
-    let mut collector =
-        OpenCollector::new(&plan, plan.intended(), planner).viewed_late(fleet.records_lag());
-    collector.announce(events).await;
+) -> (bool, Option<Crewed>) {
     let start_at = now_ns() + OPEN_START_LEAD.as_nanos() as u64;
-    let shares = open_shares(&plan, collector.count(), fleet.size(), start_at);
-    let workers = fleet.workers();
-    let mut tally = vec![Tally::default(); fleet.size()];
-    for s in &shares {
-        tally[s.worker].took = true;
-        tally[s.worker].concurrency = s.concurrency;
-    }
-    let cpu_before = crate::clock::process_cpu_ns();
-    let mut rx = fleet.start(shares);
-    let mut starts: Vec<Option<u64>> = vec![None; fleet.size()];
-    let mut halt = Halt::default();
+    let shares = open_shares(plan, collector.count(), fleet.size(), start_at);
+    let mut crew = Crew::new(fleet);
+    crew.took(&shares);
+    let rx = fleet.start(shares);
     // samples from the level's start on, as one process takes them
     let first = std::time::Duration::from_nanos(start_at.saturating_sub(now_ns())) + SAMPLE;
-    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + first, SAMPLE);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            biased;
-            msg = rx.recv() => match msg.map(|m| hear(&mut tally, &mut starts, m)) {
-                Some(Heard::Records(worker, records)) => {
-                    for rec in records {
-                        tally[worker].count(&rec);
-                        collector.record(&rec, sink);
-                    }
-                }
-                Some(Heard::Lost) => halt.lose(fleet),
-                Some(Heard::Noted) => {}
-                None => break,
-            },
-            _ = cancel.cancelled(), if !halt.stopping => halt.stop(fleet),
-            _ = tick.tick() => {
-                let now = now_ns().saturating_sub(start_at);
-                let sending = Sending {
-                    in_flight: tally.iter().map(|t| t.in_flight).sum(),
-                    sent: tally.iter().map(|t| t.sent).sum(),
-                    chunks: tally.iter().map(|t| t.chunks).sum(),
-                };
-                let (progress, saturated) = collector.sample(now, !halt.stopping, sending);
-                if saturated {
-                    halt.stop(fleet);
-                }
-                let live = fleet_level(&workers, &tally, spread(&starts, 0), 0.0, 0.0);
-                let _ = events.try_send(EngineEvent::Workers(Box::new(live)));
-                let _ = events.try_send(EngineEvent::Progress(progress));
-            }
-        }
-    }
-    let controller_cpu_s = crate::clock::process_cpu_ns().saturating_sub(cpu_before) as f64 / 1e9;
-    let label = plan.shape.label();
-    // the level's client lag is the workers' (they time the requests)
-    let mut summary = collector
-        .finish(
-            halt.lost || cancel.is_cancelled(),
-            LagProbe::off(),
-            workers_lag(&tally),
-            sink,
-            events,
-            planner,
-        )
-        .await;
-    let block = fleet_level(
-        &workers,
-        &tally,
-        spread(&starts, 0),
-        controller_cpu_s,
-        summary.benchmark_duration.avg,
-    );
-    with_workers(&mut summary, block, events, &label).await;
-    summary
+    let running = Running {
+        rx,
+        tick: ticks(tokio::time::Instant::now() + first, SAMPLE),
+        origin: start_at,
+        index: plan.index,
+    };
+    // the records come with times from the level's start, numbered by arrival
+    crew.receive(ctx, running, collector, |_, _, _| {}).await;
+    let partial = crew.halt.lost || ctx.cancel.is_cancelled();
+    (partial, Some(crew.end()))
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! What an open-loop level makes of its records, wherever they were sent from: one process's
-//! dispatcher (`open_loop`) or the workers of a distributed run (`fleet_open`). The
+//! dispatcher (`open_here`) or the workers of a distributed run (`open_fleet`). The
 //! [`OpenCollector`] folds each record into the level, samples the requests waiting four
 //! times a second and says when they keep growing (the server cannot keep up with the rate:
 //! whoever sends then stops), makes the live progress, and finishes the level's summary with
 //! its rate and saturation.
 
-use super::closed_loop::{finish_level, fold};
-use super::events::EngineEvent;
-use super::intended::{Due, Intended};
-use super::lag::LagProbe;
-use super::open_plan::OpenPlan;
+use super::measure::{fold, progress, Follow, Sending};
+use crate::engine::events::EngineEvent;
+use crate::engine::intended::{Due, Intended};
+use crate::engine::open_plan::OpenPlan;
+use crate::engine::sink::RunSink;
 use crate::metrics::progress::{LevelProgress, OpenProgress};
 use crate::metrics::rate::{rate_held, RateSummary, Saturation};
 use crate::metrics::{Histogram, RecentDurations};
@@ -221,15 +221,6 @@ impl Waiting {
     }
 }
 
-/// What the sender of an open-loop level says at a sample: requests in flight, sent so far,
-/// and content chunks received so far (the live token count).
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Sending {
-    pub in_flight: u64,
-    pub sent: u64,
-    pub chunks: u64,
-}
-
 /// One open-loop level's records made into its measurement (see the module header).
 pub(super) struct OpenCollector {
     plan: OpenPlan,
@@ -294,94 +285,27 @@ impl OpenCollector {
         self.n
     }
 
-    /// Says the level has begun.
-    pub async fn announce(&self, events: &mpsc::Sender<EngineEvent>) {
-        let _ = events
-            .send(EngineEvent::LevelStarted {
-                index: self.plan.index,
-                concurrency: self.cap,
-                request_count: self.n,
-                request_cap: self.n,
-                earlier: 0,
-                warmup: 0,
-                shape: Some(self.plan.shape.clone()),
-            })
-            .await;
+    /// The level's intended send times.
+    pub fn intended(&self) -> &Intended {
+        &self.intended
     }
 
-    /// Folds one finished request (its times from the level's start) into the level.
-    pub fn record(&mut self, rec: &RequestRecord, sink: &mut dyn crate::engine::sink::RunSink) {
-        if let (Some(i), Some(f)) = (rec.detail.intended_ns, rec.first_token_ns) {
-            self.waits.record(rec.end_ns, f.saturating_sub(i));
+    /// The level's `LevelStarted`: its requests, its in-flight cap and its shape.
+    pub fn started(&self) -> EngineEvent {
+        EngineEvent::LevelStarted {
+            index: self.plan.index,
+            concurrency: self.cap,
+            request_count: self.n,
+            request_cap: self.n,
+            earlier: 0,
+            warmup: 0,
+            shape: Some(self.plan.shape.clone()),
         }
-        self.recent.record(rec);
-        self.waiting.ended(rec.end_ns);
-        if rec.error.is_none() {
-            self.expected
-                .success(rec.end_ns.saturating_sub(rec.start_ns));
-        }
-        fold(self.plan.index, rec, &mut self.acc, &mut self.live, sink);
-    }
-
-    /// A sample at `now` (ns since the level's start) while `sending` (the level has not
-    /// been stopped): the level's progress, and `true` when the requests waiting have
-    /// just been found to keep growing (the caller stops sending). Both read the requests
-    /// waiting as of the view (`now` less the view lag); before the view reaches the
-    /// level's start nothing is judged.
-    pub fn sample(&mut self, now: u64, sending: bool, s: Sending) -> (LevelProgress, bool) {
-        let t = now as f64 / 1e9;
-        let due = self.due_by.by(now);
-        let view = now.checked_sub(self.view_lag);
-        let pending = view.map_or(0, |v| self.waiting.at(v)) as f64;
-        let offered = offered_at(&self.plan.shape, self.intended.trace(), now);
-        let mut saturated_now = false;
-        if let (None, true, Some(view)) = (&self.saturated, sending, view) {
-            let t = view as f64 / 1e9;
-            let offered = offered_at(&self.plan.shape, self.intended.trace(), view);
-            // what a rising rate keeps pending by itself (a ramp) is not a queue
-            let excess = pending - self.expected.pending(offered);
-            if let Some((slope, first, last)) = self.watch.sample(t, excess, offered) {
-                let ns = |s: f64| (s.max(0.0) * 1e9) as u64;
-                let waits = &self.waits;
-                let wait = |from: f64, to: f64| waits.between(ns(from), ns(to)).nearest_rank(0.5);
-                let start = t - SAMPLE.as_secs_f64() * WINDOW_SAMPLES as f64;
-                self.saturated = Some(Saturation {
-                    at_s: t,
-                    pending_slope_per_s: slope,
-                    pending_first: first,
-                    pending_last: last,
-                    wait_first_ms: wait(start, start + 1.0),
-                    wait_last_ms: wait(t - 1.0, t + 1.0),
-                    at_cap: self.cap > 0 && s.in_flight >= u64::from(self.cap),
-                });
-                saturated_now = true;
-            }
-        }
-        self.live.on_chunks(now, s.chunks);
-        let mut snapshot = self.live.snapshot(now);
-        snapshot.in_flight = s.in_flight;
-        snapshot.open = Some(self.recent.snapshot(
-            t,
-            s.sent,
-            self.acc.completed(),
-            pending as u64,
-            if due < self.n { offered } else { 0.0 },
-        ));
-        (snapshot, saturated_now)
     }
 
     /// The level's summary: its rate, whether it held, where it saturated (said as a
-    /// warning), judged by the planner. `workers_lag`: the client lag of the workers that
-    /// sent it (none in one process).
-    pub async fn finish(
-        self,
-        partial: bool,
-        probe: LagProbe,
-        workers_lag: (f64, f64),
-        sink: &mut dyn crate::engine::sink::RunSink,
-        events: &mpsc::Sender<EngineEvent>,
-        planner: &dyn LevelPlanner,
-    ) -> LevelSummary {
+    /// warning); the level's end (`finish`) judges it.
+    pub async fn summary(self, partial: bool, events: &mpsc::Sender<EngineEvent>) -> LevelSummary {
         let (offered, achieved) = self.acc.rates();
         let plan = self.plan;
         let meta = LevelMeta {
@@ -417,18 +341,68 @@ impl OpenCollector {
                 )))
                 .await;
         }
-        let label = plan.shape.label();
-        finish_level(
-            summary,
-            probe,
-            workers_lag,
-            sink,
-            events,
-            planner,
-            plan.index,
-            &label,
-        )
-        .await
+        summary
+    }
+}
+
+impl Follow for OpenCollector {
+    /// Folds one finished request (its times from the level's start) into the level.
+    fn record(&mut self, rec: &RequestRecord, sink: &mut dyn RunSink) {
+        if let (Some(i), Some(f)) = (rec.detail.intended_ns, rec.first_token_ns) {
+            self.waits.record(rec.end_ns, f.saturating_sub(i));
+        }
+        self.recent.record(rec);
+        self.waiting.ended(rec.end_ns);
+        if rec.error.is_none() {
+            self.expected
+                .success(rec.end_ns.saturating_sub(rec.start_ns));
+        }
+        fold(self.plan.index, rec, &mut self.acc, &mut self.live, sink);
+    }
+
+    /// A sample at `now` (ns since the level's start) while `sending` (the level has not
+    /// been stopped): the level's progress, and `true` when the requests waiting have
+    /// just been found to keep growing (the caller stops sending). Both read the requests
+    /// waiting as of the view (`now` less the view lag); before the view reaches the
+    /// level's start nothing is judged.
+    fn progress(&mut self, now: u64, sending: bool, s: Sending) -> (LevelProgress, bool) {
+        let t = now as f64 / 1e9;
+        let due = self.due_by.by(now);
+        let view = now.checked_sub(self.view_lag);
+        let pending = view.map_or(0, |v| self.waiting.at(v)) as f64;
+        let offered = offered_at(&self.plan.shape, self.intended.trace(), now);
+        let mut saturated_now = false;
+        if let (None, true, Some(view)) = (&self.saturated, sending, view) {
+            let t = view as f64 / 1e9;
+            let offered = offered_at(&self.plan.shape, self.intended.trace(), view);
+            // what a rising rate keeps pending by itself (a ramp) is not a queue
+            let excess = pending - self.expected.pending(offered);
+            if let Some((slope, first, last)) = self.watch.sample(t, excess, offered) {
+                let ns = |s: f64| (s.max(0.0) * 1e9) as u64;
+                let waits = &self.waits;
+                let wait = |from: f64, to: f64| waits.between(ns(from), ns(to)).nearest_rank(0.5);
+                let start = t - SAMPLE.as_secs_f64() * WINDOW_SAMPLES as f64;
+                self.saturated = Some(Saturation {
+                    at_s: t,
+                    pending_slope_per_s: slope,
+                    pending_first: first,
+                    pending_last: last,
+                    wait_first_ms: wait(start, start + 1.0),
+                    wait_last_ms: wait(t - 1.0, t + 1.0),
+                    at_cap: self.cap > 0 && s.in_flight >= u64::from(self.cap),
+                });
+                saturated_now = true;
+            }
+        }
+        let mut snapshot = progress(&mut self.live, now, s);
+        snapshot.open = Some(self.recent.snapshot(
+            t,
+            s.sent,
+            self.acc.completed(),
+            pending as u64,
+            if due < self.n { offered } else { 0.0 },
+        ));
+        (snapshot, saturated_now)
     }
 }
 

@@ -1,26 +1,19 @@
-//! One open-loop level (see `docs/open-loop.md`): requests go out when an arrival schedule
-//! says, whether or not earlier ones have finished, so a slow server builds a queue the way
-//! production traffic does. A dispatcher thread sleeps until each intended time (no busy
-//! loop), optionally for a free slot under `--max-in-flight`, and spawns the request on the
-//! same request path as the closed loop ([`super::workers::Sent`]); the collector
-//! ([`OpenCollector`]) folds the records, reports progress, and stops the level early when
-//! requests waiting (in flight or not yet sent) keep growing: the server cannot keep up with
-//! the rate.
+//! One process's sending of an open-loop schedule (see `docs/open-loop.md`): requests go out
+//! when an arrival schedule says, whether or not earlier ones have finished, so a slow server
+//! builds a queue the way production traffic does. A dispatcher thread sleeps until each
+//! intended time (no busy loop), optionally for a free slot under `--max-in-flight`, and
+//! spawns the request on the same request path as the closed loop
+//! ([`crate::engine::workers::Sent`]); its records come back on [`Sender::records`].
 //!
-//! A worker of a distributed run sends its segment of the same schedule ([`run_open_share`]):
-//! the same dispatcher, walking the same seeded times and keeping every `of`-th arrival; its
-//! records go to the controller, whose collector makes the level (`fleet_open`).
+//! A worker of a distributed run sends its segment of the same schedule: the same
+//! dispatcher, walking the same seeded times and keeping every `of`-th arrival.
 
-use super::closed_loop::{prompts, LevelCtx};
-use super::events::EngineEvent;
-use super::fleet::OpenShare;
-use super::intended::{Intended, Segment};
-use super::lag::LagProbe;
-use super::open_collect::{OpenCollector, Sending, SAMPLE};
-use super::open_plan::OpenPlan;
-use super::workers::Sent;
+use super::measure::Sending;
+use super::prompts;
 use crate::clock::now_ns;
-use crate::metrics::{LevelSummary, LiveLevel};
+use crate::engine::intended::{Intended, Segment};
+use crate::engine::open_plan::OpenPlan;
+use crate::engine::workers::Sent;
 use crate::record::RequestRecord;
 use crate::workload::{Prompt, WorkloadSpec};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,134 +22,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-/// Runs one open-loop level to its end, to saturation, or until cancelled.
-pub async fn run_open_level(ctx: LevelCtx<'_>, plan: OpenPlan) -> LevelSummary {
-    let LevelCtx {
-        endpoint,
-        workload,
-        cancel,
-        events,
-        sink,
-        planner,
-        ..
-    } = ctx;
-    let intended = plan.intended();
-    let mut collector = OpenCollector::new(&plan, intended.clone(), planner);
-    collector.announce(events).await;
-    let probe = LagProbe::start();
-    let stop = cancel.child_token();
-    // the level starts once its first prompts are made, not while they are
-    let (mut sender, level_start) = Sender::start(
-        endpoint,
-        workload,
-        &plan,
-        (intended, collector.count()),
-        Segment::WHOLE,
-        || now_ns() + 2_000_000,
-        stop.clone(),
-    );
-    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + SAMPLE, SAMPLE);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            biased;
-            rec = sender.records.recv() => match rec {
-                Some(rec) => collector.record(&rec, sink),
-                None => break,
-            },
-            _ = tick.tick() => {
-                let now = now_ns().saturating_sub(level_start);
-                let (progress, saturated) =
-                    collector.sample(now, !stop.is_cancelled(), sender.sending());
-                if saturated {
-                    stop.cancel();
-                }
-                let _ = events.try_send(EngineEvent::Progress(progress));
-            }
-        }
-    }
-    sender.join().await;
-    collector
-        .finish(
-            cancel.is_cancelled(),
-            probe,
-            (0.0, 0.0),
-            sink,
-            events,
-            planner,
-        )
-        .await
-}
-
-/// Runs one worker's share of a distributed open-loop level: its segment of the level's
-/// schedule, counted from `level_start` (the instant the controller set, on this process's
-/// clock; `began` is set to it, or to the later instant the first prompts were made), each
-/// record handed to the sink as it finishes and the progress (in flight, sent,
-/// chunks) sent four times a second. No saturation watch: the controller watches the whole
-/// level and stops every share. Returns the dispatcher's timer lag (p99, max, ms).
-pub async fn run_open_share(
-    ctx: LevelCtx<'_>,
-    index: u32,
-    share: &OpenShare,
-    (level_start, began): (u64, &AtomicU64),
-) -> (f64, f64) {
-    let LevelCtx {
-        endpoint,
-        workload,
-        cancel,
-        events,
-        sink,
-        ..
-    } = ctx;
-    let plan = OpenPlan::of_share(index, share);
-    let intended = plan.intended();
-    let total = intended.count();
-    let n = share.segment.share_of(total);
-    let cap = plan.max_in_flight.unwrap_or(0);
-    let mut live = LiveLevel::new(index, cap, n, Duration::from_millis(500), 20);
-    let probe = LagProbe::start();
-    let (mut sender, _) = Sender::start(
-        endpoint,
-        workload,
-        &plan,
-        (intended, total),
-        share.segment,
-        || {
-            began.store(now_ns().max(level_start), Ordering::Relaxed);
-            level_start
-        },
-        cancel.clone(),
-    );
-    let mut tick = tokio::time::interval(SAMPLE);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            biased;
-            rec = sender.records.recv() => match rec {
-                Some(rec) => {
-                    live.on_record(&rec);
-                    let _ = sink.append_request(index, &rec);
-                }
-                None => break,
-            },
-            _ = tick.tick() => {
-                let now = now_ns().saturating_sub(level_start);
-                let s = sender.sending();
-                live.on_chunks(now, s.chunks);
-                let mut progress = live.snapshot(now);
-                progress.in_flight = s.in_flight;
-                progress.sent = s.sent;
-                let _ = events.try_send(EngineEvent::Progress(progress));
-            }
-        }
-    }
-    sender.join().await;
-    probe.stop().await
-}
-
 /// A level's dispatcher at work: its records as they finish and its counts.
-struct Sender {
-    records: mpsc::UnboundedReceiver<RequestRecord>,
+pub(super) struct Sender {
+    pub records: mpsc::UnboundedReceiver<RequestRecord>,
     in_flight: Arc<AtomicU64>,
     dispatched: Arc<AtomicU64>,
     live_chunks: Arc<AtomicU64>,
@@ -168,7 +36,7 @@ impl Sender {
     /// once by the caller): the segment's first prompts are made, then `level_start` is read
     /// (on this process's clock; the times count from it) and returned; `stop` ends the
     /// sending and cuts the requests in flight.
-    fn start(
+    pub fn start(
         endpoint: &crate::endpoint::Endpoint,
         workload: &WorkloadSpec,
         plan: &OpenPlan,
@@ -212,7 +80,7 @@ impl Sender {
         (sender, level_start)
     }
 
-    fn sending(&self) -> Sending {
+    pub fn sending(&self) -> Sending {
         Sending {
             in_flight: self.in_flight.load(Ordering::Relaxed),
             sent: self.dispatched.load(Ordering::Relaxed),
@@ -222,7 +90,7 @@ impl Sender {
 
     /// Waits for the dispatcher thread (once the records channel has closed: every sender,
     /// the dispatcher's and each request's, is gone).
-    async fn join(&mut self) {
+    pub async fn join(&mut self) {
         if let Some(t) = self.thread.take() {
             let _ = tokio::task::spawn_blocking(move || t.join()).await;
         }
