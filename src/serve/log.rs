@@ -203,7 +203,8 @@ mod tests {
                 p95: 2.5,
                 p99: 3.5,
             });
-            p.errors_by_kind.insert(crate::record::ErrorKind::Timeout, 2);
+            p.errors_by_kind
+                .insert(crate::record::ErrorKind::Timeout, 2);
         }
         let events = vec![
             EngineEvent::RunStarted {

@@ -521,6 +521,41 @@ mod tests {
     }
 
     #[test]
+    fn the_grafana_dashboard_names_only_documented_metrics() {
+        let dash: serde_json::Value =
+            serde_json::from_str(include_str!("../../assets/grafana-dashboard.json")).unwrap();
+        let exprs: Vec<String> = dash["panels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["targets"].as_array().unwrap().iter())
+            .map(|t| t["expr"].as_str().unwrap().to_string())
+            .collect();
+        let mut used = std::collections::BTreeSet::new();
+        for e in &exprs {
+            let mut rest = e.as_str();
+            while let Some(at) = rest.find("rightsize_") {
+                let name: String = rest[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                rest = &rest[at + name.len()..];
+                used.insert(name);
+            }
+        }
+        for name in &used {
+            assert!(
+                NAMES.iter().any(|(n, _, _)| n == name),
+                "{name} is not documented"
+            );
+        }
+        // and every documented metric has a panel
+        for (n, _, _) in NAMES.iter().filter(|(n, _, _)| *n != "rightsize_run_info") {
+            assert!(used.contains(*n), "{n} has no panel");
+        }
+    }
+
+    #[test]
     fn numbers_are_written_short() {
         for (v, want) in [(3.0, "3"), (0.25, "0.25"), (-1.0, "-1"), (f64::NAN, "NaN")] {
             assert_eq!(number(v), want);

@@ -41,7 +41,9 @@ pub async fn run_dashboard(
         None => event_loop::Opening::Setup,
     };
     let (app, signal) = session(app, config, results_root, opening).await?;
-    Ok(ExitCode::from(signal.map_or_else(|| exit_code(&app), |s| s.exit_code())))
+    Ok(ExitCode::from(
+        signal.map_or_else(|| exit_code(&app), |s| s.exit_code()),
+    ))
 }
 
 /// One session on the terminal: the loop from `opening` until the user leaves, the terminal
