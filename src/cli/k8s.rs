@@ -39,6 +39,8 @@ The token is RIGHTSIZE_WORKER_TOKEN when set, else a fresh random one; it is wri
 the Secret. docs/distributed.md, \"On Kubernetes\", says more.";
 
 const PORT: u16 = 7077;
+/// The port the controller serves the run on for watchers and Prometheus.
+const SERVE_PORT: u16 = 9464;
 const CONTROLLER_CPU: &str = "1";
 const CONTROLLER_MEMORY: &str = "1Gi";
 const WORKER_CPU: &str = "2";
@@ -76,8 +78,8 @@ pub struct RenderArgs {
     /// Namespace of every object
     #[arg(long, value_name = "NAMESPACE", default_value = "default")]
     pub namespace: String,
-    /// Container image with `rightsize` on its PATH (none is published: build and push your
-    /// own, or load it into the cluster)
+    /// Container image with `rightsize` on its PATH (none is published: build the repository's
+    /// Containerfile and push it, or load it into the cluster; docs/distributed.md)
     #[arg(long, value_name = "IMAGE", default_value = concat!("rightsize:", env!("CARGO_PKG_VERSION")))]
     pub image: String,
     /// Number of workers: the worker Job's parallelism and completions, and the controller's
@@ -87,6 +89,10 @@ pub struct RenderArgs {
     /// Port the controller serves its workers on (container port and Service port)
     #[arg(long, value_name = "PORT", default_value_t = PORT, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: u16,
+    /// Port the controller serves the run on (its --serve: `rightsize watch`, /metrics for
+    /// Prometheus; container port and Service port `serve`), with the run's token
+    #[arg(long, value_name = "PORT", default_value_t = SERVE_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    pub serve_port: u16,
     /// CPU of the controller's pod (request and limit)
     #[arg(long, value_name = "QUANTITY", default_value = CONTROLLER_CPU)]
     pub controller_cpu: String,
@@ -172,6 +178,13 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
             args.image
         ));
     }
+    if args.serve_port == args.port {
+        return Err(format!(
+            "--serve-port: {} is --port's too: the controller serves its workers on one port \
+             and the run on another",
+            args.serve_port
+        ));
+    }
     if args.workers > k8s::MAX_WORKERS {
         return Err(format!(
             "--workers: {} is more than an Indexed Job runs (at most {})",
@@ -243,6 +256,7 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
         image: args.image.clone(),
         workers: args.workers,
         port: args.port,
+        serve_port: args.serve_port,
         controller: Resources {
             cpu: args.controller_cpu.clone(),
             memory: args.controller_memory.clone(),
@@ -349,6 +363,11 @@ fn render_flags(args: &RenderArgs) -> Vec<String> {
     ];
     let defaults = [
         ("--port", args.port.to_string(), PORT.to_string()),
+        (
+            "--serve-port",
+            args.serve_port.to_string(),
+            SERVE_PORT.to_string(),
+        ),
         (
             "--controller-cpu",
             args.controller_cpu.clone(),

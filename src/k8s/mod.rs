@@ -14,7 +14,16 @@ pub mod yaml;
 use serde_json::{json, Value};
 
 /// The flags the controller gets from the render; a trailing command may not set them.
-pub const RENDERED_FLAGS: [&str; 3] = ["--workers", "--worker-backend", "--controller-listen"];
+pub const RENDERED_FLAGS: [&str; 4] = [
+    "--workers",
+    "--worker-backend",
+    "--controller-listen",
+    "--serve",
+];
+
+/// The variable a served run's token is read from (`rightsize watch`, docs/watch.md): the
+/// controller gets the run's token in it too.
+const SERVE_TOKEN_ENV: &str = "RIGHTSIZE_SERVE_TOKEN";
 
 /// The commands that can be distributed.
 pub const DISTRIBUTED_COMMANDS: [&str; 2] = ["sweep", "search"];
@@ -55,6 +64,9 @@ pub struct RenderSpec {
     pub image: String,
     pub workers: u32,
     pub port: u16,
+    /// The port the controller serves the run on (`--serve`: its events for `rightsize
+    /// watch`, `/metrics` for Prometheus).
+    pub serve_port: u16,
     pub controller: Resources,
     pub worker: Resources,
     /// `ttlSecondsAfterFinished` of both Jobs.
@@ -107,7 +119,7 @@ pub fn check_command(command: &[String]) -> Result<(), String> {
         let flag = arg.split_once('=').map_or(arg.as_str(), |(f, _)| f);
         if RENDERED_FLAGS.contains(&flag) {
             return Err(format!(
-                "the command after `--` sets {flag}: render sets --workers, --worker-backend and --controller-listen itself (use render's --workers N)"
+                "the command after `--` sets {flag}: render sets --workers, --worker-backend, --controller-listen and --serve itself (use render's --workers N and --serve-port PORT)"
             ));
         }
     }
@@ -305,6 +317,8 @@ pub fn controller_job(spec: &RenderSpec) -> Value {
         "external".into(),
         "--controller-listen".into(),
         format!("0.0.0.0:{}", spec.port),
+        "--serve".into(),
+        format!("0.0.0.0:{}", spec.serve_port),
     ]);
     if spec.results_pvc.is_some() {
         args.extend(["--out".to_string(), RESULTS_DIR.to_string()]);
@@ -314,7 +328,10 @@ pub fn controller_job(spec: &RenderSpec) -> Value {
         "image": spec.image,
         "command": ["rightsize"],
         "args": args,
-        "ports": [{"name": "http", "containerPort": spec.port, "protocol": "TCP"}],
+        "ports": [
+            {"name": "http", "containerPort": spec.port, "protocol": "TCP"},
+            {"name": "serve", "containerPort": spec.serve_port, "protocol": "TCP"},
+        ],
         "readinessProbe": {
             "httpGet": {"path": "/healthz", "port": "http"},
             "periodSeconds": 2,
@@ -326,6 +343,13 @@ pub fn controller_job(spec: &RenderSpec) -> Value {
         container["volumeMounts"] = json!([{"name": volume, "mountPath": RESULTS_DIR}]);
     }
     let mut pod = pod_spec(spec, container, &spec.controller);
+    // the run is served beyond loopback: with the run's token, from the same Secret
+    if let Some(env) = pod["containers"][0]["env"].as_array_mut() {
+        env.push(json!({
+            "name": SERVE_TOKEN_ENV,
+            "valueFrom": {"secretKeyRef": {"name": secret_name(spec), "key": "token"}},
+        }));
+    }
     if let Some(claim) = &spec.results_pvc {
         pod["volumes"] = json!([{"name": volume, "persistentVolumeClaim": {"claimName": claim}}]);
     }
@@ -346,7 +370,10 @@ pub fn service(spec: &RenderSpec) -> Value {
         "spec": {
             "type": "ClusterIP",
             "selector": labels(spec, "controller"),
-            "ports": [{"name": "http", "port": spec.port, "targetPort": "http", "protocol": "TCP"}],
+            "ports": [
+                {"name": "http", "port": spec.port, "targetPort": "http", "protocol": "TCP"},
+                {"name": "serve", "port": spec.serve_port, "targetPort": "serve", "protocol": "TCP"},
+            ],
         },
     })
 }

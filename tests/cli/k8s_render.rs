@@ -145,7 +145,8 @@ fn owned_objects_are_wired_together() {
     assert_eq!(secret["type"], "Opaque");
     assert_eq!(secret["stringData"]["token"], TOKEN);
 
-    // the controller runs the sweep plus the flags that make it serve four workers
+    // the controller runs the sweep plus the flags that make it serve four workers, and the
+    // run for watchers (docs/watch.md)
     let cc = container(controller);
     assert_eq!(cc["command"], json!(["rightsize"]));
     let mut want: Vec<&str> = SWEEP.to_vec();
@@ -156,6 +157,8 @@ fn owned_objects_are_wired_together() {
         "external",
         "--controller-listen",
         "0.0.0.0:7077",
+        "--serve",
+        "0.0.0.0:9464",
     ]);
     assert_eq!(strings(&cc["args"]), want);
     assert_eq!(cc["image"], "registry.example/rightsize:test");
@@ -189,6 +192,30 @@ fn owned_objects_are_wired_together() {
     assert_eq!(
         sp["targetPort"], port["name"],
         "the Service forwards to the served port"
+    );
+    // the run served for watchers: a port of its own on the pod and the Service, and the
+    // run's token from the same Secret
+    let serve = &cc["ports"][1];
+    assert_eq!(
+        (&serve["name"], &serve["containerPort"]),
+        (&json!("serve"), &json!(9464))
+    );
+    let ss = &service["spec"]["ports"][1];
+    assert_eq!(
+        (&ss["port"], &ss["targetPort"]),
+        (&json!(9464), &json!("serve"))
+    );
+    assert_eq!(
+        secret_ref(cc, "RIGHTSIZE_SERVE_TOKEN"),
+        secret_ref(cc, TOKEN_ENV)
+    );
+    assert!(
+        container(workers)["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["name"] != "RIGHTSIZE_SERVE_TOKEN"),
+        "a worker serves nothing"
     );
 
     // the workers: an Indexed Job of four, each pointed at the Service
@@ -313,6 +340,8 @@ fn optional_flags_reach_both_pods() {
             "external",
             "--controller-listen",
             "0.0.0.0:8080",
+            "--serve",
+            "0.0.0.0:9464",
             "--out",
             "/results"
         ]
@@ -459,6 +488,14 @@ fn bad_input_fails_naming_the_flag_and_prints_nothing() {
                 "0.0.0.0:1",
             ],
             "sets --controller-listen",
+        ),
+        (
+            vec!["--workers", "4", "--", "sweep", "--serve=127.0.0.1:0"],
+            "sets --serve: render sets",
+        ),
+        (
+            vec!["--workers", "4", "--serve-port", "7077", "--", "sweep"],
+            "--serve-port: 7077 is --port's too",
         ),
         (
             vec!["--workers", "4"],

@@ -1,7 +1,8 @@
-//! Acceptance (issue 50): `rightsize watch URL` in tmux on a sweep served elsewhere
-//! (`--serve`, a headless process of its own), started late, after the run's second level:
-//! it shows the levels that finished before it connected, follows the run to its end, says
-//! how it ended, and leaves (q, exit 0) with the level table `show` prints of the run's files.
+//! Acceptance (issue 50): `rightsize watch URL` in tmux on runs served elsewhere (`--serve`,
+//! a headless process of its own). On a sweep, started late, after the run's second level: it
+//! shows the levels that finished before it connected, follows the run to its end, says how it
+//! ended, and leaves (q, exit 0) with the level table `show` prints of the run's files. On a
+//! distributed search over three local workers, from its start: the same, with the workers.
 
 use crate::support::common::{bin, only_run_dir, start_served, stdout, tmpdir, SimProcess};
 use crate::support::tmux_support::Tmux;
@@ -54,19 +55,84 @@ fn a_late_watcher_sees_the_run_from_its_start_and_ends_with_shows_table() {
             .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
     });
     assert!(s.contains("EXIT=0"), "{s}");
-    // the table it printed on leaving is show's (which adds each level's verdict)
-    let shown = stdout(&bin().arg("show").arg(only_run_dir(&runs)).output().unwrap());
-    for c in ["4", "16", "128"] {
+    same_rows_as_show(&s, &runs, &["4", "16", "128"]);
+}
+
+/// The table the watcher printed on leaving (in `screen`) is `show`'s of the run in `runs`
+/// (which adds each level's verdict), row by row for each concurrency of `levels`.
+fn same_rows_as_show(screen: &str, runs: &std::path::Path, levels: &[&str]) {
+    let s = screen;
+    let shown = stdout(&bin().arg("show").arg(only_run_dir(runs)).output().unwrap());
+    for c in levels {
         let row = |text: &str| {
             text.lines()
-                .find(|l| l.split_whitespace().next() == Some(c) && l.contains('.'))
+                .find(|l| l.split_whitespace().next() == Some(*c) && l.contains('.'))
                 .map(|l| l.trim_end().to_string())
         };
-        let watched = row(&s).unwrap_or_else(|| panic!("no row {c} on the screen:\n{s}"));
+        let watched = row(s).unwrap_or_else(|| panic!("no row {c} on the screen:\n{s}"));
         let show_row = row(&shown).unwrap_or_else(|| panic!("no row {c} in show:\n{shown}"));
         assert!(
             show_row.starts_with(&watched),
             "c={c}\nwatch: {watched}\nshow:  {show_row}"
         );
     }
+}
+
+#[test]
+fn a_watched_distributed_search_shows_its_workers_and_ends_with_shows_table() {
+    let dir = tmpdir("tmux-watch-fleet");
+    let runs = dir.join("runs");
+    let (mut run, url, _said) = start_served(
+        bin()
+            .args(["search", "-e", "sim", "--sim-time-scale", "10"])
+            .args(["--input-tokens", "32", "--output-tokens", "64"])
+            .args([
+                "--e2e-sla",
+                "p99:2s",
+                "--min",
+                "8",
+                "--max",
+                "32",
+                "-n",
+                "64",
+            ])
+            .args(["--workers", "3", "--worker-backend", "local"])
+            .args(["--serve", "127.0.0.1:0", "--out"])
+            .arg(&runs),
+    );
+    let Some(t) = Tmux::start("watch-fleet", 120, 40) else {
+        let _ = run.kill();
+        return;
+    };
+    t.type_line(&format!(
+        "{} watch {url}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize")
+    ));
+    let s = t.wait_for("the finished search", Duration::from_secs(120), |s| {
+        s.contains("FINISHED")
+    });
+    assert_eq!(run.wait().unwrap().code(), Some(0));
+    // the workers' panel, as the run's own dashboard shows a distributed level
+    assert!(s.contains(" 3 workers · started "), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.lines()
+            .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
+    });
+    assert!(s.contains("EXIT=0"), "{s}");
+    let measured: Vec<String> = std::fs::read_dir(only_run_dir(&runs))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            let c = name.strip_prefix("level-")?.split("-c").nth(1)?;
+            Some(
+                c.trim_end_matches(".json")
+                    .trim_start_matches('0')
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert!(!measured.is_empty());
+    let levels: Vec<&str> = measured.iter().map(String::as_str).collect();
+    same_rows_as_show(&s, &runs, &levels);
 }
