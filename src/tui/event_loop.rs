@@ -222,6 +222,9 @@ struct Dashboard {
     live: Option<LiveRun>,
     /// A run served elsewhere, being watched.
     watching: Option<Watching>,
+    /// The session watches a run (`rightsize watch`): it launches none, before or after the
+    /// watched run ends.
+    watch_only: bool,
     exporting: Option<Export>,
     quitting: bool,
     stopping_for_signal: bool,
@@ -245,6 +248,7 @@ impl Dashboard {
             events_rx: mpsc::channel::<EngineEvent>(1).1,
             live: None,
             watching: None,
+            watch_only: false,
             exporting: None,
             quitting: false,
             stopping_for_signal: false,
@@ -256,7 +260,7 @@ impl Dashboard {
     /// Carries out what a key (or the flags) asked for.
     async fn apply(&mut self, action: Action) -> Next {
         match action {
-            Action::Start(_) if self.watching.is_some() => {
+            Action::Start(_) if self.watch_only => {
                 self.app.status =
                     Some("a watched run is read-only: quit (q) to start one of your own".into());
             }
@@ -423,6 +427,7 @@ impl Dashboard {
     /// Starts watching a served run: its plan first (how its levels are read), then its
     /// events from the start on a fresh channel.
     async fn watch(&mut self, watched: Watched) {
+        self.watch_only = true;
         let analysis = match watched.analysis().await {
             Ok(a) => a,
             Err(e) => {

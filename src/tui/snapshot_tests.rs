@@ -522,3 +522,27 @@ fn peak_and_price_typed_on_the_run_screen_update_the_planning_numbers() {
     typed_more(&mut a, "2000");
     assert_eq!(instances(&a).map(|i| i.0), Some(10));
 }
+
+/// A watched run (`rightsize watch`): `q` leaves at once, with no question (the run goes on
+/// without the watcher), and once it ended the footer offers no new run and no export (the
+/// run's folder is where it ran); the same run launched here offers both.
+#[test]
+fn a_watched_run_is_left_with_q_and_offers_no_new_run() {
+    let mut a = mid_run_at_256();
+    assert!(a.live);
+    a.watching = true;
+    assert!(matches!(a.on_key(key('q')), super::app::Action::Quit));
+    assert!(!a.confirm_quit);
+    a.run_ended(None);
+    let screen = draw(&a, 120, 40);
+    assert!(
+        !screen.contains("s again") && !screen.contains("e export"),
+        "{screen}"
+    );
+    a.watching = false;
+    let screen = draw(&a, 120, 40);
+    assert!(
+        screen.contains("s again") && screen.contains("e export"),
+        "{screen}"
+    );
+}

@@ -192,6 +192,10 @@ fn keys(app: &App) -> String {
         Screen::Run if app.live => {
             format!("x stop  {t}Tab panel  ↑↓ scroll  r results  ? help  q quit")
         }
+        // a watched run is read-only, and its folder is where it ran
+        Screen::Run if app.watching => {
+            format!("{t}r results  Tab panel  p peak  $ price  ? help  q quit")
+        }
         Screen::Run => {
             format!("s again  {t}r results  Tab panel  p peak  $ price  e export  ? help  q quit")
         }
