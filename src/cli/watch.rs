@@ -24,5 +24,19 @@ pub async fn execute(
         .filter(|t| !t.is_empty());
     let watched = Watched::new(&args.url, token.as_deref())
         .map_err(|e| crate::config::overrides::InputError(format!("watch: {e}")))?;
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return Err(crate::config::overrides::InputError(format!(
+            "watch opens the dashboard, and stdout is not a terminal: run it in one (for the \
+             figures alone, `curl {}/metrics`)",
+            args.url.trim_end_matches('/')
+        ))
+        .into());
+    }
+    // the run is there and answers, before the terminal is taken over
+    watched
+        .analysis()
+        .await
+        .map_err(|e| anyhow::anyhow!("watch: {e}"))?;
     crate::tui::run_watch(config.map(Path::to_path_buf), watched).await
 }
