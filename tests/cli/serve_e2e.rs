@@ -352,3 +352,18 @@ async fn a_dropped_stream_is_taken_up_again_without_losing_or_doubling_an_event(
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn watch_says_what_it_needs_before_it_opens_the_dashboard() {
+    for (url, said) in [
+        ("ftp://h:1", "watch: `ftp://h:1` is not an http URL"),
+        (
+            "http://127.0.0.1:1",
+            "stdout is not a terminal: run it in one (for the figures alone, `curl http://127.0.0.1:1/metrics`)",
+        ),
+    ] {
+        let o = bin().args(["watch", url]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{url}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{url}: {}", stderr(&o));
+    }
+}
