@@ -162,13 +162,15 @@ fn run_families(run: &RunLabels<'_>, state: &RunState) -> Vec<Family> {
 }
 
 /// The run's measured requests by outcome and its failures by kind: each finished level's
-/// (a level measured again once, as its latest entry has it) and the running level's so far.
+/// and the running level's so far. A level measured again (a search re-measuring it) is both:
+/// its entry holds its earlier measurements, and its progress counts only the new one (a
+/// measurement's live figures start afresh), so the sum never goes back, and when it ends its
+/// entry holds both.
 fn request_families(state: &RunState) -> Vec<Family> {
-    let running = state.running.map(|r| r.0);
     let mut ok = 0u64;
     // every kind, from 0: a series is there before its first failure
     let mut kinds: BTreeMap<ErrorKind, u64> = ErrorKind::ALL.iter().map(|k| (*k, 0)).collect();
-    for l in state.levels.iter().filter(|l| Some(l.index) != running) {
+    for l in &state.levels {
         ok += l.ok_count();
         for (k, n) in &l.errors_by_kind {
             *kinds.entry(*k).or_default() += n;
@@ -496,6 +498,54 @@ mod tests {
         assert_eq!(
             parsed.len(),
             text.lines().filter(|l| !l.starts_with('#')).count()
+        );
+    }
+
+    /// A search measuring level 1 again: its earlier requests stay counted while the new
+    /// measurement's progress starts from zero, and its pooled entry at the end holds both.
+    #[test]
+    fn a_level_measured_again_never_takes_its_requests_back() {
+        let ok_total = |state: &RunState| {
+            let text = render(
+                &RunLabels { plan: "search" },
+                state,
+                &analyse(&Analysis::default(), &state.levels),
+            );
+            samples(&text, "rightsize_requests_total")[0].to_string()
+        };
+        let mut state = RunState::default();
+        state.apply(&EngineEvent::LevelFinished(Box::new(level(
+            0, 4, 64, 100, 1000, 100, None,
+        ))));
+        assert_eq!(
+            ok_total(&state),
+            "rightsize_requests_total{outcome=\"ok\"} 64"
+        );
+        state.apply(&EngineEvent::LevelStarted {
+            index: 0,
+            concurrency: 4,
+            request_count: 64,
+            request_cap: 64,
+            earlier: 64,
+            warmup: 4,
+            shape: None,
+        });
+        let mut p = match served_state().progress {
+            Some(p) => p,
+            None => unreachable!("the scripted state has progress"),
+        };
+        (p.index, p.ok, p.errors_by_kind) = (0, 10, Default::default());
+        state.apply(&EngineEvent::Progress(p));
+        assert_eq!(
+            ok_total(&state),
+            "rightsize_requests_total{outcome=\"ok\"} 74"
+        );
+        state.apply(&EngineEvent::LevelFinished(Box::new(level(
+            0, 4, 128, 100, 1000, 100, None,
+        ))));
+        assert_eq!(
+            ok_total(&state),
+            "rightsize_requests_total{outcome=\"ok\"} 128"
         );
     }
 
