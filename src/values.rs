@@ -178,6 +178,19 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     check_fraction(v)
 }
 
+/// A span of time for people: `12 s`, `1.5 min`, `2.1 h` (seconds up to a minute and a half,
+/// minutes up to an hour and a half). The dashboard's time left and the engine's notes say
+/// durations with it.
+pub fn fmt_duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 /// A rate as the flags take it: `2`, `0.5`, `12.25` (no trailing zeros).
 pub fn fmt_rps(rps: f64) -> String {
     let s = format!("{rps:.2}");
@@ -260,6 +273,21 @@ mod tests {
             (-2.5, "-2.50"),
         ] {
             assert_eq!(sig3(v), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn spans_are_said_in_seconds_minutes_or_hours() {
+        for (s, want) in [
+            (0.4, "0 s"),
+            (42.0, "42 s"),
+            (89.4, "89 s"),
+            (90.0, "1.5 min"),
+            (5399.0, "90.0 min"),
+            (5400.0, "1.5 h"),
+            (7200.0, "2.0 h"),
+        ] {
+            assert_eq!(fmt_duration(s), want, "{s}");
         }
     }
 

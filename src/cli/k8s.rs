@@ -275,6 +275,7 @@ fn spec(args: &RenderArgs) -> Result<RenderSpec, String> {
         results_pvc: args.results_pvc.clone(),
         worker_connect_timeout: args.worker_connect_timeout.clone(),
         token_env: crate::secrets::WORKER_TOKEN_ENV.to_string(),
+        serve_token_env: crate::serve::SERVE_TOKEN_ENV.to_string(),
         token,
         render_flags: render_flags(args),
     })

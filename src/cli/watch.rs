@@ -34,9 +34,9 @@ pub async fn execute(
         .into());
     }
     // the run is there and answers, before the terminal is taken over
-    watched
+    let analysis = watched
         .analysis()
         .await
         .map_err(|e| anyhow::anyhow!("watch: {e}"))?;
-    crate::tui::run_watch(config.map(Path::to_path_buf), watched).await
+    crate::tui::run_watch(config.map(Path::to_path_buf), watched, analysis).await
 }

@@ -269,20 +269,9 @@ fn deciding_time(level: &LevelSummary, need: u64) -> Option<String> {
          requests takes about {} (at higher concurrency less: requests x latency / concurrency)",
         level.index + 1,
         crate::metrics::summary::load_label(level),
-        duration_text(took),
-        duration_text(took / n * need as f64),
+        crate::values::fmt_duration(took),
+        crate::values::fmt_duration(took / n * need as f64),
     ))
-}
-
-/// `42 s`, `8.1 min`, `2.3 h`.
-fn duration_text(s: f64) -> String {
-    if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
 }
 
 /// Requests an open-loop level may send at most: a schedule's (steps, ramp) shape ends it

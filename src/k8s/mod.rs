@@ -21,10 +21,6 @@ pub const RENDERED_FLAGS: [&str; 4] = [
     "--serve",
 ];
 
-/// The variable a served run's token is read from (`rightsize watch`, docs/watch.md): the
-/// controller gets the run's token in it too.
-const SERVE_TOKEN_ENV: &str = "RIGHTSIZE_SERVE_TOKEN";
-
 /// The commands that can be distributed.
 pub const DISTRIBUTED_COMMANDS: [&str; 2] = ["sweep", "search"];
 
@@ -89,6 +85,9 @@ pub struct RenderSpec {
     pub worker_connect_timeout: String,
     /// The variable the token is read from, in both pods.
     pub token_env: String,
+    /// The variable a served run reads its token from (`--serve`, docs/watch.md): the
+    /// controller gets the run's token in it too.
+    pub serve_token_env: String,
     /// The token the Secret holds (needed when the Secret is printed).
     pub token: Option<String>,
     /// The render's own flags as given (without `--only`, `--owner-uid` and `--output`),
@@ -346,7 +345,7 @@ pub fn controller_job(spec: &RenderSpec) -> Value {
     // the run is served beyond loopback: with the run's token, from the same Secret
     if let Some(env) = pod["containers"][0]["env"].as_array_mut() {
         env.push(json!({
-            "name": SERVE_TOKEN_ENV,
+            "name": spec.serve_token_env,
             "valueFrom": {"secretKeyRef": {"name": secret_name(spec), "key": "token"}},
         }));
     }

@@ -4,6 +4,7 @@
 //! end after any level).
 
 use crate::state::RunState;
+use crate::values::fmt_duration;
 
 /// Seconds left, each as a range: the running level's, and the whole run's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,17 +45,6 @@ impl RunState {
                 level_s[1] + f64::from(most) * per_level,
             ],
         })
-    }
-}
-
-/// `12 s`, `1.5 min`, `2.1 h`.
-pub fn fmt_duration(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.1} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
     }
 }
 
@@ -120,6 +110,5 @@ mod tests {
         );
         assert_eq!(fmt_range([24.0, 195.0]), "24 s to 3.2 min");
         assert_eq!(fmt_range([24.0, 24.4]), "24 s");
-        assert_eq!(fmt_duration(7200.0), "2.0 h");
     }
 }

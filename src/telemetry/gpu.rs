@@ -74,7 +74,6 @@ const SCHEMES: [Names; 2] = [
     },
 ];
 
-/// The GPUs' figures in a scrape, or `None` when it has no names rightsize knows.
 /// A [`GpuSample`] as it is read back (a served run's events): the exporter by its name.
 #[derive(Deserialize)]
 struct Wire {
@@ -102,6 +101,7 @@ impl From<Wire> for GpuSample {
     }
 }
 
+/// The GPUs' figures in a scrape, or `None` when it has no names rightsize knows.
 pub fn reduce_gpu(samples: &[Sample]) -> Option<GpuSample> {
     for n in &SCHEMES {
         let mut gpus: BTreeMap<String, GpuReading> = BTreeMap::new();

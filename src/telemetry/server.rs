@@ -107,8 +107,9 @@ fn sum(samples: &[Sample], name: &str) -> Option<f64> {
     found
 }
 
-/// Reduces a scrape to the figures rightsize knows by name.
 /// A [`ServerSample`] as it is read back (a served run's events): the scheme by its name.
+/// `From<Wire>` names every field of the sample, so a field added there and not here does
+/// not compile.
 #[derive(Deserialize)]
 struct Wire {
     server: Option<String>,
@@ -151,6 +152,7 @@ impl From<Wire> for ServerSample {
     }
 }
 
+/// Reduces a scrape to the figures rightsize knows by name.
 pub fn reduce(samples: &[Sample]) -> ServerSample {
     for n in &SCHEMES {
         let running = sum(samples, n.running);

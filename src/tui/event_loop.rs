@@ -16,6 +16,7 @@ use super::setup::{SetupChoices, SetupForm};
 use crate::engine::{self, EngineEvent, RunError, RunOutcome};
 use crate::headless::signals::Caught;
 use crate::launch::{prepare, LaunchRequest, Prepared};
+use crate::plan::Analysis;
 use crate::serve::follow::{Followed, Watched};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use std::path::{Path, PathBuf};
@@ -130,8 +131,9 @@ pub enum Opening {
     Setup,
     /// Launches this run at once.
     Launch(Box<LaunchRequest>),
-    /// Watches a run served elsewhere (`rightsize watch`), read-only.
-    Watch(Watched),
+    /// Watches a run served elsewhere (`rightsize watch`), read-only, read with its plan
+    /// (fetched before the terminal was taken over).
+    Watch(Box<(Watched, Analysis)>),
 }
 
 /// Runs the dashboard until the user quits or a stopping signal comes.
@@ -158,11 +160,11 @@ pub async fn run_loop(
             app.setup = SetupForm::from_request(&choices, &req);
             (Some(Action::Start(Box::new(app.setup.to_request()))), None)
         }
-        Opening::Watch(w) => (None, Some(w)),
+        Opening::Watch(w) => (None, Some(*w)),
     };
     let mut dash = Dashboard::new(app, config, results_root, signalled);
-    if let Some(w) = watch {
-        dash.watch(w).await;
+    if let Some((watched, analysis)) = watch {
+        dash.watch(watched, analysis);
     }
 
     loop {
@@ -220,11 +222,9 @@ struct Dashboard {
     /// The live run's events; replaced by a fresh channel for each run.
     events_rx: mpsc::Receiver<EngineEvent>,
     live: Option<LiveRun>,
-    /// A run served elsewhere, being watched.
+    /// A run served elsewhere, being watched (the session launches no run of its own while
+    /// or after it is: `app.watching`).
     watching: Option<Watching>,
-    /// The session watches a run (`rightsize watch`): it launches none, before or after the
-    /// watched run ends.
-    watch_only: bool,
     exporting: Option<Export>,
     quitting: bool,
     stopping_for_signal: bool,
@@ -248,7 +248,6 @@ impl Dashboard {
             events_rx: mpsc::channel::<EngineEvent>(1).1,
             live: None,
             watching: None,
-            watch_only: false,
             exporting: None,
             quitting: false,
             stopping_for_signal: false,
@@ -260,7 +259,7 @@ impl Dashboard {
     /// Carries out what a key (or the flags) asked for.
     async fn apply(&mut self, action: Action) -> Next {
         match action {
-            Action::Start(_) if self.watch_only => {
+            Action::Start(_) if self.app.watching => {
                 self.app.status =
                     Some("a watched run is read-only: quit (q) to start one of your own".into());
             }
@@ -424,18 +423,9 @@ impl Dashboard {
         Next::Wait
     }
 
-    /// Starts watching a served run: its plan first (how its levels are read), then its
-    /// events from the start on a fresh channel.
-    async fn watch(&mut self, watched: Watched) {
-        self.watch_only = true;
-        let analysis = match watched.analysis().await {
-            Ok(a) => a,
-            Err(e) => {
-                self.app.screen = super::app::Screen::Run;
-                self.app.start_failed(e);
-                return;
-            }
-        };
+    /// Starts watching a served run, read with its plan (`analysis`): its events from the
+    /// start on a fresh channel.
+    fn watch(&mut self, watched: Watched, analysis: Analysis) {
         self.app.run_started(None, analysis);
         self.app.watching = true;
         self.app.status = Some(if watched.can_stop {

@@ -75,12 +75,13 @@ async fn session(
 pub async fn run_watch(
     config: Option<PathBuf>,
     watched: crate::serve::follow::Watched,
+    analysis: crate::plan::Analysis,
 ) -> anyhow::Result<ExitCode> {
     let choices = event_loop::choices(config.as_deref())?;
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let app = app::App::new(&choices, color);
     let results_root = crate::report::default_root();
-    let opening = event_loop::Opening::Watch(watched);
+    let opening = event_loop::Opening::Watch(Box::new((watched, analysis)));
     let (app, signal) = session(app, config, results_root, opening).await?;
     let failed = u8::from(app.failure.is_some());
     Ok(ExitCode::from(signal.map_or(failed, |s| s.exit_code())))
