@@ -6,7 +6,9 @@
 pub mod campaign_file;
 pub mod chart;
 pub mod events;
+pub mod printer;
 pub mod rank;
 pub mod ranking_text;
 pub mod runner;
+pub mod served;
 pub mod spec;

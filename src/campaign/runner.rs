@@ -20,14 +20,7 @@ use tokio_util::sync::CancellationToken;
 /// minutes; a typo should fail in seconds).
 const PREFLIGHT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How a campaign ended.
-#[derive(Debug)]
-pub enum CampaignEnd {
-    /// Every candidate ran (some may have failed).
-    Finished { failed: usize },
-    /// Stopped by a signal; `--resume` goes on from the cut candidate.
-    Interrupted,
-}
+pub use super::events::CampaignEnd;
 
 /// A campaign folder and its record, ready to run.
 pub struct CampaignRun {
@@ -251,25 +244,22 @@ impl CampaignRun {
         Ok(prepared)
     }
 
-    /// Runs every unfinished candidate in order. `cancel` stops the running one at once.
-    ///
-    /// With `events` (the dashboard), every step is sent there and nothing is printed;
-    /// without, progress goes to stderr as a search prints it.
+    /// Runs every unfinished candidate in order, sending each step to `events` (the
+    /// dashboard's view, or the headless printer, with a served campaign's log between).
+    /// `cancel` stops the running one at once.
     pub async fn run_all(
         &mut self,
         prepared: Vec<Option<Prepared>>,
         cancel: CancellationToken,
-        events: Option<mpsc::Sender<CampaignEvent>>,
+        events: mpsc::Sender<CampaignEvent>,
     ) -> anyhow::Result<CampaignEnd> {
+        // a consumer that has gone (the terminal lost) does not stop the campaign
         let send = |ev: CampaignEvent| {
             let events = events.clone();
             async move {
-                if let Some(tx) = events {
-                    let _ = tx.send(ev).await;
-                }
+                let _ = events.send(ev).await;
             }
         };
-        let n = self.spec.candidates.len();
         let mut failed = 0;
         self.save()?;
         for (i, p) in prepared.into_iter().enumerate() {
@@ -280,44 +270,20 @@ impl CampaignRun {
                 }
                 continue;
             }
-            let label = self.spec.candidates[i].label.clone();
-            if events.is_none() {
-                eprintln!(
-                    "candidate {}/{n}: {label} ({})",
-                    i + 1,
-                    self.spec.candidates[i].source.describe()
-                );
-            }
-            {
-                let rec = &mut self.record.candidates[i];
-                if rec.state == CandidateState::Interrupted {
-                    if let Some(d) = rec.run_dir.take() {
-                        rec.abandoned_runs.push(d);
-                    }
-                }
-                rec.state = CandidateState::Running;
-                rec.error = None;
-            }
-            self.save()?;
+            self.mark_running(i)?;
             send(CampaignEvent::State {
                 index: i,
                 state: CandidateState::Running,
+                error: None,
             })
             .await;
             let (tx, mut rx) = mpsc::channel(256);
-            let consumer = match &events {
-                None => tokio::spawn(async move {
-                    crate::headless::printer::print_progress(rx, None).await;
-                }),
-                Some(out) => {
-                    let out = out.clone();
-                    tokio::spawn(async move {
-                        while let Some(event) = rx.recv().await {
-                            let _ = out.send(CampaignEvent::Engine { index: i, event }).await;
-                        }
-                    })
+            let out = events.clone();
+            let consumer = tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    let _ = out.send(CampaignEvent::Engine { index: i, event }).await;
                 }
-            };
+            });
             let result = crate::engine::run(p.req, p.planner, tx, cancel.clone()).await;
             let _ = consumer.await;
             if let Some(s) = p.sim {
@@ -335,21 +301,52 @@ impl CampaignRun {
                 }
                 Err(RunError::Cancelled) => rec.state = CandidateState::Interrupted,
                 Err(e) => {
-                    if events.is_none() {
-                        eprintln!("candidate {}/{n} failed: {e}", i + 1);
-                    }
                     failed += 1;
                     rec.state = CandidateState::Failed;
                     rec.error = Some(e.to_string());
                 }
             }
-            let state = rec.state;
+            let (state, error) = (rec.state, rec.error.clone());
             self.record.ranking = self.ranking()?;
             self.save()?;
-            send(CampaignEvent::State { index: i, state }).await;
+            send(CampaignEvent::State {
+                index: i,
+                state,
+                error,
+            })
+            .await;
             send(CampaignEvent::Ranking(self.record.ranking.clone())).await;
         }
-        if cancel.is_cancelled() {
+        let end = self.end(cancel.is_cancelled(), failed)?;
+        send(CampaignEvent::Ended(end)).await;
+        Ok(end)
+    }
+
+    /// Each candidate as the headless progress names it: `label (what it is)`.
+    pub fn candidate_lines(&self) -> Vec<String> {
+        self.spec
+            .candidates
+            .iter()
+            .map(|c| format!("{} ({})", c.label, c.source.describe()))
+            .collect()
+    }
+
+    /// Candidate `i` is running (an interrupted one's earlier run folder is set aside).
+    fn mark_running(&mut self, i: usize) -> anyhow::Result<()> {
+        let rec = &mut self.record.candidates[i];
+        if rec.state == CandidateState::Interrupted {
+            if let Some(d) = rec.run_dir.take() {
+                rec.abandoned_runs.push(d);
+            }
+        }
+        rec.state = CandidateState::Running;
+        rec.error = None;
+        self.save()
+    }
+
+    /// Records how the campaign ended.
+    fn end(&mut self, cancelled: bool, failed: usize) -> anyhow::Result<CampaignEnd> {
+        if cancelled {
             // the candidates after the cut one never started: their simulators are down
             for rec in &mut self.record.candidates {
                 if rec.state == CandidateState::Running {

@@ -61,6 +61,12 @@ pub struct CampaignArgs {
     /// Stay headless even when stdout is a terminal (progress on stderr, ranking on stdout)
     #[arg(long)]
     pub no_tui: bool,
+    /// Serve the campaign while it goes on, at IP:PORT (127.0.0.1:0 takes a free port,
+    /// printed): `rightsize watch http://ADDR` shows its view, Prometheus reads /metrics
+    /// (docs/watch.md). Beyond loopback it needs a token in RIGHTSIZE_SERVE_TOKEN. A served
+    /// campaign runs headless
+    #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_addr)]
+    pub serve: Option<std::net::SocketAddr>,
     /// One set of workers runs every candidate's levels, one candidate after another
     #[command(flatten)]
     pub fleet: super::run_args::FleetArgs,
@@ -133,6 +139,11 @@ fn definition(
 
 /// Resolves, pre-flights every candidate, runs them, prints the ranking, applies the gate.
 pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    // a refused --serve is said before the campaign's folder is made
+    let serve = args
+        .serve
+        .map(crate::serve::ServeOptions::from_flag)
+        .transpose()?;
     let (run, resuming) = open_campaign(&args, config)?;
     eprintln!(
         "campaign {}: {} candidates\n  saving to {}",
@@ -167,7 +178,7 @@ pub async fn execute(args: CampaignArgs, config: Option<&Path>) -> anyhow::Resul
             return Err(e);
         }
     };
-    let (run, end) = run_candidates(run, prepared, cancel, &args).await?;
+    let (run, end) = run_candidates(run, prepared, cancel, &args, serve.as_ref()).await?;
     if let Some(fleet) = fleet {
         for note in fleet.finish().await {
             eprintln!("{note}");
@@ -294,24 +305,44 @@ async fn start_fleet(
     Ok(Some(fleet))
 }
 
-/// Runs the candidates under the campaign view when stdout is a terminal (and neither
-/// `--no-tui` nor `--json` is given), headless otherwise.
+/// Runs the candidates under the campaign view when stdout is a terminal (and none of
+/// `--no-tui`, `--json` and `--serve` is given), headless otherwise; served with `serve`.
 async fn run_candidates(
     mut run: CampaignRun,
     prepared: Vec<Option<Prepared>>,
     cancel: CancellationToken,
     args: &CampaignArgs,
+    serve: Option<&crate::serve::ServeOptions>,
 ) -> anyhow::Result<(CampaignRun, anyhow::Result<CampaignEnd>)> {
     let dashboard = {
         use std::io::IsTerminal;
-        std::io::stdout().is_terminal() && !args.no_tui && !args.json
+        std::io::stdout().is_terminal() && !args.no_tui && !args.json && serve.is_none()
     };
     if dashboard {
-        crate::tui::campaign_loop::run_campaign_view(run, prepared, cancel).await
-    } else {
-        let end = run.run_all(prepared, cancel, None).await;
-        Ok((run, end))
+        return crate::tui::campaign_loop::run_campaign_view(run, prepared, cancel).await;
     }
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    let served = match serve {
+        Some(o) => Some(crate::campaign::served::serve(o, cancel.clone(), &run).await?),
+        None => None,
+    };
+    let rx = match &served {
+        Some(s) => {
+            eprintln!("{}", s.banner());
+            s.tee(rx)
+        }
+        None => rx,
+    };
+    let printer = tokio::spawn(crate::campaign::printer::print_campaign(
+        rx,
+        run.candidate_lines(),
+    ));
+    let end = run.run_all(prepared, cancel, tx).await;
+    let _ = printer.await;
+    if let Some(s) = served {
+        s.finish().await;
+    }
+    Ok((run, end))
 }
 
 /// The ranking on stdout: the campaign record as JSON, or the ranked table.

@@ -34,9 +34,20 @@ pub async fn execute(
         .into());
     }
     // the run is there and answers, before the terminal is taken over
-    let analysis = watched
-        .analysis()
+    let described = watched
+        .described()
         .await
         .map_err(|e| anyhow::anyhow!("watch: {e}"))?;
+    if let Some(rec) = described.get("campaign") {
+        let rec: crate::campaign::campaign_file::CampaignRecord =
+            serde_json::from_value(rec.clone()).map_err(|e| {
+                anyhow::anyhow!(
+                    "watch: {} serves a campaign this version cannot read: {e}",
+                    args.url
+                )
+            })?;
+        return crate::tui::campaign_watch::run_campaign_watch(watched, rec).await;
+    }
+    let analysis = Watched::analysis_of(&described);
     crate::tui::run_watch(config.map(Path::to_path_buf), watched, analysis).await
 }

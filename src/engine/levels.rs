@@ -107,7 +107,7 @@ impl Levels {
                 planner: &*planner,
                 hold: None,
             };
-            let measured = level::run(ctx, job, earlier, on.fleet).await;
+            let measured = Box::pin(level::run(ctx, job, earlier, on.fleet)).await;
             if let Some(acc) = measured.acc {
                 self.pooled.insert(index, acc);
             }

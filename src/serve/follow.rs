@@ -3,8 +3,8 @@
 //! connection is taken up again from the event after the last one read, so no event is lost
 //! or read twice; the stream's own end is the run's.
 
+use super::log::Logged;
 use crate::endpoint::control::ControlClient;
-use crate::engine::EngineEvent;
 use crate::plan::Analysis;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -59,8 +59,9 @@ impl Watched {
         })
     }
 
-    /// The run's plan (`GET /run`) as the analysis its levels are read with.
-    pub async fn analysis(&self) -> Result<Analysis, String> {
+    /// What `GET /run` says of the served run: a run's plan (`plan`, `capacity`), or a
+    /// campaign's record (`campaign`).
+    pub async fn described(&self) -> Result<serde_json::Value, String> {
         let url = format!("{}/run", self.base);
         let (status, body) = self
             .client
@@ -70,13 +71,22 @@ impl Watched {
         if !status.is_success() {
             return Err(refused(&self.base, status, &body));
         }
-        let v: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|e| format!("{url} is not a served run's: {e}"))?;
-        let mut analysis = crate::plan::recorded::analysis(&v["plan"]);
-        if let Ok(c) = serde_json::from_value(v["capacity"].clone()) {
+        serde_json::from_slice(&body).map_err(|e| format!("{url} is not a served run's: {e}"))
+    }
+
+    /// A served run's plan (what [`Watched::described`] read) as the analysis its levels
+    /// are read with.
+    pub fn analysis_of(described: &serde_json::Value) -> Analysis {
+        let mut analysis = crate::plan::recorded::analysis(&described["plan"]);
+        if let Ok(c) = serde_json::from_value(described["capacity"].clone()) {
             analysis.capacity = c;
         }
-        Ok(analysis)
+        analysis
+    }
+
+    /// The URL the run is served at.
+    pub fn base(&self) -> &str {
+        &self.base
     }
 
     /// Asks the run to stop (`POST /stop`); the text says what came of it.
@@ -92,9 +102,9 @@ impl Watched {
     /// Sends the run's events to `tx` from the start until the stream ends, taking a dropped
     /// connection up again from where it broke; `Err` when the run stays out of reach for
     /// [`GIVE_UP`].
-    pub async fn follow(
+    pub async fn follow<E: Logged>(
         &self,
-        tx: mpsc::Sender<EngineEvent>,
+        tx: mpsc::Sender<E>,
         leave: CancellationToken,
     ) -> Result<Followed, String> {
         let mut next = 0u64;
@@ -130,12 +140,12 @@ impl Watched {
     }
 
     /// One connection's worth of the stream: each whole line to `tx`, `next` moved past it.
-    async fn read_stream(
+    async fn read_stream<E: Logged>(
         &self,
         url: &str,
         next: &mut u64,
         finished: &mut bool,
-        tx: &mpsc::Sender<EngineEvent>,
+        tx: &mpsc::Sender<E>,
     ) -> Result<(), Broke> {
         let mut answer = self
             .client
@@ -160,7 +170,7 @@ impl Watched {
             pending.extend_from_slice(&piece);
             while let Some(nl) = pending.iter().position(|b| *b == b'\n') {
                 let line: Vec<u8> = pending.drain(..=nl).collect();
-                let Ok(numbered) = serde_json::from_slice::<Numbered>(&line) else {
+                let Ok(numbered) = serde_json::from_slice::<Numbered<E>>(&line) else {
                     return Err(Broke::Refused(format!(
                         "{url} sent a line that is no event: {}",
                         String::from_utf8_lossy(&line).trim_end()
@@ -168,7 +178,7 @@ impl Watched {
                 };
                 read_any = true;
                 *next = numbered.seq + 1;
-                *finished |= matches!(numbered.event, EngineEvent::RunFinished { .. });
+                *finished |= numbered.event.is_last();
                 if tx.send(numbered.event).await.is_err() {
                     return Ok(());
                 }
@@ -189,9 +199,10 @@ enum Broke {
 
 /// One line of `/events`.
 #[derive(serde::Deserialize)]
-struct Numbered {
+#[serde(bound = "E: serde::de::DeserializeOwned")]
+struct Numbered<E> {
     seq: u64,
-    event: EngineEvent,
+    event: E,
 }
 
 /// What a refused call says: the status and the run's own words.

@@ -1,19 +1,18 @@
 //! The served run's HTTP routes, on hyper's server (which owns the framing; three routes need
 //! no web framework, and hyper is already in the tree for the simulator and the controller):
 //!
-//! - `GET /events[?from=N]`: the run's engine events from number `N` (0: the start) as JSON
-//!   lines, `{"seq": N, "event": {...}}`, kept open while the run goes on and ended after its
-//!   last event;
+//! - `GET /events[?from=N]`: the run's events (a campaign's, for a campaign) from number `N`
+//!   (0: the start) as JSON lines, `{"seq": N, "event": {...}}`, kept open while the run goes
+//!   on and ended after its last event;
 //! - `GET /metrics`: the Prometheus text ([`super::metrics_text`]);
 //! - `GET /run`: the run's plan as `run.json` records it, and its capacity inputs (what a
-//!   watcher reads the levels with);
+//!   watcher reads the levels with); for a campaign, its record as `campaign.json` holds it;
 //! - `POST /stop`: stops the run as Ctrl-C would (only with the token).
 //!
 //! On a loopback address the two reads need no token; on any other, every route needs
 //! `Authorization: Bearer TOKEN` (the run's `RIGHTSIZE_SERVE_TOKEN`).
 
-use super::log::EventLog;
-use super::metrics_text::{render, RunLabels};
+use super::log::{EventLog, Logged};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
@@ -31,16 +30,18 @@ use tokio_util::sync::CancellationToken;
 
 type Body = BoxBody<Bytes, Infallible>;
 
+/// `/metrics`' text of what the events folded into.
+pub type MetricsOf<E> = Box<dyn Fn(&<E as Logged>::Folded) -> String + Send + Sync>;
+
 /// What every connection shares.
-pub struct Shared {
-    pub log: Arc<EventLog>,
+pub struct Shared<E: Logged> {
+    pub log: Arc<EventLog<E>>,
     pub token: Option<String>,
     /// Reads need no token (the server listens on a loopback address).
     pub open_reads: bool,
     /// Stops the run (`POST /stop`).
     pub run_cancel: CancellationToken,
-    pub plan: String,
-    pub analysis: crate::plan::Analysis,
+    pub metrics: MetricsOf<E>,
     /// `GET /run`'s answer.
     pub described: String,
     /// `/events` streams still sending; [`Shared::drained`] wakes when one ends.
@@ -49,7 +50,11 @@ pub struct Shared {
 }
 
 /// Serves connections until `stop` fires.
-pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: CancellationToken) {
+pub async fn accept_loop<E: Logged>(
+    listener: TcpListener,
+    shared: Arc<Shared<E>>,
+    stop: CancellationToken,
+) {
     loop {
         let accepted = tokio::select! {
             _ = stop.cancelled() => return,
@@ -70,7 +75,11 @@ pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Cance
     }
 }
 
-fn route(req: Request<Incoming>, shared: &Arc<Shared>, stop: &CancellationToken) -> Response<Body> {
+fn route<E: Logged>(
+    req: Request<Incoming>,
+    shared: &Arc<Shared<E>>,
+    stop: &CancellationToken,
+) -> Response<Body> {
     let authorized =
         given_token(&req)
             .zip(shared.token.as_deref())
@@ -81,9 +90,7 @@ fn route(req: Request<Incoming>, shared: &Arc<Shared>, stop: &CancellationToken)
     match (req.method(), req.uri().path()) {
         (&Method::GET, "/events") if reads => events(shared.clone(), from_of(&req), stop.clone()),
         (&Method::GET, "/metrics") if reads => {
-            let state = shared.log.state();
-            let analysis = crate::plan::analyse(&shared.analysis, &state.levels);
-            let text = render(&RunLabels { plan: &shared.plan }, &state, &analysis);
+            let text = shared.log.read_folded(|f| (shared.metrics)(f));
             with_type(text, "text/plain; version=0.0.4; charset=utf-8")
         }
         (&Method::GET, "/run") if reads => with_type(shared.described.clone(), "application/json"),
@@ -108,7 +115,7 @@ fn route(req: Request<Incoming>, shared: &Arc<Shared>, stop: &CancellationToken)
 
 /// The `/events` stream from `from` on: a task sends each line as the log gets it and ends
 /// after the run's last event (or when the server stops).
-fn events(shared: Arc<Shared>, from: u64, stop: CancellationToken) -> Response<Body> {
+fn events<E: Logged>(shared: Arc<Shared<E>>, from: u64, stop: CancellationToken) -> Response<Body> {
     let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(64);
     shared.streams.fetch_add(1, Ordering::SeqCst);
     tokio::spawn(async move {

@@ -1,9 +1,12 @@
-//! What a served run has said so far: every engine event, numbered, as one JSON line each,
-//! so a watcher that connects late (or again, after a dropped connection) is sent the run from
-//! its start, or from the number it got to. Snapshots (progress, server telemetry, the
-//! workers) are kept as the latest of each kind only: a watcher needs the newest, and a
-//! night-long run sends four a second. The same events are folded into a [`RunState`] with
-//! the reducer both consumers use, for `/metrics`.
+//! What a served run has said so far: every event, numbered, as one JSON line each, so a
+//! watcher that connects late (or again, after a dropped connection) is sent the run from its
+//! start, or from the number it got to. Snapshots (progress, server telemetry, the workers)
+//! are kept as the latest of each kind only: a watcher needs the newest, and a night-long run
+//! sends four a second. The same events are folded as they come (a run's into a [`RunState`]
+//! with the reducer both consumers use), for `/metrics`.
+//!
+//! A run's events are [`EngineEvent`]s; a campaign's are its own (they carry its candidates'
+//! engine events): the log takes any event that says what [`Logged`] asks.
 
 use crate::engine::EngineEvent;
 use crate::state::RunState;
@@ -19,14 +22,15 @@ pub struct Line {
 
 /// The kinds of event of which only the latest is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Snapshot {
+pub enum Snapshot {
     Progress,
     Telemetry,
     Workers,
 }
 
 impl Snapshot {
-    fn of(ev: &EngineEvent) -> Option<Snapshot> {
+    /// The kind of snapshot an engine event is, if it is one.
+    pub fn of(ev: &EngineEvent) -> Option<Snapshot> {
         match ev {
             EngineEvent::Progress(_) => Some(Snapshot::Progress),
             EngineEvent::Telemetry(_) => Some(Snapshot::Telemetry),
@@ -36,43 +40,74 @@ impl Snapshot {
     }
 }
 
-#[derive(Default)]
-struct Inner {
+/// An event a served log keeps: it is written (and read back by a watcher) as JSON, it may be
+/// a snapshot, it may be the run's last, and it folds into what `/metrics` reads.
+pub trait Logged: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static {
+    /// What the events fold into.
+    type Folded: Default + Send + 'static;
+    /// The kind of snapshot this event is (only the latest of a kind is kept), if any.
+    fn snapshot(&self) -> Option<Snapshot>;
+    /// Whether this is the last event of a run that ended as it should.
+    fn is_last(&self) -> bool;
+    /// Folds the event in.
+    fn fold(&self, into: &mut Self::Folded);
+}
+
+impl Logged for EngineEvent {
+    type Folded = RunState;
+    fn snapshot(&self) -> Option<Snapshot> {
+        Snapshot::of(self)
+    }
+    fn is_last(&self) -> bool {
+        matches!(self, EngineEvent::RunFinished { .. })
+    }
+    fn fold(&self, into: &mut RunState) {
+        into.apply(self);
+    }
+}
+
+struct Inner<E: Logged> {
     /// Every event but the snapshots, in order.
     lines: Vec<Line>,
     /// The latest snapshot of each kind.
     latest: Vec<(Snapshot, Line)>,
     next: u64,
-    state: RunState,
+    folded: E::Folded,
     /// The run is over: nothing more will be added.
     ended: bool,
 }
 
 /// The served run's events (see the module header). Shared by the engine's side, which adds,
 /// and each connection, which reads.
-pub struct EventLog {
-    inner: Mutex<Inner>,
+pub struct EventLog<E: Logged> {
+    inner: Mutex<Inner<E>>,
     /// The number the next event will take; moves on each event, so a waiting stream wakes.
     added: watch::Sender<u64>,
 }
 
-impl Default for EventLog {
+impl<E: Logged> Default for EventLog<E> {
     fn default() -> Self {
         EventLog {
-            inner: Mutex::new(Inner::default()),
+            inner: Mutex::new(Inner {
+                lines: Vec::new(),
+                latest: Vec::new(),
+                next: 0,
+                folded: E::Folded::default(),
+                ended: false,
+            }),
             added: watch::channel(0).0,
         }
     }
 }
 
-impl EventLog {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+impl<E: Logged> EventLog<E> {
+    fn lock(&self) -> MutexGuard<'_, Inner<E>> {
         // a panic elsewhere while holding it leaves plain data: read on
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Adds one event (numbered in the order added) and folds it into the run state.
-    pub fn add(&self, ev: &EngineEvent) {
+    pub fn add(&self, ev: &E) {
         let mut inner = self.lock();
         let seq = inner.next;
         let text = match serde_json::to_string(&Numbered { seq, event: ev }) {
@@ -81,16 +116,16 @@ impl EventLog {
             Err(_) => return,
         };
         inner.next += 1;
-        inner.state.apply(ev);
+        ev.fold(&mut inner.folded);
         let line = Line { seq, text };
-        match Snapshot::of(ev) {
+        match ev.snapshot() {
             Some(kind) => match inner.latest.iter_mut().find(|(k, _)| *k == kind) {
                 Some(slot) => slot.1 = line,
                 None => inner.latest.push((kind, line)),
             },
             None => inner.lines.push(line),
         }
-        if matches!(ev, EngineEvent::RunFinished { .. }) {
+        if ev.is_last() {
             inner.ended = true;
         }
         let next = inner.next;
@@ -126,9 +161,9 @@ impl EventLog {
         (out, inner.ended)
     }
 
-    /// The run state folded from every event so far.
-    pub fn state(&self) -> RunState {
-        self.lock().state.clone()
+    /// What `read` makes of the events folded so far.
+    pub fn read_folded<R>(&self, read: impl FnOnce(&E::Folded) -> R) -> R {
+        read(&self.lock().folded)
     }
 
     /// Wakes when an event is added (or the log is closed).
@@ -138,9 +173,9 @@ impl EventLog {
 }
 
 #[derive(serde::Serialize)]
-struct Numbered<'a> {
+struct Numbered<'a, E> {
     seq: u64,
-    event: &'a EngineEvent,
+    event: &'a E,
 }
 
 #[cfg(test)]
@@ -174,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_late_reader_gets_every_event_and_only_the_latest_snapshot() {
-        let log = EventLog::default();
+        let log = EventLog::<EngineEvent>::default();
         log.add(&EngineEvent::LevelsLeft([1, 2])); // 0
         log.add(&progress(0, 1)); // 1, replaced
         log.add(&EngineEvent::Warning("w".into())); // 2
@@ -190,7 +225,7 @@ mod tests {
         let (rest, ended) = log.since(4);
         assert_eq!(seqs(&rest), vec![4]);
         assert!(ended);
-        assert!(log.state().finished);
+        assert!(log.read_folded(|s| s.finished));
     }
 
     #[test]
@@ -261,7 +296,7 @@ mod tests {
 
     #[test]
     fn each_line_is_one_numbered_json_event() {
-        let log = EventLog::default();
+        let log = EventLog::<EngineEvent>::default();
         log.add(&EngineEvent::Warning("a \"quoted\" note".into()));
         let (lines, _) = log.since(0);
         let text = &lines[0].text;

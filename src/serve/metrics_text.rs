@@ -15,6 +15,8 @@ use std::fmt::Write as _;
 pub struct RunLabels<'a> {
     /// `sweep`, `search`, `replay`, ...: the `plan` label of every level series.
     pub plan: &'a str,
+    /// In a served campaign, the candidate the run is (its `candidate` label).
+    pub candidate: Option<&'a str>,
 }
 
 /// One metric family: its name, type, help and samples (labels as written, value).
@@ -48,6 +50,7 @@ pub const NAMES: &[(&str, &str, &str)] = &[
     ("rightsize_answer", "gauge", "The answer so far: the search's highest passing level, or a sweep's highest passing level (with SLAs) or ideal balance (without); a concurrency, or a rate in requests/s (axis label)."),
     ("rightsize_bracket", "gauge", "The bracket so far: the answer (bound=\"low\") and the lowest level above it that did not pass (bound=\"high\")."),
     ("rightsize_client_timer_late_p99_seconds", "gauge", "The client's own timer lateness at p99 in the latest finished level: large values mean the client, not the server, was the bottleneck."),
+    ("rightsize_campaign_candidates", "gauge", "A served campaign's candidates by state (waiting, running, done, interrupted, failed); the other names are then the running (or last) candidate's run."),
 ];
 
 fn family(name: &'static str) -> Family {
@@ -100,6 +103,24 @@ pub fn render(run: &RunLabels<'_>, state: &RunState, analysis: &RunAnalysis) -> 
     families.extend(running_families(run.plan, state));
     families.extend(level_families(run.plan, state));
     families.extend(answer_families(analysis));
+    text_of(&families)
+}
+
+/// `rightsize_campaign_candidates`: how many candidates are in each state (every state
+/// written, from 0).
+pub fn campaign_candidates(counts: &[(&str, usize)]) -> String {
+    let mut f = family("rightsize_campaign_candidates");
+    f.samples.extend(
+        counts
+            .iter()
+            .map(|(state, n)| (labels(&[("state", state)]), *n as f64)),
+    );
+    text_of(&[f])
+}
+
+/// The families as text: each with its help and type, its samples after; a family without
+/// samples is left out.
+fn text_of(families: &[Family]) -> String {
     let mut out = String::new();
     for f in families.iter().filter(|f| !f.samples.is_empty()) {
         let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
@@ -127,15 +148,14 @@ fn number(v: f64) -> String {
 
 fn run_families(run: &RunLabels<'_>, state: &RunState) -> Vec<Family> {
     let mut info = family("rightsize_run_info");
-    info.samples.push((
-        labels(&[
-            ("run_id", state.run_id.as_deref().unwrap_or("")),
-            ("plan", run.plan),
-            ("endpoint", state.endpoint.as_deref().unwrap_or("")),
-            ("model", state.model.as_deref().unwrap_or("")),
-        ]),
-        1.0,
-    ));
+    let mut identity = vec![
+        ("run_id", state.run_id.as_deref().unwrap_or("")),
+        ("plan", run.plan),
+        ("endpoint", state.endpoint.as_deref().unwrap_or("")),
+        ("model", state.model.as_deref().unwrap_or("")),
+    ];
+    identity.extend(run.candidate.map(|c| ("candidate", c)));
+    info.samples.push((labels(&identity), 1.0));
     let flag = |name, on: bool| {
         let mut f = family(name);
         f.samples.push((String::new(), if on { 1.0 } else { 0.0 }));
@@ -397,7 +417,10 @@ mod tests {
         let mut judged = state.clone();
         judged.levels = levels;
         let text = render(
-            &RunLabels { plan: "sweep" },
+            &RunLabels {
+                plan: "sweep",
+                candidate: None,
+            },
             &judged,
             &analyse(&analysis, &judged.levels),
         );
@@ -507,7 +530,10 @@ mod tests {
     fn a_level_measured_again_never_takes_its_requests_back() {
         let ok_total = |state: &RunState| {
             let text = render(
-                &RunLabels { plan: "search" },
+                &RunLabels {
+                    plan: "search",
+                    candidate: None,
+                },
                 state,
                 &analyse(&Analysis::default(), &state.levels),
             );

@@ -10,7 +10,9 @@ pub mod log;
 pub mod metrics_text;
 
 use crate::engine::EngineEvent;
-use log::EventLog;
+pub use http::MetricsOf;
+use log::{EventLog, Logged};
+use metrics_text::{render, RunLabels};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -56,16 +58,16 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// A run being served.
-pub struct Served {
-    shared: Arc<http::Shared>,
+/// A run (or a campaign) being served: `E` is what it says, an [`EngineEvent`] for a run.
+pub struct Served<E: Logged = EngineEvent> {
+    shared: Arc<http::Shared<E>>,
     stop: CancellationToken,
     accept: tokio::task::JoinHandle<()>,
     /// Where it listens (the port the system chose for `:0`).
     pub addr: SocketAddr,
 }
 
-impl Served {
+impl Served<EngineEvent> {
     /// Listens on the options' address; `run_cancel` is what `POST /stop` cancels, `plan` the
     /// run's kind, `described` its plan as `run.json` records it and `analysis` how its
     /// levels are judged.
@@ -75,6 +77,29 @@ impl Served {
         (plan, described): (&str, serde_json::Value),
         analysis: crate::plan::Analysis,
     ) -> anyhow::Result<Served> {
+        let described = serde_json::json!({"plan": described, "capacity": analysis.capacity});
+        let plan = plan.to_string();
+        let metrics: http::MetricsOf<EngineEvent> = Box::new(move |state| {
+            let analysed = crate::plan::analyse(&analysis, &state.levels);
+            let labels = RunLabels {
+                plan: &plan,
+                candidate: None,
+            };
+            render(&labels, state, &analysed)
+        });
+        Served::listen(opts, run_cancel, described, metrics).await
+    }
+}
+
+impl<E: Logged> Served<E> {
+    /// Listens on the options' address: `run_cancel` is what `POST /stop` cancels,
+    /// `described` what `GET /run` answers, `metrics` what `/metrics` makes of the events.
+    pub async fn listen(
+        opts: &ServeOptions,
+        run_cancel: CancellationToken,
+        described: serde_json::Value,
+        metrics: http::MetricsOf<E>,
+    ) -> anyhow::Result<Served<E>> {
         let listener = tokio::net::TcpListener::bind(opts.addr)
             .await
             .map_err(|e| anyhow::anyhow!("--serve {}: cannot listen there: {e}", opts.addr))?;
@@ -84,10 +109,8 @@ impl Served {
             token: opts.token.clone(),
             open_reads: addr.ip().is_loopback(),
             run_cancel,
-            plan: plan.to_string(),
-            described: serde_json::json!({"plan": described, "capacity": analysis.capacity})
-                .to_string(),
-            analysis,
+            metrics,
+            described: described.to_string(),
             streams: AtomicUsize::new(0),
             drained: Notify::new(),
         });
@@ -112,7 +135,7 @@ impl Served {
 
     /// Puts each event of `rx` in the log and passes it on to the returned receiver. When the
     /// engine's side ends, the log is closed.
-    pub fn tee(&self, mut rx: mpsc::Receiver<EngineEvent>) -> mpsc::Receiver<EngineEvent> {
+    pub fn tee(&self, mut rx: mpsc::Receiver<E>) -> mpsc::Receiver<E> {
         let (tx, out) = mpsc::channel(256);
         let log = self.shared.log.clone();
         tokio::spawn(async move {

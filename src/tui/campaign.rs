@@ -4,7 +4,7 @@
 //! (`campaign_loop.rs`) draws it frame-throttled and stops the campaign on `x`, `q` or Ctrl-C.
 
 use crate::campaign::campaign_file::{CampaignRecord, CandidateState};
-use crate::campaign::events::CampaignEvent;
+use crate::campaign::events::{CampaignEnd, CampaignEvent};
 use crate::campaign::rank::RankedRow;
 use crate::state::RunState;
 
@@ -29,6 +29,10 @@ pub struct CampaignView {
     pub running: Option<usize>,
     /// The campaign ended (finished or stopped): `q` quits.
     pub ended: bool,
+    /// How it ended, as its last event said.
+    pub outcome: Option<CampaignEnd>,
+    /// The title's key hint.
+    pub keys: &'static str,
     pub status: Option<String>,
     pub color: bool,
 }
@@ -52,6 +56,8 @@ impl CampaignView {
             ranking: rec.ranking.clone(),
             running: None,
             ended: false,
+            outcome: None,
+            keys: "x or q: stop (finished candidates are kept); q again to quit",
             status: None,
             color,
         }
@@ -60,7 +66,7 @@ impl CampaignView {
     /// Folds one event in.
     pub fn apply(&mut self, ev: &CampaignEvent) {
         match ev {
-            CampaignEvent::State { index, state } => {
+            CampaignEvent::State { index, state, .. } => {
                 if let Some(c) = self.candidates.get_mut(*index) {
                     c.state = *state;
                     if *state == CandidateState::Running {
@@ -77,6 +83,7 @@ impl CampaignView {
                 }
             }
             CampaignEvent::Ranking(rows) => self.ranking = rows.clone(),
+            CampaignEvent::Ended(end) => self.outcome = Some(*end),
         }
     }
 
@@ -127,11 +134,13 @@ mod tests {
         v.apply(&CampaignEvent::State {
             index: 0,
             state: CandidateState::Running,
+            error: None,
         });
         assert_eq!(v.running, Some(0));
         v.apply(&CampaignEvent::State {
             index: 0,
             state: CandidateState::Done,
+            error: None,
         });
         assert_eq!(v.running, None);
         assert_eq!(v.candidates[0].state, CandidateState::Done);

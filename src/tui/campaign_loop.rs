@@ -3,10 +3,10 @@
 //! campaign on `x`, `q` or Ctrl-C, on a stopping signal, or when the terminal goes away.
 
 use super::campaign::CampaignView;
+use super::campaign_keys::spawn_key_reader;
 use crate::campaign::events::CampaignEvent;
 use crate::campaign::runner::{CampaignEnd, CampaignRun};
 use crate::launch::Prepared;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,7 @@ pub async fn run_campaign_view(
     let (tx, mut rx) = mpsc::channel::<CampaignEvent>(512);
     let worker_cancel = cancel.clone();
     let mut worker = Some(tokio::spawn(async move {
-        let end = run.run_all(prepared, worker_cancel, Some(tx)).await;
+        let end = run.run_all(prepared, worker_cancel, tx).await;
         (run, end)
     }));
     let (mut key_rx, stop_keys, keys) = spawn_key_reader();
@@ -120,46 +120,7 @@ pub async fn run_campaign_view(
 /// What the status line says once the campaign has ended.
 fn end_status(end: &anyhow::Result<CampaignEnd>) -> String {
     match end {
-        Ok(CampaignEnd::Finished { failed: 0 }) => "campaign finished: press q to quit".into(),
-        Ok(CampaignEnd::Finished { failed }) => {
-            format!("campaign finished, {failed} candidate(s) failed: press q to quit")
-        }
-        Ok(CampaignEnd::Interrupted) => {
-            "stopped: finished candidates are kept (--resume goes on); press q to quit".into()
-        }
+        Ok(end) => format!("{}: press q to quit", end.status_line()),
         Err(e) => format!("campaign failed: {e:#}; press q to quit"),
     }
-}
-
-/// The thread that reads the keys: each stopping key (`q`, `x`, Ctrl-C) is a `true` on the
-/// channel; setting the flag ends the thread.
-fn spawn_key_reader() -> (
-    mpsc::Receiver<bool>,
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-    std::thread::JoinHandle<()>,
-) {
-    let (key_tx, key_rx) = mpsc::channel::<bool>(16);
-    let stop_keys = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stop = stop_keys.clone();
-    let keys = std::thread::spawn(move || {
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            match event::poll(Duration::from_millis(100)) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                // the terminal is gone (a SIGHUP closed it): the thread ends, and with it
-                // the channel, which the view reads as the user leaving
-                Err(_) => break,
-            }
-            if let Ok(Event::Key(k)) = event::read() {
-                let stop_key = k.kind != KeyEventKind::Release
-                    && (matches!(k.code, KeyCode::Char('q') | KeyCode::Char('x'))
-                        || (k.code == KeyCode::Char('c')
-                            && k.modifiers.contains(KeyModifiers::CONTROL)));
-                if stop_key && key_tx.blocking_send(true).is_err() {
-                    break;
-                }
-            }
-        }
-    });
-    (key_rx, stop_keys, keys)
 }

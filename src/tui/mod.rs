@@ -4,7 +4,9 @@
 
 pub mod app;
 pub mod campaign;
+mod campaign_keys;
 pub mod campaign_loop;
+pub mod campaign_watch;
 pub mod event_loop;
 pub mod history;
 mod keys;

@@ -13,6 +13,7 @@ mod limits_walk;
 mod results_folder;
 mod run_ids;
 mod secrets_e2e;
+mod serve_campaign;
 mod serve_e2e;
 mod signals_e2e;
 mod sweep_e2e;

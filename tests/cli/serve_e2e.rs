@@ -94,7 +94,11 @@ async fn a_served_sweep_streams_its_events_and_metrics_and_stops_with_the_token(
         .await
         .unwrap();
     let samples = rightsize::telemetry::prometheus::parse(&metrics);
-    for (name, _, _) in NAMES {
+    // every documented name but the one only a campaign writes
+    for (name, _, _) in NAMES
+        .iter()
+        .filter(|(n, _, _)| *n != "rightsize_campaign_candidates")
+    {
         assert!(
             samples.iter().any(|s| s.name == *name),
             "{name} is documented but not in /metrics:\n{metrics}"

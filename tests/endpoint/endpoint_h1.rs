@@ -380,7 +380,9 @@ async fn the_dispatchers_thread_writes_on_an_idle_connection_and_the_runtime_rea
     assert!(on.len() == 5 && on[..3] == [0, 0, 0], "{on:?}");
     let conn_of = |text: &str| {
         let requests = server.requests();
-        let r = requests.iter().find(|r| r.json()["messages"][0]["content"] == text);
+        let r = requests
+            .iter()
+            .find(|r| r.json()["messages"][0]["content"] == text);
         r.expect("the request arrived").conn
     };
     assert_eq!(conn_of("a"), 0, "{on:?}");

@@ -118,6 +118,11 @@ pub struct LevelCtx<'a> {
 /// Runs one level to its end (or until cancelled: then the summary is marked partial), in
 /// this process or, with `fleet`, on its workers; with `earlier`, one more measurement of a
 /// closed-loop level measured before, pooled with it (an open-loop level is measured once).
+///
+/// Each step is boxed: a level's state (its accumulator, the live figures) is tens of
+/// kilobytes, and unoptimised builds poll nested steps in frames as large as their states,
+/// which overflowed a 2 MiB thread stack (a test's, or a runtime worker's) in the search
+/// tests.
 pub async fn run(
     mut ctx: LevelCtx<'_>,
     job: LevelJob,
@@ -131,22 +136,30 @@ pub async fn run(
                 None => ClosedLoad::Here(closed_here::book(ctx.workload, &plan)),
                 Some(fleet) => ClosedLoad::Fleet(fleet),
             };
-            let (probe, mut begun) = closed::start(&mut ctx, &plan, earlier, here).await;
+            let (probe, mut begun) = Box::pin(closed::start(&mut ctx, &plan, earlier, here)).await;
             let ran = match load {
-                ClosedLoad::Here(work) => closed_here::run(&mut ctx, plan, &mut begun, work).await,
+                ClosedLoad::Here(work) => {
+                    Box::pin(closed_here::run(&mut ctx, plan, &mut begun, work)).await
+                }
                 ClosedLoad::Fleet(fleet) => {
-                    closed_fleet::run(&mut ctx, plan, &mut begun, fleet).await
+                    Box::pin(closed_fleet::run(&mut ctx, plan, &mut begun, fleet)).await
                 }
             };
-            closed::end(&mut ctx, plan, begun, ran, probe).await
+            Box::pin(closed::end(&mut ctx, plan, begun, ran, probe)).await
         }
         LevelJob::Open(plan) => {
-            let (probe, mut collector) = open::start(&mut ctx, &plan, fleet).await;
+            let (probe, mut collector) = Box::pin(open::start(&mut ctx, &plan, fleet)).await;
             let (partial, crew) = match fleet {
-                None => (open_here::run(&mut ctx, &plan, &mut collector).await, None),
-                Some(fleet) => open_fleet::run(&mut ctx, &plan, &mut collector, fleet).await,
+                None => (
+                    Box::pin(open_here::run(&mut ctx, &plan, &mut collector)).await,
+                    None,
+                ),
+                Some(fleet) => {
+                    Box::pin(open_fleet::run(&mut ctx, &plan, &mut collector, fleet)).await
+                }
             };
-            let summary = open::end(&mut ctx, &plan, collector, partial, probe, crew).await;
+            let summary =
+                Box::pin(open::end(&mut ctx, &plan, collector, partial, probe, crew)).await;
             Measured { summary, acc: None }
         }
     }

@@ -33,10 +33,7 @@ pub fn render(frame: &mut Frame, v: &CampaignView) {
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(format!("campaign {}", v.name), t.bold()),
-            Span::styled(
-                "   x or q: stop (finished candidates are kept); q again to quit",
-                t.dim(),
-            ),
+            Span::styled(format!("   {}", v.keys), t.dim()),
         ])),
         title,
     );
