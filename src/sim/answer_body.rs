@@ -101,7 +101,8 @@ impl Completion {
         }
     }
 
-    /// The delta of output token `i` of a tool-call answer: the call's id, type and name
+    /// The delta of output token `i` of a tool-call answer: the call's id
+    /// (`chatcmpl-tool-sim-N`), type and name
     /// with the first token, a fragment of its arguments with each one after.
     fn tool_delta(&self, plan: &ToolCallPlan, i: u32, last: bool, out: &mut String) {
         let mut args = String::new();
@@ -111,7 +112,7 @@ impl Completion {
             let _ = write!(
                 out,
                 "{{\"tool_calls\":[{{\"index\":0,\"id\":\"chatcmpl-tool-{}\",\"type\":\"function\",\"function\":{{\"name\":{},\"arguments\":{args}}}}}]}}",
-                self.id, plan.name_json
+                self.id.trim_start_matches("chatcmpl-"), plan.name_json
             );
         } else {
             let _ = write!(
@@ -127,7 +128,7 @@ impl Completion {
         let _ = write!(
             out,
             "{{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{{\"id\":\"chatcmpl-tool-{}\",\"type\":\"function\",\"function\":{{\"name\":{},\"arguments\":{args}}}}}]}}",
-            self.id, plan.name_json
+            self.id.trim_start_matches("chatcmpl-"), plan.name_json
         );
     }
 
