@@ -152,7 +152,13 @@ pub(crate) fn tools_spec(
         }
         return Ok(None);
     };
-    let mut spec = ToolsSpec::load(&path, choice).map_err(InputError)?;
+    let from = if o.tools.is_some() {
+        format!("--tools {}", path.display())
+    } else {
+        format!("profile `{profile}`: tools {}", path.display())
+    };
+    let mut spec =
+        ToolsSpec::load(&path, choice).map_err(|e| InputError(format!("{from}: {e}")))?;
     spec.fail_on_bad_tool_call = fail;
     Ok(Some(spec))
 }
@@ -287,6 +293,45 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_profile_carries_tools_and_flags_win() {
+        let path =
+            std::env::temp_dir().join(format!("rightsize-tools-{}.json", std::process::id()));
+        std::fs::write(
+            &path,
+            r#"[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"g"}}]"#,
+        )
+        .unwrap();
+        let cfg = with_profile(&format!(
+            "tools = {:?}\ntool_choice = \"g\"\nfail_on_bad_tool_call = true\n",
+            path.display().to_string()
+        ));
+        let (_, w) = resolve_target(&cfg, &Default::default(), &profile()).unwrap();
+        let t = w.tools.expect("tools from the profile");
+        assert_eq!(
+            t.tool_choice,
+            Some(serde_json::json!({"type": "function", "function": {"name": "g"}}))
+        );
+        assert!(t.fail_on_bad_tool_call);
+        let flags = WorkloadOverrides {
+            tool_choice: Some(serde_json::json!("none")),
+            ..profile()
+        };
+        let (_, w) = resolve_target(&cfg, &Default::default(), &flags).unwrap();
+        assert_eq!(
+            w.tools.unwrap().tool_choice,
+            Some(serde_json::json!("none"))
+        );
+        let cfg = with_profile("tools = \"/nonexistent/tools.json\"\n");
+        let e = resolve_target(&cfg, &Default::default(), &profile()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("profile `traffic`: tools /nonexistent/tools.json: cannot read it: "),
+            "{e}"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub struct SimArgs {
     pub fault_in_stream_error: FaultSpec,
     /// Chat requests with tools (tool_choice auto or none given): the share of answers that
     /// are tool calls, streamed as vLLM streams them (tool_choice required or a function
-    /// name: every answer; none: no answer)
+    /// name: every answer; none: never)
     #[arg(long, value_name = "SHARE", default_value_t = 1.0, value_parser = crate::values::parse_fraction)]
     pub tool_call_share: f64,
     /// The share of tool calls whose arguments are cut short (not valid JSON)

@@ -35,12 +35,12 @@ pub fn parse_tool_choice(s: &str) -> Result<Value, String> {
 impl ToolsSpec {
     /// Reads `path`: a JSON array of tool definitions, or an object with `tools` and
     /// optionally `tool_choice`; `choice` (the flag) wins over the file's. A file that is not
-    /// that is an error naming the file and what is wrong.
+    /// that is an error saying what is wrong (the caller names the file and where it was
+    /// given).
     pub fn load(path: &std::path::Path, choice: Option<Value>) -> Result<ToolsSpec, String> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--tools {file}: cannot read it: {e}"))?;
-        Self::parse(&file, &text, choice).map_err(|e| format!("--tools {file}: {e}"))
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+        Self::parse(&file, &text, choice)
     }
 
     /// [`ToolsSpec::load`] on a file's text.
@@ -225,9 +225,6 @@ mod tests {
             "tool_choice names the function lookup, which the tools do not define (they define get_weather)"
         );
         let e = ToolsSpec::load(std::path::Path::new("/nonexistent/t.json"), None).unwrap_err();
-        assert!(
-            e.starts_with("--tools /nonexistent/t.json: cannot read it: "),
-            "{e}"
-        );
+        assert!(e.starts_with("cannot read it: "), "{e}");
     }
 }
