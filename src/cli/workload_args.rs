@@ -1,5 +1,5 @@
 //! Flags that say where prompts come from and how their tokens are counted: the tokenizer,
-//! a dataset and how to draw from it, and server calibration. See `docs/workloads.md`.
+//! a dataset and how to draw from it, server calibration, and the tools chat requests carry. See `docs/workloads.md`.
 
 use crate::config::overrides::WorkloadOverrides;
 use crate::workload::dataset::{DatasetFormat, LengthFilter, Sampling};
@@ -50,6 +50,20 @@ pub struct WorkloadSourceArgs {
     /// simulator)
     #[arg(long)]
     pub no_calibrate: bool,
+    /// Send these tools with every chat request: a JSON file of OpenAI tool definitions (an
+    /// array, or an object with `tools` and optionally `tool_choice`). Answers' tool calls
+    /// count as output (TTFT, inter-token latency, output tokens) and their arguments are
+    /// checked as JSON (tool_call_errors per level)
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
+    /// tool_choice sent with --tools (wins over the file's): auto, none, required, or the
+    /// name of one of the tools' functions
+    #[arg(long, value_name = "auto|none|required|NAME", value_parser = crate::workload::tools::parse_tool_choice)]
+    pub tool_choice: Option<serde_json::Value>,
+    /// With --tools: a tool call whose arguments are not valid JSON fails its request
+    /// (error kind bad_tool_call) instead of only being counted in tool_call_errors
+    #[arg(long)]
+    pub fail_on_bad_tool_call: bool,
 }
 
 impl WorkloadSourceArgs {
@@ -66,6 +80,9 @@ impl WorkloadSourceArgs {
             min_output: self.dataset_min_output,
             max_output: self.dataset_max_output,
         };
+        o.tools = self.tools.clone();
+        o.tool_choice = self.tool_choice.clone();
+        o.fail_on_bad_tool_call = self.fail_on_bad_tool_call.then_some(true);
         o.calibrate = if self.no_calibrate {
             Some(false)
         } else if self.calibrate {

@@ -152,6 +152,12 @@ pub struct ProfileEntry {
     pub turn_input_tokens: Option<Positive>,
     /// Pause between an answer and the next turn, e.g. `"500ms"`.
     pub think_time: Option<String>,
+    /// Tools sent with every chat request: a JSON file of OpenAI tool definitions.
+    pub tools: Option<PathBuf>,
+    /// `auto`, `none`, `required` or a function name.
+    pub tool_choice: Option<String>,
+    /// A tool call with arguments that are not JSON fails its request.
+    pub fail_on_bad_tool_call: Option<bool>,
 }
 
 /// `[sweeps.NAME]`: a concurrency sweep plan.

@@ -63,6 +63,10 @@ pub struct WorkloadOverrides {
     pub turns: Option<u32>,
     pub turn_input_tokens: Option<u32>,
     pub think_time: Option<Duration>,
+    /// `--tools`, `--tool-choice`, `--fail-on-bad-tool-call`: tools sent with chat requests.
+    pub tools: Option<PathBuf>,
+    pub tool_choice: Option<serde_json::Value>,
+    pub fail_on_bad_tool_call: Option<bool>,
 }
 
 /// Sweep plan choices given on the command line.

@@ -380,6 +380,7 @@ pub fn resolve_workload(
         .ok_or_else(|| unknown("profile", &name, cfg.profiles.keys().cloned()))?;
     let dataset = super::workload::dataset_spec(&name, p, o)?;
     let sessions = super::workload::session_spec(&name, p, o, dataset.is_some())?;
+    let tools = super::workload::tools_spec(&name, p, o)?;
     let w = WorkloadSpec {
         name,
         input_tokens: o
@@ -406,6 +407,7 @@ pub fn resolve_workload(
             .unwrap_or_else(|| "approx".into()),
         sessions,
         dataset,
+        tools,
         ..WorkloadSpec::fixed(0, 0)
     };
     use crate::workload::bounds::{MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
@@ -444,6 +446,7 @@ pub(crate) fn resolve_target(
 ) -> Result<(EndpointTarget, WorkloadSpec), InputError> {
     let mut workload = resolve_workload(cfg, w)?;
     let endpoint = resolve_endpoint(cfg, e, workload.stream)?;
+    super::workload::check_tools_endpoint(&workload, w, &endpoint)?;
     let entry = cfg.endpoints.get(&endpoint.spec().name);
     super::workload::set_calibrate(&mut workload, w, entry, &endpoint);
     Ok((endpoint, workload))

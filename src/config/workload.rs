@@ -4,9 +4,11 @@
 
 use super::file::{EndpointEntry, ProfileEntry};
 use super::overrides::{EndpointTarget, InputError, WorkloadOverrides};
+use crate::endpoint::Api;
 use crate::workload::dataset::{DatasetFormat, DatasetSpec, LengthFilter, Sampling};
 use crate::workload::session::MAX_TURNS;
 use crate::workload::session_spec::SessionSpec;
+use crate::workload::tools::{parse_tool_choice, ToolsSpec};
 use crate::workload::WorkloadSpec;
 
 /// The dataset the flags or the profile name, if any.
@@ -117,6 +119,83 @@ pub(crate) fn session_spec(
     }))
 }
 
+/// The tools the flags or the profile give (flags winning), read and checked; `None` without
+/// any. `--tool-choice` or `--fail-on-bad-tool-call` without tools is bad input saying so.
+pub(crate) fn tools_spec(
+    profile: &str,
+    p: &ProfileEntry,
+    o: &WorkloadOverrides,
+) -> Result<Option<ToolsSpec>, InputError> {
+    let choice = match (&o.tool_choice, &p.tool_choice) {
+        (Some(c), _) => Some(c.clone()),
+        (None, Some(s)) => Some(
+            parse_tool_choice(s)
+                .map_err(|e| InputError(format!("profile `{profile}`: tool_choice: {e}")))?,
+        ),
+        (None, None) => None,
+    };
+    let fail = o
+        .fail_on_bad_tool_call
+        .or(p.fail_on_bad_tool_call)
+        .unwrap_or(false);
+    let Some(path) = o.tools.clone().or_else(|| p.tools.clone()) else {
+        if o.tool_choice.is_some() || o.fail_on_bad_tool_call.is_some() {
+            let flag = if o.tool_choice.is_some() {
+                "--tool-choice"
+            } else {
+                "--fail-on-bad-tool-call"
+            };
+            return Err(InputError(format!(
+                "{flag} applies to the tools chat requests carry: give --tools FILE too, or \
+                 leave it out"
+            )));
+        }
+        return Ok(None);
+    };
+    let from = if o.tools.is_some() {
+        format!("--tools {}", path.display())
+    } else {
+        format!("profile `{profile}`: tools {}", path.display())
+    };
+    let mut spec =
+        ToolsSpec::load(&path, choice).map_err(|e| InputError(format!("{from}: {e}")))?;
+    spec.fail_on_bad_tool_call = fail;
+    Ok(Some(spec))
+}
+
+/// Tools go on chat requests: an endpoint on the completions API (or a SageMaker container,
+/// whose formats carry none) with tools is bad input naming the flag.
+pub(crate) fn check_tools_endpoint(
+    w: &WorkloadSpec,
+    o: &WorkloadOverrides,
+    endpoint: &EndpointTarget,
+) -> Result<(), InputError> {
+    let Some(tools) = &w.tools else {
+        return Ok(());
+    };
+    let from = if o.tools.is_some() {
+        format!("--tools {}", tools.file)
+    } else {
+        format!("the profile `{}`'s tools", w.name)
+    };
+    let spec = endpoint.spec();
+    if spec.sagemaker.is_some() {
+        return Err(InputError(format!(
+            "{from}: tools are sent on OpenAI-compatible chat endpoints; endpoint {} is a \
+             SageMaker endpoint (leave --tools out)",
+            spec.name
+        )));
+    }
+    if spec.api == Api::Completions {
+        return Err(InputError(format!(
+            "{from}: tools are sent on chat requests, and endpoint {} uses the completions \
+             API; use --api chat (or leave --tools out)",
+            spec.name
+        )));
+    }
+    Ok(())
+}
+
 /// Loads the workload's tokenizer and dataset.
 pub(crate) fn load(w: WorkloadSpec) -> Result<WorkloadSpec, InputError> {
     w.load().map_err(|e| InputError(e.to_string()))
@@ -214,6 +293,45 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_profile_carries_tools_and_flags_win() {
+        let path =
+            std::env::temp_dir().join(format!("rightsize-tools-{}.json", std::process::id()));
+        std::fs::write(
+            &path,
+            r#"[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"g"}}]"#,
+        )
+        .unwrap();
+        let cfg = with_profile(&format!(
+            "tools = {:?}\ntool_choice = \"g\"\nfail_on_bad_tool_call = true\n",
+            path.display().to_string()
+        ));
+        let (_, w) = resolve_target(&cfg, &Default::default(), &profile()).unwrap();
+        let t = w.tools.expect("tools from the profile");
+        assert_eq!(
+            t.tool_choice,
+            Some(serde_json::json!({"type": "function", "function": {"name": "g"}}))
+        );
+        assert!(t.fail_on_bad_tool_call);
+        let flags = WorkloadOverrides {
+            tool_choice: Some(serde_json::json!("none")),
+            ..profile()
+        };
+        let (_, w) = resolve_target(&cfg, &Default::default(), &flags).unwrap();
+        assert_eq!(
+            w.tools.unwrap().tool_choice,
+            Some(serde_json::json!("none"))
+        );
+        let cfg = with_profile("tools = \"/nonexistent/tools.json\"\n");
+        let e = resolve_target(&cfg, &Default::default(), &profile()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("profile `traffic`: tools /nonexistent/tools.json: cannot read it: "),
+            "{e}"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::clock::now_ns;
 use crate::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 use crate::workload::messages::RequestInput;
 use crate::workload::tokenizer::{ApproxTokenizer, Tokenizer};
+use crate::workload::tools::ToolsSpec;
 
 /// Why an [`Endpoint`] could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +102,10 @@ pub struct Endpoint {
     inner: Arc<Inner>,
     /// Counts answers whose server sent no usage (the run's tokenizer; built-in by default).
     counter: Arc<dyn Tokenizer>,
+    /// The workload's tools as chat bodies carry them, serialized once; `None`: no tools.
+    tools: Option<Arc<[u8]>>,
+    /// A tool call with arguments that are not JSON fails its request (`bad_tool_call`).
+    fail_on_bad_tool_call: bool,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -245,6 +250,8 @@ impl Endpoint {
                 sagemaker: None,
             }),
             counter: Arc::new(ApproxTokenizer),
+            tools: None,
+            fail_on_bad_tool_call: false,
         })
     }
 
@@ -277,6 +284,8 @@ impl Endpoint {
                 )),
             }),
             counter: Arc::new(ApproxTokenizer),
+            tools: None,
+            fail_on_bad_tool_call: false,
         })
     }
 
@@ -305,14 +314,35 @@ impl Endpoint {
         }
     }
 
-    /// Counts with the run's tokenizer what the server did not count: the output (answer
-    /// plus reasoning) when usage gave no `completion_tokens`, and the reasoning when usage
-    /// gave no `reasoning_tokens`.
+    /// This endpoint, sending `tools` with every chat request (and failing a request whose
+    /// tool call is broken when they say so).
+    pub fn with_tools(self, tools: Option<&ToolsSpec>) -> Endpoint {
+        Endpoint {
+            tools: tools.map(|t| Arc::from(t.body_fields())),
+            fail_on_bad_tool_call: tools.is_some_and(|t| t.fail_on_bad_tool_call),
+            ..self
+        }
+    }
+
+    /// The request body of `input`.
+    fn body(&self, input: RequestInput<'_>, max_tokens: u32) -> Vec<u8> {
+        openai::request_body(&self.inner.spec, input, max_tokens, self.tools.as_deref())
+    }
+
+    /// Counts with the run's tokenizer what the server did not count: the output (answer,
+    /// reasoning, and the tool calls' names and arguments) when usage gave no
+    /// `completion_tokens`, and the reasoning when usage gave no `reasoning_tokens`.
     fn count_client_side(&self, out: &mut ExchangeOutcome) {
         let reasoning =
             (!out.reasoning_text.is_empty()).then(|| self.counter.count(&out.reasoning_text));
         if out.output_tokens.is_none() && out.output_tokens_source == TokenSource::Client {
-            out.output_tokens = Some(self.counter.count(&out.answer_text) + reasoning.unwrap_or(0));
+            let tools: u32 = out
+                .tool_call_text
+                .iter()
+                .map(|t| self.counter.count(t))
+                .sum();
+            out.output_tokens =
+                Some(self.counter.count(&out.answer_text) + reasoning.unwrap_or(0) + tools);
         }
         if out.reasoning_tokens.is_none() {
             out.reasoning_tokens = reasoning;
@@ -400,10 +430,10 @@ impl Endpoint {
         #[cfg(feature = "sagemaker")]
         let body = match &inner.sagemaker {
             Some(sm) => sm.request_body(&inner.spec, input, max_tokens),
-            None => openai::request_body(&inner.spec, input, max_tokens),
+            None => self.body(input, max_tokens),
         };
         #[cfg(not(feature = "sagemaker"))]
-        let body = openai::request_body(&inner.spec, input, max_tokens);
+        let body = self.body(input, max_tokens);
         let mut out = self.new_outcome(max_tokens, live_chunks);
         let deadline = tokio::time::Instant::now() + inner.request_timeout;
         out.start_ns = now_ns();
@@ -444,10 +474,7 @@ impl Endpoint {
         input: RequestInput<'_>,
         max_tokens: u32,
     ) -> BuiltRequest {
-        writer.prepare_body(
-            openai::request_body(&self.inner.spec, input, max_tokens),
-            max_tokens,
-        )
+        writer.prepare_body(self.body(input, max_tokens), max_tokens)
     }
 
     /// Reads the answer to a request the dispatcher wrote ([`DirectWriter::write`]), adding
@@ -511,6 +538,16 @@ impl Endpoint {
         out.end_ns = now_ns();
         out.max_tokens = Some(max_tokens);
         self.count_client_side(&mut out);
+        if self.fail_on_bad_tool_call && out.tool_call_errors > 0 && out.error.is_none() {
+            out.error = Some(RequestError {
+                kind: ErrorKind::BadToolCall,
+                status: None,
+                message: format!(
+                    "{} of the answer's {} tool calls had arguments that are not valid JSON",
+                    out.tool_call_errors, out.tool_calls
+                ),
+            });
+        }
         out
     }
 }

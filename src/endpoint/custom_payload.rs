@@ -188,6 +188,7 @@ impl CustomPayload {
             openai_shaped: text.is_some() || count.is_some(),
             content: text.filter(|t| !t.is_empty()).map(Cow::Owned),
             reasoning: None,
+            tool_calls: Vec::new(),
             usage: count.map(|n| Usage {
                 prompt_tokens: None,
                 completion_tokens: Some(n),

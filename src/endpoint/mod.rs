@@ -31,6 +31,7 @@ pub mod sagemaker_spec;
 pub mod sse;
 mod stream;
 mod tgi;
+mod tool_calls;
 
 pub use client::{api_base, Endpoint, EndpointError};
 pub use http::direct::{BuiltRequest, DirectWriter, Written};

@@ -46,8 +46,15 @@ struct RequestBody<'a> {
 /// The JSON request body for `input` with at most `max_tokens` output tokens: a text as one
 /// user message (chat) or the `prompt` (completions); a message list as it is (chat) or
 /// flattened into one labelled text (completions, see
-/// [`crate::workload::messages::flatten_for_completions`]).
-pub fn request_body(spec: &EndpointSpec, input: RequestInput<'_>, max_tokens: u32) -> Vec<u8> {
+/// [`crate::workload::messages::flatten_for_completions`]). `tools`, the workload's
+/// `"tools":...,"tool_choice":...` serialized once
+/// ([`crate::workload::tools::ToolsSpec::body_fields`]), go into chat bodies as they are.
+pub fn request_body(
+    spec: &EndpointSpec,
+    input: RequestInput<'_>,
+    max_tokens: u32,
+    tools: Option<&[u8]>,
+) -> Vec<u8> {
     let (messages, prompt) = match (spec.api, input.prompt()) {
         (Api::Chat, RequestInput::Text(text)) => (
             Some(vec![Message {
@@ -87,7 +94,15 @@ pub fn request_body(spec: &EndpointSpec, input: RequestInput<'_>, max_tokens: u3
         min_tokens: exact.then_some(max_tokens),
     };
     // Serializing a struct of strings and integers into a Vec cannot fail.
-    serde_json::to_vec(&body).unwrap_or_default()
+    let mut out = serde_json::to_vec(&body).unwrap_or_default();
+    if let (Api::Chat, Some(fields), Some(b'}')) = (spec.api, tools, out.last()) {
+        out.pop();
+        out.reserve(fields.len() + 2);
+        out.push(b',');
+        out.extend_from_slice(fields);
+        out.push(b'}');
+    }
+    out
 }
 
 /// Token usage as the server reports it.
@@ -132,6 +147,35 @@ struct Delta<'a> {
     reasoning: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<RawToolCall<'a>>>,
+}
+
+/// One entry of `delta.tool_calls` (a fragment) or `message.tool_calls` (a whole call).
+#[derive(Debug, Deserialize)]
+struct RawToolCall<'a> {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(borrow, default)]
+    function: Option<RawFunction<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawFunction<'a> {
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// A fragment of a tool call: the call's `index` (its position in the list when the server
+/// gave none), and the name and the piece of its arguments this chunk carries (empty when
+/// none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFragment<'a> {
+    pub index: u32,
+    pub name: Cow<'a, str>,
+    pub arguments: Cow<'a, str>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -176,6 +220,9 @@ pub struct Chunk<'a> {
     pub content: Option<Cow<'a, str>>,
     /// Non-empty reasoning text (`reasoning` or `reasoning_content`).
     pub reasoning: Option<Cow<'a, str>>,
+    /// Tool-call fragments that carry a name or a piece of arguments (`delta.tool_calls`), or
+    /// the whole calls of a non-streaming `message.tool_calls`.
+    pub tool_calls: Vec<ToolFragment<'a>>,
     /// `usage`, when present (usually only in the last chunk).
     pub usage: Option<Usage>,
     /// The chunk had a `choices` array or `usage`: it is OpenAI-shaped.
@@ -187,9 +234,10 @@ pub struct Chunk<'a> {
 }
 
 impl Chunk<'_> {
-    /// True when the chunk carries tokens (content or reasoning): it counts for TTFT.
+    /// True when the chunk carries tokens (content, reasoning or a tool-call fragment): it
+    /// counts for TTFT and is a token event.
     pub fn has_text(&self) -> bool {
-        self.content.is_some() || self.reasoning.is_some()
+        self.content.is_some() || self.reasoning.is_some() || !self.tool_calls.is_empty()
     }
 }
 
@@ -244,12 +292,35 @@ pub fn parse_chunk(data: &[u8]) -> Result<Chunk<'_>, ChunkError> {
         if let Some(d) = choice.delta.or(choice.message) {
             chunk.content = non_empty(d.content);
             chunk.reasoning = non_empty(d.reasoning).or(non_empty(d.reasoning_content));
+            chunk.tool_calls = tool_fragments(d.tool_calls);
         }
         if chunk.content.is_none() {
             chunk.content = non_empty(choice.text);
         }
     }
     Ok(chunk)
+}
+
+/// The fragments of `calls` that carry a name or arguments, each with its index (its
+/// position when the server gave none).
+fn tool_fragments(calls: Option<Vec<RawToolCall<'_>>>) -> Vec<ToolFragment<'_>> {
+    let Some(calls) = calls else {
+        return Vec::new();
+    };
+    calls
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let f = c.function?;
+            let name = non_empty(f.name).unwrap_or_default();
+            let arguments = non_empty(f.arguments).unwrap_or_default();
+            (!name.is_empty() || !arguments.is_empty()).then(|| ToolFragment {
+                index: c.index.unwrap_or(i as u32),
+                name,
+                arguments,
+            })
+        })
+        .collect()
 }
 
 /// The `error.message` (or `error` string, or top-level `message` / `detail` string) of an
@@ -334,9 +405,35 @@ mod tests {
             ),
         ];
         for (s, want) in cases {
-            let got = request_body(&s, RequestInput::Text("hi \"x\""), 7);
+            let got = request_body(&s, RequestInput::Text("hi \"x\""), 7, None);
             assert_eq!(String::from_utf8(got).unwrap(), want);
         }
+    }
+
+    #[test]
+    fn tools_go_into_chat_bodies_only() {
+        let fields =
+            br#""tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto""#;
+        let chat = request_body(
+            &spec(Api::Chat, true, false),
+            RequestInput::Text("hi"),
+            7,
+            Some(fields),
+        );
+        assert_eq!(
+            String::from_utf8(chat).unwrap(),
+            r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":7,"stream":true,"stream_options":{"include_usage":true},"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"auto"}"#
+        );
+        let completions = request_body(
+            &spec(Api::Completions, false, false),
+            RequestInput::Text("hi"),
+            7,
+            Some(fields),
+        );
+        assert_eq!(
+            String::from_utf8(completions).unwrap(),
+            r#"{"model":"m","prompt":"hi","max_tokens":7,"stream":false}"#
+        );
     }
 
     #[test]
@@ -352,6 +449,7 @@ mod tests {
             &spec(Api::Chat, false, false),
             RequestInput::Messages(&list),
             3,
+            None,
         );
         assert_eq!(
             String::from_utf8(chat).unwrap(),
@@ -361,6 +459,7 @@ mod tests {
             &spec(Api::Completions, false, false),
             RequestInput::Messages(&list),
             3,
+            None,
         );
         assert_eq!(
             String::from_utf8(completions).unwrap(),
@@ -386,7 +485,57 @@ mod tests {
             openai_shaped: true,
             finished,
             sim_sent_ns: sim,
+            tool_calls: Vec::new(),
         }
+    }
+
+    fn frag(index: u32, name: &'static str, arguments: &'static str) -> ToolFragment<'static> {
+        ToolFragment {
+            index,
+            name: Cow::Borrowed(name),
+            arguments: Cow::Borrowed(arguments),
+        }
+    }
+
+    #[test]
+    fn tool_call_fragments() {
+        let with = |tool_calls: Vec<ToolFragment<'static>>, finished: bool| Chunk {
+            tool_calls,
+            finished,
+            ..chunk(None, None, None, false, None)
+        };
+        let cases: Vec<(&str, &str, Chunk<'static>)> = vec![
+            (
+                "vLLM's first fragment: id and name, empty arguments",
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"get_weather","arguments":""}}]}}]}"#,
+                with(vec![frag(0, "get_weather", "")], false),
+            ),
+            (
+                "a piece of arguments",
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"city\": "}}]}}]}"#,
+                with(vec![frag(1, "", r#"{"city": "#)], false),
+            ),
+            (
+                "an index-only entry carries nothing",
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":""}}]},"finish_reason":"tool_calls"}]}"#,
+                with(vec![], true),
+            ),
+            (
+                "a whole message's calls without index",
+                r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}]}"#,
+                with(vec![frag(0, "f", "{}"), frag(1, "g", r#"{"x":1}"#)], true),
+            ),
+        ];
+        for (name, input, want) in cases {
+            let got = parse_chunk(input.as_bytes()).unwrap();
+            assert_eq!(got, want, "{name}");
+        }
+        let c = parse_chunk(
+            br#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]}"#,
+        )
+        .unwrap();
+        assert!(c.has_text());
+        assert!(matches!(c.tool_calls[0].name, Cow::Borrowed("f")));
     }
 
     #[test]

@@ -476,7 +476,8 @@ pub fn sagemaker_diagnosis(
             target.format.as_str(),
             format_flags(target)
         ),
-        ErrorKind::Cancelled => return None,
+        // an answer the model got wrong says nothing of the endpoint (no tools go to SageMaker)
+        ErrorKind::Cancelled | ErrorKind::BadToolCall => return None,
     })
 }
 
@@ -531,7 +532,8 @@ fn diagnose(
             });
         }
     }
-    if let Some(err) = error {
+    // a broken tool call is the model's answer, not the endpoint's failure
+    if let Some(err) = error.as_ref().filter(|e| e.kind != ErrorKind::BadToolCall) {
         return Some(match err.kind {
             ErrorKind::InStreamError => PreflightError::InStreamError {
                 url,

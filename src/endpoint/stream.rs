@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::openai::{self, ChunkError, Usage};
 use super::probe::Probe;
 use super::sse::{Event, Framing, StreamParser, MAX_LINE_BYTES};
+use super::tool_calls::ToolCalls;
 use crate::clock::now_ns;
 use crate::record::{ErrorKind, ExchangeOutcome, RequestError, TokenSource};
 
@@ -88,6 +89,7 @@ struct StreamState {
     dialect: Dialect,
     content: String,
     reasoning: String,
+    tools: ToolCalls,
     usage: Option<Usage>,
     finished: bool,
     openai_chunks: u64,
@@ -130,6 +132,7 @@ impl StreamState {
                     if let Some(text) = &c.reasoning {
                         self.reasoning.push_str(text);
                     }
+                    self.tools.add(&c.tool_calls);
                 }
             }
             Err(ChunkError::InStream(message)) => {
@@ -173,6 +176,7 @@ impl StreamState {
             .filter(|n| *n > 0);
         out.answer_text = std::mem::take(&mut self.content);
         out.reasoning_text = std::mem::take(&mut self.reasoning);
+        self.tools.finish(out);
     }
 }
 
@@ -340,6 +344,7 @@ pub(crate) fn parse_whole(
             }
             st.content = c.content.map(|s| s.into_owned()).unwrap_or_default();
             st.reasoning = c.reasoning.map(|s| s.into_owned()).unwrap_or_default();
+            st.tools.add(&c.tool_calls);
             st.count_tokens(out);
         }
         Err(ChunkError::InStream(message)) => {
@@ -482,3 +487,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "stream_tool_tests.rs"]
+mod tool_tests;

@@ -114,6 +114,7 @@ pub fn parse_stream_chunk(data: &[u8]) -> Result<Chunk<'_>, ChunkError> {
     Ok(Chunk {
         content,
         reasoning: None,
+        tool_calls: Vec::new(),
         usage: usage(raw.details.as_ref()),
         openai_shaped: shaped,
         finished: raw.generated_text.is_some(),
@@ -145,6 +146,7 @@ pub fn parse_whole(data: &[u8]) -> Result<Chunk<'_>, ChunkError> {
         finished: raw.generated_text.is_some(),
         content: raw.generated_text.filter(|t| !t.is_empty()),
         reasoning: None,
+        tool_calls: Vec::new(),
         usage: usage(raw.details.as_ref()),
         sim_sent_ns: raw.sim_sent_ns,
     })

@@ -398,7 +398,8 @@ async fn setup(
     } else {
         Endpoint::new(spec, max_pool, timeout)?
     }
-    .with_tokenizer(counter);
+    .with_tokenizer(counter)
+    .with_tools(workload.tools.as_ref());
     let server = waited.run(preflight(&endpoint)).await??;
     if workload.calibrate {
         let c = crate::endpoint::calibrate::calibrate(&endpoint, &workload).await;

@@ -330,7 +330,8 @@ async fn prepare(
     let timeout = Duration::from_secs_f64(timeout_s.max(0.001));
     let endpoint = Endpoint::new(&spec, 4096, timeout)
         .map_err(|e| e.to_string())?
-        .with_tokenizer(counter);
+        .with_tokenizer(counter)
+        .with_tools(workload.tools.as_ref());
     crate::endpoint::preflight::preflight(&endpoint)
         .await
         .map_err(|e| format!("pre-flight failed: {e}"))?;

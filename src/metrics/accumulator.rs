@@ -26,6 +26,7 @@ use super::summary::{
     ErrorDetails, ErrorSummaryEntry, LevelMeta, LevelSummary, Scalar, SteadyWindow,
     TokenSourceCounts, HELD_SHARE,
 };
+use super::tool_tally::ToolTally;
 use super::turns::TurnTally;
 use crate::record::{ErrorKind, Interval, RequestRecord, TokenSource};
 
@@ -97,6 +98,7 @@ pub struct LevelAccumulator {
     open: OpenLoopTally,
     // Multi-turn sessions, per turn index: `turns.rs`.
     turns: TurnTally,
+    tools: ToolTally,
 }
 
 /// A finished measurement of a pooled level: its own all-slots-busy window and what started
@@ -212,6 +214,7 @@ impl LevelAccumulator {
             lengths: LengthTally::default(),
             open: OpenLoopTally::default(),
             turns: TurnTally::default(),
+            tools: ToolTally::default(),
         }
     }
 
@@ -311,6 +314,7 @@ impl LevelAccumulator {
         }
         self.open.add(rec);
         self.turns.add(rec);
+        self.tools.add(rec);
         let end_ns = rec.end_ns.max(rec.start_ns);
         self.first_start_ns = self.first_start_ns.min(rec.start_ns);
         self.last_end_ns = self.last_end_ns.max(end_ns);
@@ -488,6 +492,7 @@ impl LevelAccumulator {
             workers: None,
             workload: super::lengths::WorkloadMetrics {
                 turns: self.turns.finish(),
+                tools: self.tools.finish(),
                 ..self.lengths.finish()
             },
             open_loop: self.open.finish(),

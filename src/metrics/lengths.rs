@@ -58,6 +58,9 @@ pub struct WorkloadMetrics {
     /// Multi-turn sessions: the metrics of each turn index (`turns.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turns: Vec<super::turns::TurnMetrics>,
+    /// Answers with tool calls and broken tool calls (`tool_tally.rs`).
+    #[serde(flatten)]
+    pub tools: super::tool_tally::ToolCallMetrics,
 }
 
 /// Folds successful requests into the workload block.
@@ -142,6 +145,7 @@ impl LengthTally {
                 warnings: Vec::new(),
             }),
             turns: Vec::new(),
+            tools: Default::default(),
         }
     }
 }

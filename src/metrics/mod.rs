@@ -17,6 +17,7 @@ pub mod progress;
 pub mod rate;
 pub mod steady;
 pub mod summary;
+pub mod tool_tally;
 pub mod turns;
 pub mod window;
 

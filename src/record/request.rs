@@ -27,17 +27,21 @@ pub enum ErrorKind {
     BadPayload,
     /// The run was stopped while this request was in flight (not an endpoint failure).
     Cancelled,
+    /// The answer carried a tool call whose arguments are not JSON, and the run was asked to
+    /// fail such requests (`--fail-on-bad-tool-call`).
+    BadToolCall,
 }
 
 impl ErrorKind {
     /// Every kind, in display order.
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::Connect,
         ErrorKind::Timeout,
         ErrorKind::HttpStatus,
         ErrorKind::InStreamError,
         ErrorKind::BrokenStream,
         ErrorKind::BadPayload,
+        ErrorKind::BadToolCall,
         ErrorKind::Cancelled,
     ];
 
@@ -51,6 +55,7 @@ impl ErrorKind {
             ErrorKind::BrokenStream => "broken_stream",
             ErrorKind::BadPayload => "bad_payload",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::BadToolCall => "bad_tool_call",
         }
     }
 }
@@ -125,6 +130,12 @@ pub struct ExchangeOutcome {
     /// The answer text and the reasoning text as received.
     pub answer_text: String,
     pub reasoning_text: String,
+    /// Tool calls the answer carried, and how many of them had arguments that are not JSON.
+    pub tool_calls: u32,
+    pub tool_call_errors: u32,
+    /// The tool calls' function names and arguments as received (each a text of its own),
+    /// for the client's token count when the server gave none.
+    pub tool_call_text: Vec<String>,
 }
 
 /// What a record keeps beyond timings and counts that every request has: the server's input
@@ -158,6 +169,16 @@ pub struct RequestDetail {
     /// slot was busy thinking (see `docs/workloads.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_ns: Option<u64>,
+    /// Tool calls in the answer, and how many of them had arguments that do not parse as
+    /// JSON (broken tool calls); left out when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tool_calls: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tool_call_errors: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One request as recorded in a level: times in nanoseconds relative to the level's start.
@@ -253,6 +274,8 @@ impl RequestRecord {
                 session: None,
                 turn: None,
                 think_ns: None,
+                tool_calls: o.tool_calls,
+                tool_call_errors: o.tool_call_errors,
             },
         }
     }

@@ -120,7 +120,7 @@ pub fn csv_columns() -> Vec<String> {
             });
         }
     }
-    for kind in ErrorKind::ALL {
+    for kind in CSV_ERROR_KINDS {
         cols.push(format!("errors_{}", kind.as_str()));
     }
     cols.extend(CSV_TAIL.iter().map(|s| s.to_string()));
@@ -128,7 +128,25 @@ pub fn csv_columns() -> Vec<String> {
 }
 
 /// The columns added after the error kinds (columns are only ever appended).
-const CSV_TAIL: [&str; 3] = ["requests_asked", "held", "verdict"];
+const CSV_TAIL: [&str; 5] = [
+    "requests_asked",
+    "held",
+    "verdict",
+    "errors_bad_tool_call",
+    "tool_call_errors",
+];
+
+/// The error kinds with a column before [`CSV_TAIL`]: every kind but the ones added later,
+/// whose columns come after it.
+const CSV_ERROR_KINDS: [ErrorKind; 7] = [
+    ErrorKind::Connect,
+    ErrorKind::Timeout,
+    ErrorKind::HttpStatus,
+    ErrorKind::InStreamError,
+    ErrorKind::BrokenStream,
+    ErrorKind::BadPayload,
+    ErrorKind::Cancelled,
+];
 
 fn opt(v: Option<f64>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -189,14 +207,15 @@ pub fn levels_csv(levels: &[LevelSummary]) -> String {
                 None => cells.extend(CSV_STATS.iter().map(|_| String::new())),
             }
         }
-        for kind in ErrorKind::ALL {
-            cells.push(
-                l.errors_by_kind
-                    .get(&kind)
-                    .copied()
-                    .unwrap_or(0)
-                    .to_string(),
-            );
+        let errors = |kind: ErrorKind| {
+            l.errors_by_kind
+                .get(&kind)
+                .copied()
+                .unwrap_or(0)
+                .to_string()
+        };
+        for kind in CSV_ERROR_KINDS {
+            cells.push(errors(kind));
         }
         cells.push(l.requests_asked.to_string());
         cells.push(l.held.to_string());
@@ -205,6 +224,8 @@ pub fn levels_csv(levels: &[LevelSummary]) -> String {
                 .map(|v| format!("{v:?}").to_lowercase())
                 .unwrap_or_default(),
         );
+        cells.push(errors(ErrorKind::BadToolCall));
+        cells.push(opt(l.workload.tools.tool_call_errors.map(|n| n as f64)));
         let _ = writeln!(out, "{}", cells.join(","));
     }
     out
@@ -251,13 +272,22 @@ mod tests {
         );
         assert!(lines.next().is_none());
         let cols = csv_columns();
-        assert_eq!(cols.len(), 18 + 8 * 14 + ErrorKind::ALL.len() + 3);
+        assert_eq!(cols.len(), 18 + 8 * 14 + ErrorKind::ALL.len() + 4);
+        // appended, never inserted: the error kinds the first columns had, then the rest
         assert_eq!(
-            &cols[cols.len() - 3..],
-            ["requests_asked", "held", "verdict"]
+            &cols[cols.len() - 6..],
+            [
+                "errors_cancelled",
+                "requests_asked",
+                "held",
+                "verdict",
+                "errors_bad_tool_call",
+                "tool_call_errors"
+            ]
         );
-        // nothing was judged: an empty verdict cell; nothing ran: not held
-        assert!(row.ends_with(",0,false,"), "{row}");
+        // nothing was judged: an empty verdict cell; nothing ran: not held; no tool calls:
+        // none broken, and no tool-call figures
+        assert!(row.ends_with(",0,false,,0,"), "{row}");
         assert!(cols.contains(&"request_latency_p99_ms".to_string()));
         assert!(cols.contains(&"time_to_first_token_count".to_string()));
         assert!(cols.contains(&"errors_http_status".to_string()));

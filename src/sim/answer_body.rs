@@ -15,6 +15,7 @@ use super::api::Route;
 use super::faults::StreamFault;
 use super::output_words::token_word;
 use super::scheduler::TokenEvent;
+use super::tool_answer::ToolCallPlan;
 use crate::clock::now_ns;
 
 /// Largest frame assembled from ready tokens before handing it to hyper, in bytes.
@@ -45,6 +46,8 @@ pub struct Completion {
     pub fault: Option<StreamFault>,
     /// Content chunks before the fault strikes.
     pub fault_after: u32,
+    /// The answer is this tool call (chat requests with tools), not text.
+    pub tool_call: Option<ToolCallPlan>,
     /// Streamed through the SageMaker API: the stream goes out in event-stream frames.
     #[cfg(feature = "sagemaker")]
     pub sagemaker: Option<SageMakerFraming>,
@@ -89,11 +92,44 @@ impl Completion {
     }
 
     fn finish_reason(&self, generated: u32) -> &'static str {
-        if generated >= self.max_tokens {
+        if self.tool_call.is_some() {
+            "\"tool_calls\""
+        } else if generated >= self.max_tokens {
             "\"length\""
         } else {
             "\"stop\""
         }
+    }
+
+    /// The delta of output token `i` of a tool-call answer: the call's id
+    /// (`chatcmpl-tool-sim-N`), type and name
+    /// with the first token, a fragment of its arguments with each one after.
+    fn tool_delta(&self, plan: &ToolCallPlan, i: u32, last: bool, out: &mut String) {
+        let mut args = String::new();
+        plan.fragment(self.text_seed, i, last, &mut args);
+        let args = serde_json::Value::String(args);
+        if i == 0 {
+            let _ = write!(
+                out,
+                "{{\"tool_calls\":[{{\"index\":0,\"id\":\"chatcmpl-tool-{}\",\"type\":\"function\",\"function\":{{\"name\":{},\"arguments\":{args}}}}}]}}",
+                self.id.trim_start_matches("chatcmpl-"), plan.name_json
+            );
+        } else {
+            let _ = write!(
+                out,
+                "{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":{args}}}}}]}}"
+            );
+        }
+    }
+
+    /// A whole answer's message with its tool call.
+    fn tool_message(&self, plan: &ToolCallPlan, tokens: u32, out: &mut String) {
+        let args = serde_json::Value::String(plan.arguments(self.text_seed, tokens));
+        let _ = write!(
+            out,
+            "{{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{{\"id\":\"chatcmpl-tool-{}\",\"type\":\"function\",\"function\":{{\"name\":{},\"arguments\":{args}}}}}]}}",
+            self.id.trim_start_matches("chatcmpl-"), plan.name_json
+        );
     }
 
     fn usage(&self, out: &mut String, completion_tokens: u32) {
@@ -222,6 +258,13 @@ impl StreamState {
         Self::event_start(out);
         c.head(out, true);
         match c.endpoint {
+            Route::Chat if c.tool_call.is_some() => {
+                out.push_str("[{\"index\":0,\"delta\":");
+                if let Some(plan) = &c.tool_call {
+                    c.tool_delta(plan, self.sent - 1, last, out);
+                }
+                let _ = write!(out, ",\"logprobs\":null,\"finish_reason\":{finish}}}]");
+            }
             Route::Chat => {
                 let _ = write!(out, "[{{\"index\":0,\"delta\":{{\"content\":\" {word}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}]");
             }
@@ -438,6 +481,13 @@ impl WholeState {
         }
         let finish = c.finish_reason(self.generated);
         match c.endpoint {
+            Route::Chat if c.tool_call.is_some() => {
+                out.push_str("[{\"index\":0,\"message\":");
+                if let Some(plan) = &c.tool_call {
+                    c.tool_message(plan, self.generated, &mut out);
+                }
+                let _ = write!(out, ",\"logprobs\":null,\"finish_reason\":{finish}}}],");
+            }
             Route::Chat => {
                 let _ = write!(out, "[{{\"index\":0,\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}],");
             }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::tokens::PromptCounter;
+use super::tool_answer::{tool_ask, ToolAsk};
 
 /// Which completion API a request came in on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +74,10 @@ struct ChatRequest {
     ignore_eos: Option<bool>,
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    tools: Option<Vec<Value>>,
+    #[serde(default)]
+    tool_choice: Option<Value>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -123,6 +128,9 @@ pub struct CompletionParams {
     pub stream: bool,
     /// Send a usage chunk before `[DONE]` (streaming).
     pub include_usage: bool,
+    /// Chat requests with `tools` (and a `tool_choice` other than `none`): the tool an
+    /// answer calls.
+    pub tool: Option<ToolAsk>,
 }
 
 fn content_text(v: &Value, out: &mut String) {
@@ -164,9 +172,12 @@ pub fn parse_request(
         (limits.model, limits.max_model_len, limits.kv_cache_tokens);
     let invalid =
         |e: serde_json::Error| ApiError::bad_request(format!("Invalid request body: {e}"));
+    let mut tool = None;
     let (req_model, prompt, max_tokens, min_tokens, ignore_eos, stream, opts) = match endpoint {
         Route::Chat => {
             let r: ChatRequest = serde_json::from_slice(body).map_err(invalid)?;
+            tool = tool_ask(r.tools.as_deref(), r.tool_choice.as_ref())
+                .map_err(ApiError::bad_request)?;
             let mut prompt = String::new();
             for (i, m) in r.messages.iter().enumerate() {
                 if i > 0 {
@@ -259,6 +270,7 @@ pub fn parse_request(
         ignore_eos: ignore_eos.unwrap_or(false),
         stream: stream.unwrap_or(false),
         include_usage: opts.is_some_and(|o| o.include_usage),
+        tool,
     })
 }
 

@@ -81,6 +81,14 @@ pub struct SimArgs {
     /// `every:N`.
     #[arg(long, value_name = "P|every:N", default_value = "off")]
     pub fault_in_stream_error: FaultSpec,
+    /// Chat requests with tools (tool_choice auto or none given): the share of answers that
+    /// are tool calls, streamed as vLLM streams them (tool_choice required or a function
+    /// name: every answer; none: never)
+    #[arg(long, value_name = "SHARE", default_value_t = 1.0, value_parser = crate::values::parse_fraction)]
+    pub tool_call_share: f64,
+    /// The share of tool calls whose arguments are cut short (not valid JSON)
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0, value_parser = crate::values::parse_fraction)]
+    pub tool_call_broken_share: f64,
     /// Count prompt tokens with this tokenizer (approx, o200k, cl100k or a tokenizer.json
     /// path); the prefix cache then works on its token ids.
     #[arg(long, value_name = "NAME|FILE", default_value = "approx")]
@@ -187,6 +195,8 @@ impl SimArgs {
                 malformed: self.fault_malformed,
                 in_stream_error: self.fault_in_stream_error,
             },
+            tool_call_share: self.tool_call_share,
+            tool_call_broken_share: self.tool_call_broken_share,
             tokenizer: self.tokenizer,
             template_overhead: self.template_overhead,
             metric_names: self.metric_names,

@@ -401,6 +401,10 @@ fn complete_body(
         include_usage: params.include_usage,
         fault: stream_fault,
         fault_after: FAULT_AFTER_CHUNKS.min(output_len.saturating_sub(1)),
+        tool_call: params.tool.as_ref().and_then(|ask| {
+            let (share, broken) = (cfg.tool_call_share, cfg.tool_call_broken_share);
+            super::tool_answer::decide(ask, cfg.seed, n, share, broken)
+        }),
         #[cfg(feature = "sagemaker")]
         sagemaker: None,
     };

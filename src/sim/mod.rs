@@ -30,6 +30,7 @@ mod sim_config;
 mod stats;
 mod tls;
 mod tokens;
+mod tool_answer;
 
 use std::io::Write as _;
 use std::net::SocketAddr;

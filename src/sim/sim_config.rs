@@ -142,6 +142,11 @@ pub struct SimConfig {
     pub natural_output_mean: f64,
     /// Fault injection.
     pub faults: FaultConfig,
+    /// Answers to chat requests with `tools`: the share that are tool calls (`tool_choice`
+    /// `auto` or none given; `required` or a named function always call, `none` never), and
+    /// the share of tool calls whose arguments are cut short (not JSON).
+    pub tool_call_share: f64,
+    pub tool_call_broken_share: f64,
     /// Tokenizer that counts prompt tokens: `approx` (the shared approximation), `o200k`,
     /// `cl100k` or the path of a `tokenizer.json`.
     pub tokenizer: String,
@@ -183,6 +188,8 @@ impl Default for SimConfig {
             max_model_len: 32_768,
             natural_output_mean: 256.0,
             faults: FaultConfig::default(),
+            tool_call_share: 1.0,
+            tool_call_broken_share: 0.0,
             tokenizer: "approx".to_string(),
             template_overhead: 0,
             metric_names: MetricNames::Vllm,

@@ -19,6 +19,7 @@ pub mod session_spec;
 pub(crate) mod test_tokenizers;
 pub mod token_counter;
 pub mod tokenizer;
+pub mod tools;
 pub mod trace;
 pub mod traffic;
 pub mod warmup;

@@ -54,6 +54,9 @@ pub struct WorkloadSpec {
     /// Multi-turn sessions (`--turns`); `None`: every request is a conversation of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sessions: Option<SessionSpec>,
+    /// Tools sent with every chat request (`--tools`); `None`: no tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<super::tools::ToolsSpec>,
     /// The loaded tokenizer and dataset (see [`WorkloadSpec::load`]).
     #[serde(skip)]
     pub runtime: Runtime,
@@ -136,6 +139,7 @@ impl WorkloadSpec {
             calibrate: false,
             calibration: None,
             sessions: None,
+            tools: None,
             runtime: Runtime::default(),
         }
     }

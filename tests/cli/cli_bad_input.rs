@@ -400,3 +400,72 @@ fn a_silent_server_is_named_at_the_preflight_timeout() {
         "{e}"
     );
 }
+
+#[test]
+fn bad_tools_name_the_file_and_the_flag() {
+    let dir = tmpdir("badtools");
+    let good = dir.join("tools.json");
+    std::fs::write(
+        &good,
+        r#"[{"type":"function","function":{"name":"lookup"}}]"#,
+    )
+    .unwrap();
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, r#"[{"type":"function","function":{"name":"#).unwrap();
+    let nameless = dir.join("nameless.json");
+    std::fs::write(
+        &nameless,
+        r#"{"tools":[{"type":"function","function":{}}]}"#,
+    )
+    .unwrap();
+    let (good, broken, nameless) = (
+        good.to_str().unwrap(),
+        broken.to_str().unwrap(),
+        nameless.to_str().unwrap(),
+    );
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["--tools", broken],
+            format!("--tools {broken}: not JSON: EOF while parsing a value at line 1 column 39"),
+        ),
+        (
+            vec!["--tools", nameless],
+            format!("--tools {nameless}: tool 1 has no function.name"),
+        ),
+        (
+            vec!["--tools", good, "--tool-choice", "search"],
+            format!(
+                "--tools {good}: tool_choice names the function search, which the tools do \
+                 not define (they define lookup)"
+            ),
+        ),
+        (
+            vec!["--tools", good, "--api", "completions"],
+            format!(
+                "--tools {good}: tools are sent on chat requests, and endpoint sim uses the \
+                 completions API; use --api chat (or leave --tools out)"
+            ),
+        ),
+        (
+            vec!["--tool-choice", "auto"],
+            "--tool-choice applies to the tools chat requests carry: give --tools FILE too, \
+             or leave it out"
+                .to_string(),
+        ),
+        (
+            vec!["--fail-on-bad-tool-call"],
+            "--fail-on-bad-tool-call applies to the tools chat requests carry: give --tools \
+             FILE too, or leave it out"
+                .to_string(),
+        ),
+    ];
+    for (args, want) in cases {
+        let o = bin()
+            .args(["sweep", "-e", "sim", "-c", "1", "-n", "2"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&want), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -67,6 +67,50 @@ fn sweep_counts_every_request_and_writes_the_results_folder() {
     }
 }
 
+/// `--tools` against the simulator, whose answers are then only tool calls: each level has
+/// TTFT, inter-token latency and the output tokens asked for, and its tool-call figures.
+#[test]
+fn a_sweep_with_tools_reads_answers_that_are_only_tool_calls() {
+    let out = tmpdir("tools");
+    let tools = out.join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"{"tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}}],"tool_choice":"required"}"#,
+    )
+    .unwrap();
+    let o = on_sim("sweep", 64, 8)
+        .args(["--out", out.to_str().unwrap()])
+        .args([
+            "-c",
+            "2",
+            "-n",
+            "8",
+            "--json",
+            "--tools",
+            tools.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("stdout is JSON");
+    let l = &v["levels"][0];
+    assert_eq!(l["request_count"]["avg"].as_f64(), Some(8.0), "{l}");
+    assert_eq!(l["output_sequence_length"]["avg"].as_f64(), Some(8.0));
+    assert_eq!(l["time_to_first_token"]["count"], 8);
+    assert_eq!(l["inter_token_latency"]["count"], 8);
+    assert_eq!(l["tool_call_answers"], 8);
+    assert_eq!(l["tool_call_answer_share"].as_f64(), Some(1.0));
+    assert_eq!(l["tool_calls"], 8);
+    assert_eq!(l["tool_call_errors"], 0);
+    let run = only_run_dir(&out);
+    let echo = read_json(&run.join("run.json"));
+    assert_eq!(echo["workload"]["tools"]["tool_choice"], "required");
+    assert_eq!(
+        echo["workload"]["tools"]["tools"][0]["function"]["name"],
+        "lookup"
+    );
+}
+
 #[test]
 fn table_goes_to_stdout_and_progress_to_stderr() {
     let out = tmpdir("table");

@@ -12,5 +12,6 @@ mod replay_e2e;
 mod sessions_e2e;
 mod telemetry_e2e;
 mod telemetry_levels;
+mod tools_e2e;
 mod warmup_flow;
 mod workloads_e2e;

@@ -309,3 +309,77 @@ async fn a_sequence_decodes_one_token_per_step() {
     assert_eq!(sim.stats().steps_total, 200);
     sim.shutdown();
 }
+
+const TOOLS: &str = r#"[{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}}]"#;
+
+/// With tools the answer is a tool call streamed as vLLM streams it: the id, type and name
+/// with empty arguments first, then one arguments fragment per token, `tool_calls` as the
+/// finish reason, usage as usual; the arguments put together are the JSON object of the
+/// tool's required string. Not streamed: `message.tool_calls` with the same arguments.
+#[tokio::test]
+async fn chat_with_tools_answers_with_a_tool_call_streamed_as_vllm_does() {
+    let sim = start(fast()).await;
+    let p = prompt(50, 3);
+    let mut body = chat_body(&p, 5, true);
+    body["tools"] = serde_json::from_str(TOOLS).unwrap();
+    let r = post(sim.addr, "/v1/chat/completions", &body).await;
+    assert_eq!(r.status, 200);
+    let c = r.chunks();
+    // role, 5 tokens, usage
+    assert_eq!(c.len(), 7);
+    assert_eq!(
+        c[1]["choices"][0]["delta"],
+        json!({"tool_calls": [{"index": 0, "id": "chatcmpl-tool-sim-1",
+            "type": "function", "function": {"name": "lookup", "arguments": ""}}]})
+    );
+    let mut args = String::new();
+    for (i, chunk) in c[2..6].iter().enumerate() {
+        let call = &chunk["choices"][0]["delta"]["tool_calls"][0];
+        assert_eq!(call["index"], 0);
+        assert!(call.get("id").is_none() && call["function"].get("name").is_none());
+        args.push_str(call["function"]["arguments"].as_str().unwrap());
+        let finish = &chunk["choices"][0]["finish_reason"];
+        assert_eq!(finish.as_str(), (i == 3).then_some("tool_calls"), "{chunk}");
+    }
+    let v: Value = serde_json::from_str(&args).expect("the arguments are JSON");
+    let words = v["q"].as_str().unwrap();
+    assert_eq!(words.split(' ').count(), 4, "{args}");
+    assert_eq!(c[6]["usage"]["completion_tokens"], 5);
+
+    body["stream"] = json!(false);
+    let whole = post(sim.addr, "/v1/chat/completions", &body).await.json();
+    let m = &whole["choices"][0]["message"];
+    assert_eq!(m["content"], Value::Null);
+    assert_eq!(m["tool_calls"][0]["function"]["name"], "lookup");
+    assert_eq!(m["tool_calls"][0]["function"]["arguments"], args.as_str());
+    assert_eq!(whole["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(whole["usage"]["completion_tokens"], 5);
+
+    // tool_choice none: text as without tools
+    body["tool_choice"] = json!("none");
+    let text = post(sim.addr, "/v1/chat/completions", &body).await.json();
+    assert!(text["choices"][0]["message"]["content"].is_string());
+    assert!(text["choices"][0]["message"].get("tool_calls").is_none());
+    sim.shutdown();
+}
+
+/// `--tool-call-broken-share 1`: every call's arguments are cut short.
+#[tokio::test]
+async fn a_broken_share_of_one_cuts_every_call_short() {
+    let sim = start(SimConfig {
+        tool_call_broken_share: 1.0,
+        ..fast()
+    })
+    .await;
+    let mut body = chat_body(&prompt(50, 4), 6, true);
+    body["tools"] = serde_json::from_str(TOOLS).unwrap();
+    body["stream"] = json!(false);
+    let whole = post(sim.addr, "/v1/chat/completions", &body).await.json();
+    let args = whole["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(args.starts_with("{\"q\": \""), "{args}");
+    assert!(serde_json::from_str::<Value>(&args).is_err(), "{args}");
+    sim.shutdown();
+}

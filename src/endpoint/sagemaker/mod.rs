@@ -100,7 +100,7 @@ impl SageMakerClient {
                 api,
                 ..spec.clone()
             };
-            openai::request_body(&spec, input, max_tokens)
+            openai::request_body(&spec, input, max_tokens, None)
         };
         if let RequestInput::Captured { body, .. } = input {
             return super::captured::sagemaker_body(body, spec.stream, max_tokens);
