@@ -23,9 +23,9 @@ pub async fn run_campaign_watch(watched: Watched, rec: CampaignRecord) -> anyhow
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let mut view = CampaignView::new(&rec, color);
     view.keys = if watched.can_stop {
-        "watching (read-only): x asks the campaign to stop, q leaves it running"
+        "watching: x asks it to stop, q leaves it running"
     } else {
-        "watching (read-only): q leaves the campaign running"
+        "watching (read-only): q leaves it running"
     };
     let (tx, mut rx) = mpsc::channel::<CampaignEvent>(512);
     let leave = CancellationToken::new();

@@ -3,6 +3,8 @@
 //! shows the levels that finished before it connected, follows the run to its end, says how it
 //! ended, and leaves (q, exit 0) with the level table `show` prints of the run's files. On a
 //! distributed search over three local workers, from its start: the same, with the workers.
+//! On a served campaign: the campaign view, each candidate done with the answer its
+//! `campaign.json` ranks it by, and the campaign's end said.
 
 use crate::support::common::{bin, only_run_dir, start_served, stdout, tmpdir, SimProcess};
 use crate::support::tmux_support::Tmux;
@@ -135,4 +137,74 @@ fn a_watched_distributed_search_shows_its_workers_and_ends_with_shows_table() {
     assert!(!measured.is_empty());
     let levels: Vec<&str> = measured.iter().map(String::as_str).collect();
     same_rows_as_show(&s, &runs, &levels);
+}
+
+#[test]
+fn a_watched_campaign_shows_each_candidate_done_with_its_recorded_answer() {
+    let dir = tmpdir("tmux-watch-campaign");
+    let file = dir.join("two.toml");
+    // two simulators at 10x, small searches (16 requests a level, 3 levels): seconds each
+    std::fs::write(
+        &file,
+        "e2e_sla_ms = \"p90:300ms\"\nmax_error_rate = 0.1\nconcurrency_min = 1\n\
+         concurrency_max = 8\nsearch_max_iterations = 3\nrequest_count = 16\n\
+         input_tokens = 16\noutput_tokens = 8\n\
+         [[candidates]]\nlabel = \"two slots\"\nprice_per_hour = 1.0\n\
+         sim = { time_scale = 10.0, max_num_seqs = 2, decode_base_ms = 20.0, \
+         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n\
+         [[candidates]]\nlabel = \"eight slots\"\nprice_per_hour = 2.0\n\
+         sim = { time_scale = 10.0, max_num_seqs = 8, decode_base_ms = 20.0, \
+         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n",
+    )
+    .unwrap();
+    let runs = dir.join("runs");
+    let (mut run, url, _said) = start_served(
+        bin()
+            .arg("campaign")
+            .arg(&file)
+            .args(["--serve", "127.0.0.1:0", "--out"])
+            .arg(&runs),
+    );
+    let Some(t) = Tmux::start("watch-campaign", 120, 40) else {
+        let _ = run.kill();
+        return;
+    };
+    t.type_line(&format!(
+        "{} watch {url}; echo EXIT=$?",
+        env!("CARGO_BIN_EXE_rightsize")
+    ));
+    let s = t.wait_for("the finished campaign", Duration::from_secs(120), |s| {
+        s.contains("campaign finished: q leaves")
+    });
+    assert!(
+        s.contains("watching (read-only): q leaves it running"),
+        "{s}"
+    );
+    assert_eq!(run.wait().unwrap().code(), Some(0));
+    let campaign = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("campaign.json").exists())
+        .expect("the campaign's folder");
+    let rec = crate::support::common::read_json(&campaign.join("campaign.json"));
+    let ranking = rec["ranking"].as_array().unwrap();
+    assert_eq!(ranking.len(), 2, "{rec}");
+    for row in ranking {
+        let label = row["label"].as_str().unwrap();
+        let answer = row["answer"]["value"].as_f64().expect("an answer");
+        let line = s
+            .lines()
+            .find(|l| l.contains(&format!(" {label}  (")))
+            .unwrap_or_else(|| panic!("no line of {label}:\n{s}"));
+        assert!(
+            line.contains(&format!("done: answer {answer:.0},")),
+            "{label}: {answer}\n{s}"
+        );
+    }
+    t.keys(&["q"]);
+    let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
+        s.lines()
+            .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
+    });
+    assert!(s.contains("EXIT=0"), "{s}");
 }
