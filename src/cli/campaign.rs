@@ -326,13 +326,7 @@ async fn run_candidates(
         Some(o) => Some(crate::campaign::served::serve(o, cancel.clone(), &run).await?),
         None => None,
     };
-    let rx = match &served {
-        Some(s) => {
-            eprintln!("{}", s.banner());
-            s.tee(rx)
-        }
-        None => rx,
-    };
+    let rx = crate::serve::Served::announce_and_tee(served.as_ref(), rx);
     let printer = tokio::spawn(crate::campaign::printer::print_campaign(
         rx,
         run.candidate_lines(),

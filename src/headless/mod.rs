@@ -143,13 +143,7 @@ pub async fn launch(
         }
         None => None,
     };
-    let rx = match &served {
-        Some(s) => {
-            eprintln!("{}", s.banner());
-            s.tee(rx)
-        }
-        None => rx,
-    };
+    let rx = Served::announce_and_tee(served.as_ref(), rx);
     let row_analysis = (rows && !json).then(|| analysis.clone());
     let printer = tokio::spawn(print_progress(rx, row_analysis));
     let kind = req.kind.clone();

@@ -133,6 +133,21 @@ impl<E: Logged> Served<E> {
         )
     }
 
+    /// Says where the run is served (on stderr) and puts its events through the log:
+    /// [`Served::tee`] of `rx`, or `rx` itself when it is not served.
+    pub fn announce_and_tee(
+        served: Option<&Served<E>>,
+        rx: mpsc::Receiver<E>,
+    ) -> mpsc::Receiver<E> {
+        match served {
+            Some(s) => {
+                eprintln!("{}", s.banner());
+                s.tee(rx)
+            }
+            None => rx,
+        }
+    }
+
     /// Puts each event of `rx` in the log and passes it on to the returned receiver. When the
     /// engine's side ends, the log is closed.
     pub fn tee(&self, mut rx: mpsc::Receiver<E>) -> mpsc::Receiver<E> {

@@ -87,6 +87,13 @@ impl CampaignView {
         }
     }
 
+    /// Folds in every event already sent on `rx` (without waiting for more).
+    pub fn apply_sent(&mut self, rx: &mut tokio::sync::mpsc::Receiver<CampaignEvent>) {
+        while let Ok(ev) = rx.try_recv() {
+            self.apply(&ev);
+        }
+    }
+
     /// The answer of a candidate that is done, from the ranking.
     pub fn answer_of(&self, label: &str) -> Option<&RankedRow> {
         self.ranking.iter().find(|r| r.numbers.label == label)

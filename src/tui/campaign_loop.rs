@@ -56,16 +56,12 @@ pub async fn run_campaign_view(
             _ = frame.tick() => {}
             Some(ev) = rx.recv() => {
                 view.apply(&ev);
-                while let Ok(ev) = rx.try_recv() {
-                    view.apply(&ev);
-                }
+                view.apply_sent(&mut rx);
                 dirty = true;
             }
             done = async { worker.as_mut().expect("guarded by is_some").await }, if worker.is_some() => {
                 worker = None;
-                while let Ok(ev) = rx.try_recv() {
-                    view.apply(&ev);
-                }
+                view.apply_sent(&mut rx);
                 match done {
                     Ok((r, end)) => {
                         view.status = Some(end_status(&end));

@@ -55,16 +55,12 @@ pub async fn run_campaign_watch(watched: Watched, rec: CampaignRecord) -> anyhow
             _ = frame.tick() => {}
             Some(ev) = rx.recv() => {
                 view.apply(&ev);
-                while let Ok(ev) = rx.try_recv() {
-                    view.apply(&ev);
-                }
+                view.apply_sent(&mut rx);
                 dirty = true;
             }
             done = async { following.as_mut().expect("guarded by is_some").await }, if following.is_some() => {
                 following = None;
-                while let Ok(ev) = rx.try_recv() {
-                    view.apply(&ev);
-                }
+                view.apply_sent(&mut rx);
                 let (status, broke) = ended_status(&view, done);
                 (view.status, view.ended, failed) = (Some(status), true, broke);
                 dirty = true;
