@@ -1,0 +1,135 @@
+//! `--prefix-cache keep|reset` against the simulator, end to end. Every level sends the same
+//! prompts (a dataset read in order, each prompt new from its first token, so no request
+//! shares a block with another of its level, cooldown requests included: the file holds
+//! more prompts than a level sends). So a prompt's blocks are cached only by an earlier
+//! level: with `keep` the second level reads the first level's prompts warm; with `reset`
+//! the server's cache is emptied before each level and no request of any level hits it. The
+//! check is exact: the simulator's own hit counter, and each level's hit rate from its
+//! `/metrics` (the level's telemetry window opens after the reset). A simulator that refuses
+//! the reset (as vLLM does outside its development mode) is named once and the run goes on.
+
+use crate::support::common;
+use common::{bin, http_get, prometheus_value, read_json, stderr, tmpdir, SimProcess};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// 64 prompts of 64 approximate tokens, each beginning with its own word.
+fn prompts() -> PathBuf {
+    let text: String = (0..64)
+        .map(|i| {
+            let words: Vec<String> = (0..63).map(|w| format!("w{}", (i * 7 + w) % 97)).collect();
+            format!("{{\"text\": \"p{i} {}\"}}\n", words.join(" "))
+        })
+        .collect();
+    let p = tmpdir("prefix-cache").join("prompts.jsonl");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A sweep of `levels`, six requests a level without warm-up, over the
+/// prompts, against `sim` with `extra` flags; its output and run folder.
+fn sweep(sim: &SimProcess, levels: &str, extra: &[&str]) -> (std::process::Output, PathBuf) {
+    let out = tmpdir("prefix-cache-run");
+    let o = bin()
+        .args([
+            "sweep",
+            "-e",
+            &sim.url,
+            "--output-tokens",
+            "8",
+            "-c",
+            levels,
+        ])
+        .args(["-n", "6", "--warmup", "0", "--no-calibrate", "--no-tui"])
+        .arg("--dataset")
+        .arg(prompts())
+        .args(extra)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let run = if o.status.success() {
+        common::only_run_dir(&out)
+    } else {
+        out
+    };
+    (o, run)
+}
+
+/// Each level file's `prefix_cache` and its server's prefix-cache hit rate, in order.
+fn levels(run: &Path) -> Vec<(Value, Value)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            name.starts_with("level-") && name.ends_with(".json")
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let level = read_json(f);
+            (
+                level["prefix_cache"].clone(),
+                level["server"]["prefix_cache_hit_rate"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The simulator's prefix-cache hits since it started, in tokens.
+fn hits(sim: &SimProcess) -> f64 {
+    prometheus_value(
+        &http_get(&sim.url, "/metrics"),
+        "vllm:prefix_cache_hits_total",
+    )
+}
+
+#[test]
+fn a_reset_empties_the_cache_before_each_level_where_keep_reads_it_warm() {
+    let kept = SimProcess::start(&["--time-scale", "20"]);
+    let (o, run) = sweep(&kept, "1,2", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let keep = levels(&run);
+    assert_eq!(keep.len(), 2, "{keep:?}");
+    // the default, said in every level file; the first level met a cold server, the second
+    // its prompts cached by the first
+    assert_eq!(keep[0], (Value::from("keep"), Value::from(0.0)));
+    assert_eq!(keep[1].0, "keep");
+    assert!(keep[1].1.as_f64().unwrap() > 0.0, "{keep:?}");
+    assert!(hits(&kept) > 0.0);
+
+    let emptied = SimProcess::start(&["--time-scale", "20"]);
+    let (o, run) = sweep(&emptied, "1,2", &["--prefix-cache", "reset"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("prefix cache"), "{}", stderr(&o));
+    let reset = levels(&run);
+    // every request of every level, its first round included, met an empty cache
+    assert_eq!(
+        reset,
+        [
+            (Value::from("reset"), Value::from(0.0)),
+            (Value::from("reset"), Value::from(0.0))
+        ]
+    );
+    assert_eq!(hits(&emptied), 0.0);
+}
+
+#[test]
+fn a_refused_reset_is_said_once_and_the_run_goes_on_keeping_the_cache() {
+    let sim = SimProcess::start(&["--time-scale", "20", "--refuse-prefix-cache-reset"]);
+    let (o, run) = sweep(&sim, "1,2,3", &["--prefix-cache", "reset"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    let said = "--prefix-cache reset: the server's prefix cache reset was refused before level 1";
+    assert_eq!(err.matches(said).count(), 1, "{err}");
+    assert_eq!(err.matches("--prefix-cache reset:").count(), 1, "{err}");
+    assert!(err.contains("answered 404 Not Found"), "{err}");
+    assert!(err.contains("VLLM_SERVER_DEV_MODE=1"), "{err}");
+    let states: Vec<Value> = levels(&run).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(states, ["reset_refused", "reset_refused", "reset_refused"]);
+    // the cache was kept: the later levels read the earlier ones' prompts
+    assert!(hits(&sim) > 0.0);
+}
