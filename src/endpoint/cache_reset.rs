@@ -173,7 +173,9 @@ mod tests {
             })
         };
         let base = "http://h:8000/v1";
-        let cases: [(Option<&str>, Option<&str>, Result<ResetCall, String>); 8] = [
+        // (scheme, --prefix-cache-reset-url, the call)
+        type Case<'a> = (Option<&'a str>, Option<&'a str>, Result<ResetCall, String>);
+        let cases: [Case<'_>; 8] = [
             (
                 Some("vllm"),
                 None,
