@@ -7,6 +7,8 @@
 //! check is exact: the simulator's own hit counter, and each level's hit rate from its
 //! `/metrics` (the level's telemetry window opens after the reset). A simulator that refuses
 //! the reset (as vLLM does outside its development mode) is named once and the run goes on.
+//! A distributed run's controller resets once per level (at `--prefix-cache-reset-url`,
+//! counted by a loopback server), its workers never.
 
 use crate::support::common;
 use common::{bin, http_get, prometheus_value, read_json, stderr, tmpdir, SimProcess};
@@ -132,4 +134,59 @@ fn a_refused_reset_is_said_once_and_the_run_goes_on_keeping_the_cache() {
     assert_eq!(states, ["reset_refused", "reset_refused", "reset_refused"]);
     // the cache was kept: the later levels read the earlier ones' prompts
     assert!(hits(&sim) > 0.0);
+}
+
+/// A loopback server that answers every request `200` with an empty body and keeps each
+/// request's line (`POST /flush HTTP/1.1`), for `--prefix-cache-reset-url`.
+fn reset_counter() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/flush", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            kept.lock().unwrap().push(line.trim_end().to_string());
+            // the head's other lines (a reset has no body)
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_distributed_run_s_controller_resets_once_per_level_at_the_url_given() {
+    let (url, seen) = reset_counter();
+    let sim = SimProcess::start(&["--time-scale", "20"]);
+    // the URL alone asks for a reset; two local workers share each level
+    let (o, run) = sweep(
+        &sim,
+        "2,4",
+        &[
+            "--prefix-cache-reset-url",
+            &url,
+            "--workers",
+            "2",
+            "--worker-backend",
+            "local",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let states: Vec<Value> = levels(&run).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(states, ["reset", "reset"]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["POST /flush HTTP/1.1", "POST /flush HTTP/1.1"]
+    );
 }
