@@ -499,7 +499,7 @@ fn reset_url_arg(s: &str) -> Result<String, String> {
     match url::Url::parse(s) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(s.to_string()),
         _ => Err(format!(
-            "`{}` is not an http(s) URL; give the URL a POST to empties the server's prefix \
+            "`{}` is not an http(s) URL; give the URL whose POST empties the server's prefix \
              cache, e.g. http://127.0.0.1:8000/reset_prefix_cache",
             crate::secrets::redact_url(s)
         )),
