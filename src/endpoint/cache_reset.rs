@@ -56,6 +56,14 @@ pub fn server_root(base_url: &str) -> String {
         .to_string()
 }
 
+/// The scheme of a server by the `owned_by` its `GET /v1/models` gives (`vllm`, `sglang`,
+/// `llamacpp`), for a server whose `/metrics` is off (llama.cpp without `--metrics`).
+pub fn scheme_of_owner(owned_by: &str) -> Option<&'static str> {
+    ["vllm", "sglang", "llamacpp"]
+        .into_iter()
+        .find(|s| owned_by.eq_ignore_ascii_case(s))
+}
+
 /// The reset for a server whose metrics matched `scheme` (`vllm`, `sglang`, `llamacpp`,
 /// `tgi`; `None`: no metrics rightsize knows), at API base `base_url`; `given` (the
 /// user's URL) wins over the scheme. `Err`: why there is none.
@@ -230,6 +238,21 @@ mod tests {
                 want,
                 "{scheme:?} {given:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_server_by_the_owner_of_its_models() {
+        let cases = [
+            ("vllm", Some("vllm")),
+            ("sglang", Some("sglang")),
+            ("llamacpp", Some("llamacpp")),
+            ("LlamaCpp", Some("llamacpp")),
+            ("openai", None),
+            ("", None),
+        ];
+        for (owner, want) in cases {
+            assert_eq!(scheme_of_owner(owner), want, "{owner}");
         }
     }
 

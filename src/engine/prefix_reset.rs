@@ -4,14 +4,15 @@
 //! run's levels call it (`levels`), in the one process that runs them: a distributed run's
 //! controller resets once per level, its workers never.
 //!
-//! The call is chosen once, by the naming scheme of the server's `/metrics` (read once) or
-//! the URL the user gave. A reset that is refused (vLLM outside its development mode, a
-//! 404, a connection error) or that the server has none of is said once, naming the
-//! server setting, and the run goes on with the cache kept; each level file says which
+//! The call is chosen once, by the naming scheme of the server's `/metrics` (read once; else
+//! the `owned_by` of its models, as pre-flight read them) or the URL the user gave. A reset
+//! that is refused (vLLM outside its development mode, a 404, a connection error) or that
+//! the server has none of is said once, naming the server setting, and the run goes on with
+//! the cache kept; each level file says which
 //! ([`PrefixCacheState`]).
 
 use super::events::EngineEvent;
-use crate::endpoint::cache_reset::{reset_call, reset_prefix_cache, ResetCall};
+use crate::endpoint::cache_reset::{reset_call, reset_prefix_cache, scheme_of_owner, ResetCall};
 use crate::endpoint::Endpoint;
 use crate::record::{PrefixCachePolicy, PrefixCacheState};
 use tokio::sync::mpsc;
@@ -22,6 +23,9 @@ pub(super) struct PrefixReset {
     policy: PrefixCachePolicy,
     /// `--prefix-cache-reset-url`.
     url: Option<String>,
+    /// The `owned_by` of the server's models (pre-flight): its scheme when its `/metrics`
+    /// says none.
+    owned_by: Option<String>,
     /// The call, once chosen.
     call: Option<ResetCall>,
     /// A reset refused or not served: said once, and every level after keeps the cache.
@@ -29,10 +33,11 @@ pub(super) struct PrefixReset {
 }
 
 impl PrefixReset {
-    pub fn new(policy: PrefixCachePolicy, url: Option<String>) -> Self {
+    pub fn new(policy: PrefixCachePolicy, url: Option<String>, owned_by: Option<String>) -> Self {
         PrefixReset {
             policy,
             url,
+            owned_by,
             ..PrefixReset::default()
         }
     }
@@ -74,7 +79,7 @@ impl PrefixReset {
     }
 
     /// The call: the user's URL, else the one the server's scheme serves (its `/metrics`
-    /// read once; a SageMaker endpoint has none).
+    /// read once, else the owner of its models; a SageMaker endpoint has none).
     async fn choose(&self, endpoint: &Endpoint) -> Result<ResetCall, String> {
         let base = &endpoint.spec().base_url;
         if self.url.is_none() && endpoint.is_sagemaker() {
@@ -82,7 +87,9 @@ impl PrefixReset {
         }
         let scheme = match &self.url {
             Some(_) => None,
-            None => crate::telemetry::scrape::server_scheme(&endpoint.control_client(), base).await,
+            None => crate::telemetry::scrape::server_scheme(&endpoint.control_client(), base)
+                .await
+                .or_else(|| self.owned_by.as_deref().and_then(scheme_of_owner)),
         };
         reset_call(scheme, base, self.url.as_deref())
     }

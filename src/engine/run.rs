@@ -147,6 +147,7 @@ pub async fn run(
     };
     let mut given = req.sink;
     let mut sink = StopOnFailure::new(&mut *given, stop.clone());
+    let owned_by = server.owned_by.clone();
     let named = (req.endpoint.name.as_str(), &endpoint, server);
     let (run_id, dir) = open_run(&mut sink, &mut echo, named, &events).await?;
     let mut scraping = Scraping::start(
@@ -164,7 +165,11 @@ pub async fn run(
         ask,
     };
     let mut levels = Levels::default();
-    levels.prefix_cache = PrefixReset::new(req.prefix_cache, req.prefix_cache_reset_url.clone());
+    levels.prefix_cache = PrefixReset::new(
+        req.prefix_cache,
+        req.prefix_cache_reset_url.clone(),
+        owned_by,
+    );
     levels
         .run(&on, &mut *planner, &mut sink, &mut scraping)
         .await?;
