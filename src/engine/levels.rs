@@ -1,9 +1,9 @@
 //! A run's levels, one after another as the plan asks: each level's load made from the plan's
 //! next step (a concurrency, measured again when the search pools; a rate or schedule; a
 //! replayed trace), the server's prefix cache kept or emptied before it (`prefix_reset`), run
-//! (`level::run`) and kept: its telemetry, its lengths checked, its
-//! file written the moment it ends. A level cut short while measured again stays what its
-//! earlier measurements made it; a level that lost a worker ends the run after it is kept.
+//! (`level::run`) and kept: its telemetry, its lengths checked, its file written the moment
+//! it ends. A level cut short while measured again stays what its earlier measurements made
+//! it; a level that lost a worker ends the run after it is kept.
 
 use super::events::EngineEvent;
 use super::fleet::Fleet;
@@ -99,11 +99,12 @@ impl Levels {
             let order = self.measurements;
             self.measurements += 1;
             // the cache emptied (or not) before the level's warm-up and its telemetry
-            // window, so the level's hit rate is the one after the reset
-            let cache = self
-                .prefix_cache
-                .before_level(on.endpoint, on.events, index)
-                .await;
+            // window, so the level's hit rate is the one after the reset; a stop meanwhile
+            // begins no level
+            let cache = tokio::select! {
+                c = self.prefix_cache.before_level(on.endpoint, on.events, index) => c,
+                _ = on.stop.cancelled() => break,
+            };
             scraping.begin(index).await;
             #[cfg(feature = "sagemaker")]
             let began = crate::wallclock::now();

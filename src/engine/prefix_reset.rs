@@ -8,8 +8,7 @@
 //! the `owned_by` of its models, as pre-flight read them) or the URL the user gave. A reset
 //! that is refused (vLLM outside its development mode, a 404, a connection error) or that
 //! the server has none of is said once, naming the server setting, and the run goes on with
-//! the cache kept; each level file says which
-//! ([`PrefixCacheState`]).
+//! the cache kept; each level file says which ([`PrefixCacheState`]).
 
 use super::events::EngineEvent;
 use crate::endpoint::cache_reset::{reset_call, reset_prefix_cache, scheme_of_owner, ResetCall};
