@@ -102,6 +102,8 @@ fn a_reset_empties_the_cache_before_each_level_where_keep_reads_it_warm() {
     assert_eq!(keep[1].0, "keep");
     assert!(keep[1].1.as_f64().unwrap() > 0.0, "{keep:?}");
     assert!(hits(&kept) > 0.0);
+    // the default is not said by `show` (its level files say it)
+    assert!(!show(&run).contains("  cache "), "{}", show(&run));
 
     let emptied = SimProcess::start(&["--time-scale", "20"]);
     let (o, run) = sweep(&emptied, "1,2", &["--prefix-cache", "reset"]);
@@ -117,6 +119,21 @@ fn a_reset_empties_the_cache_before_each_level_where_keep_reads_it_warm() {
         ]
     );
     assert_eq!(hits(&emptied), 0.0);
+    assert!(
+        show(&run).contains(
+            "  cache     prefix cache emptied before each level and its warm-up \
+             (--prefix-cache reset)\n"
+        ),
+        "{}",
+        show(&run)
+    );
+}
+
+/// What `rightsize show` prints of a run.
+fn show(run: &Path) -> String {
+    let o = bin().arg("show").arg(run).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    common::stdout(&o)
 }
 
 #[test]
@@ -132,6 +149,14 @@ fn a_refused_reset_is_said_once_and_the_run_goes_on_keeping_the_cache() {
     assert!(err.contains("VLLM_SERVER_DEV_MODE=1"), "{err}");
     let states: Vec<Value> = levels(&run).into_iter().map(|(s, _)| s).collect();
     assert_eq!(states, ["reset_refused", "reset_refused", "reset_refused"]);
+    assert!(
+        show(&run).contains(
+            "  cache     prefix cache kept: a reset was asked, the server refused it \
+             (reset_refused)\n"
+        ),
+        "{}",
+        show(&run)
+    );
     // the cache was kept: the later levels read the earlier ones' prompts
     assert!(hits(&sim) > 0.0);
 }
