@@ -87,6 +87,8 @@ async fn one_rate(base_url: &str, rps: f64, arrival: Arrival) {
             ..OpenSettings::default()
         },
         traffic: None,
+        prefix_cache: Default::default(),
+        prefix_cache_reset_url: None,
         fleet: None,
     };
     let planner = SweepPlanner::open(

@@ -532,6 +532,8 @@ pub async fn prepare(l: Launch) -> anyhow::Result<Prepared> {
         config_sources: l.run.config_sources.clone(),
         open: l.run.open,
         traffic: l.traffic,
+        prefix_cache: l.run.prefix_cache,
+        prefix_cache_reset_url: l.run.prefix_cache_reset_url.clone(),
         fleet,
     };
     Ok(Prepared {

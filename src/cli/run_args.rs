@@ -420,6 +420,19 @@ pub struct RunArgs {
     /// headless
     #[arg(long, value_name = "ADDR", value_parser = crate::serve::parse_addr)]
     pub serve: Option<std::net::SocketAddr>,
+    /// The server's prefix cache before each level: `keep` (what the levels before cached
+    /// stays: a level may read them warm) or `reset` (emptied before every level and its
+    /// warm-up through the server's own endpoint: vLLM's POST /reset_prefix_cache, SGLang's
+    /// /flush_cache, llama.cpp's slot erase; docs/telemetry.md). A server that refuses is
+    /// said once and the run goes on with `keep`; each level file says which
+    /// [default: keep, or reset with --prefix-cache-reset-url]
+    #[arg(long, value_name = "keep|reset", value_parser = crate::record::PrefixCachePolicy::parse)]
+    pub prefix_cache: Option<crate::record::PrefixCachePolicy>,
+    /// POST here to empty the server's prefix cache, instead of the endpoint its /metrics
+    /// names (sent with the endpoint's headers and credentials); implies
+    /// --prefix-cache reset
+    #[arg(long, value_name = "URL", value_parser = reset_url_arg)]
+    pub prefix_cache_reset_url: Option<String>,
     /// Largest share of failed requests a level may have and still pass, when no
     /// --error-rate-sla is given: 0.01 (the default) or 1%. A level cannot pass by shedding
     /// load
@@ -481,6 +494,18 @@ fn gpu_metrics_arg(s: &str) -> Result<String, String> {
     }
 }
 
+/// `--prefix-cache-reset-url`: an http(s) URL.
+fn reset_url_arg(s: &str) -> Result<String, String> {
+    match url::Url::parse(s) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(s.to_string()),
+        _ => Err(format!(
+            "`{}` is not an http(s) URL; give the URL whose POST empties the server's prefix \
+             cache, e.g. http://127.0.0.1:8000/reset_prefix_cache",
+            crate::secrets::redact_url(s)
+        )),
+    }
+}
+
 /// `1%` or `0.01`: a fraction between 0 and 1.
 pub fn parse_fraction_or_pct(s: &str) -> Result<f64, String> {
     let v = parse_share(s)?;
@@ -505,6 +530,8 @@ impl RunArgs {
             max_error_rate: self.max_error_rate,
             open: Default::default(),
             fleet: self.fleet.choice(),
+            prefix_cache: self.prefix_cache,
+            prefix_cache_reset_url: self.prefix_cache_reset_url.clone(),
         }
     }
 

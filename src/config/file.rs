@@ -50,6 +50,13 @@ pub struct Defaults {
     /// The error-rate limit every analysis applies when no error-rate SLA is given
     /// (default 0.01).
     pub max_error_rate: Option<Fraction>,
+    /// The server's prefix cache before each level: `"keep"` (the default) or `"reset"`
+    /// (`--prefix-cache`).
+    pub prefix_cache: Option<crate::record::PrefixCachePolicy>,
+    /// A POST that empties the prefix cache instead of the server's own endpoint
+    /// (`--prefix-cache-reset-url`; checked as read).
+    #[serde(default, deserialize_with = "checked_url")]
+    pub prefix_cache_reset_url: Option<String>,
 }
 
 /// What serves an endpoint.

@@ -96,6 +96,10 @@ pub struct RunOverrides {
     pub open: crate::workload::arrivals::OpenSettings,
     /// `--workers`, `--worker-backend`, `--controller-listen`: a distributed run.
     pub fleet: Option<FleetChoice>,
+    /// `--prefix-cache keep|reset`: the server's prefix cache before each level.
+    pub prefix_cache: Option<crate::record::PrefixCachePolicy>,
+    /// `--prefix-cache-reset-url`: a POST that empties it instead of the server's own.
+    pub prefix_cache_reset_url: Option<String>,
 }
 
 /// A distributed run as asked (`docs/distributed.md`).

@@ -46,6 +46,11 @@ pub struct RunSettings {
     pub open: crate::workload::arrivals::OpenSettings,
     /// A distributed run (`--workers`); `None`: one process.
     pub fleet: Option<super::overrides::FleetChoice>,
+    /// The server's prefix cache before each level (`--prefix-cache`, the file's
+    /// `prefix_cache`; default: kept).
+    pub prefix_cache: crate::record::PrefixCachePolicy,
+    /// A POST that empties it instead of the server's own (`--prefix-cache-reset-url`).
+    pub prefix_cache_reset_url: Option<String>,
 }
 
 /// The telemetry interval when none is given: a second, or against the built-in simulator a
@@ -109,7 +114,26 @@ pub(crate) fn run_settings(
             ..r.open
         },
         fleet: r.fleet.clone(),
+        prefix_cache: prefix_cache_policy(cfg, r),
+        prefix_cache_reset_url: r
+            .prefix_cache_reset_url
+            .clone()
+            .or_else(|| cfg.defaults.prefix_cache_reset_url.clone()),
     }
+}
+
+/// The prefix-cache policy: the flag over the file; unsaid, a reset URL given (flag or
+/// file) asks for `reset`, else the cache is kept.
+fn prefix_cache_policy(cfg: &ConfigFile, r: &RunOverrides) -> crate::record::PrefixCachePolicy {
+    use crate::record::PrefixCachePolicy;
+    let url = r.prefix_cache_reset_url.is_some() || cfg.defaults.prefix_cache_reset_url.is_some();
+    r.prefix_cache
+        .or(cfg.defaults.prefix_cache)
+        .unwrap_or(if url {
+            PrefixCachePolicy::Reset
+        } else {
+            PrefixCachePolicy::Keep
+        })
 }
 
 /// A fully resolved concurrency sweep.
@@ -611,6 +635,51 @@ mod tests {
         assert_eq!(warmup("cold", None), Warmup::Requests(0));
         assert_eq!(warmup("cold", Some(100)), Warmup::Requests(100));
         assert_eq!(warmup("reference", Some(0)), Warmup::Requests(0));
+    }
+
+    #[test]
+    fn the_prefix_cache_flag_wins_over_the_file_and_a_reset_url_asks_for_a_reset() {
+        use crate::record::PrefixCachePolicy::{Keep, Reset};
+        let url = "http://h:1/flush";
+        // (the file's [defaults] lines, --prefix-cache, --prefix-cache-reset-url, want)
+        let cases = [
+            ("", None, None, (Keep, None)),
+            ("prefix_cache = \"reset\"", None, None, (Reset, None)),
+            ("prefix_cache = \"reset\"", Some(Keep), None, (Keep, None)),
+            ("", Some(Reset), None, (Reset, None)),
+            ("", None, Some(url), (Reset, Some(url))),
+            ("", Some(Keep), Some(url), (Keep, Some(url))),
+            (
+                "prefix_cache_reset_url = \"http://h:1/flush\"",
+                None,
+                None,
+                (Reset, Some(url)),
+            ),
+        ];
+        for (file, flag, given, want) in cases {
+            let text = SHIPPED.replacen("[defaults]\n", &format!("[defaults]\n{file}\n"), 1);
+            let cfg = ConfigFile::parse(&text, "test").unwrap();
+            let s = SweepOverrides {
+                run: RunOverrides {
+                    prefix_cache: flag,
+                    prefix_cache_reset_url: given.map(String::from),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let run = resolve_sweep(&cfg, vec![], &Default::default(), &Default::default(), &s)
+                .unwrap()
+                .run;
+            let got = (run.prefix_cache, run.prefix_cache_reset_url);
+            assert_eq!(
+                got,
+                (want.0, want.1.map(String::from)),
+                "{file} {flag:?} {given:?}"
+            );
+        }
+        let bad = SHIPPED.replacen("[defaults]\n", "[defaults]\nprefix_cache = \"flush\"\n", 1);
+        let e = ConfigFile::parse(&bad, "bad.toml").unwrap_err().to_string();
+        assert!(e.contains("prefix_cache") && e.contains("keep"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The control-plane client: every HTTP call that is not a generation request, on reqwest.
 //! The endpoint's `GET /models` (pre-flight, the server's identity), the server telemetry's
-//! `/metrics` and llama.cpp's `/props`, the GPU exporter's metrics, and a distributed run's
+//! `/metrics` and llama.cpp's `/props`, the prefix-cache reset (`super::cache_reset`), the GPU exporter's metrics, and a distributed run's
 //! worker calling its controller all go through here. This is the only file of the crate
 //! that names reqwest: it builds the clients those callers need and answers in the crate's
 //! own types (`http`'s status, method and headers, [`Answer`], [`ControlError`]).
@@ -168,6 +168,20 @@ impl ControlClient {
         let answer = self.send(req, self.whole).await?;
         let status = answer.status();
         Ok((status, answer.bytes().await?))
+    }
+
+    /// `POST url` without a body, within `timeout`: the answer's status (its body read and
+    /// dropped, so the connection can be used again).
+    pub async fn post_empty(
+        &self,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<StatusCode, ControlError> {
+        let req = self.http.post(url).timeout(timeout);
+        let answer = self.send(req, Some(timeout)).await?;
+        let status = answer.status();
+        answer.bytes().await?;
+        Ok(status)
     }
 
     /// Sends `req`, bounded by `bound` (when given) from its start to the end of its answer.

@@ -3,12 +3,13 @@
 //! one request), Amazon SageMaker AI endpoints through the AWS SDK (feature `sagemaker`,
 //! [`sagemaker`]), the SSE / JSON-lines framing ([`sse`]), the stream reader that times the
 //! events (`stream`), and the pre-flight check. Every other HTTP call (`GET /models`, the
-//! telemetry scrapes, a worker's calls to its controller) goes through the control-plane
+//! telemetry scrapes, the prefix-cache reset, a worker's calls to its controller) goes through the control-plane
 //! client ([`control`]); a transport failure is classified and described once,
 //! for both (`failure`).
 
 use serde::{Deserialize, Serialize};
 
+pub mod cache_reset;
 pub mod calibrate;
 #[cfg(feature = "sagemaker")]
 mod captured;

@@ -1,13 +1,15 @@
 //! A run's levels, one after another as the plan asks: each level's load made from the plan's
 //! next step (a concurrency, measured again when the search pools; a rate or schedule; a
-//! replayed trace), run (`level::run`) and kept: its telemetry, its lengths checked, its
-//! file written the moment it ends. A level cut short while measured again stays what its
-//! earlier measurements made it; a level that lost a worker ends the run after it is kept.
+//! replayed trace), the server's prefix cache kept or emptied before it (`prefix_reset`), run
+//! (`level::run`) and kept: its telemetry, its lengths checked, its file written the moment
+//! it ends. A level cut short while measured again stays what its earlier measurements made
+//! it; a level that lost a worker ends the run after it is kept.
 
 use super::events::EngineEvent;
 use super::fleet::Fleet;
 use super::level::{self, Earlier, LevelCtx, LevelJob, LevelPlan};
 use super::open_plan::OpenPlan;
+use super::prefix_reset::PrefixReset;
 use super::scraping::Scraping;
 use super::sink::{RunSink, StopOnFailure};
 use crate::endpoint::Endpoint;
@@ -55,6 +57,8 @@ pub(super) struct Levels {
     need: Option<u64>,
     /// A distributed level that lost a worker: the run ends after keeping it.
     pub lost_worker: Option<String>,
+    /// The server's prefix cache before each level: kept, or emptied.
+    pub prefix_cache: PrefixReset,
     /// Each level's wall-clock span, for a SageMaker endpoint's per-minute CloudWatch metrics.
     #[cfg(feature = "sagemaker")]
     pub windows: HashMap<u32, crate::telemetry::cloudwatch::Window>,
@@ -94,6 +98,13 @@ impl Levels {
             let index = again.map_or(self.done.len() as u32, |p| self.done[p].index);
             let order = self.measurements;
             self.measurements += 1;
+            // the cache emptied (or not) before the level's warm-up and its telemetry
+            // window, so the level's hit rate is the one after the reset; a stop meanwhile
+            // begins no level
+            let cache = tokio::select! {
+                c = self.prefix_cache.before_level(on.endpoint, on.events, index) => c,
+                _ = on.stop.cancelled() => break,
+            };
             scraping.begin(index).await;
             #[cfg(feature = "sagemaker")]
             let began = crate::wallclock::now();
@@ -112,6 +123,7 @@ impl Levels {
                 self.pooled.insert(index, acc);
             }
             let mut summary = measured.summary;
+            summary.prefix_cache = Some(cache);
             #[cfg(feature = "sagemaker")]
             {
                 // a level measured again spans all its measurements

@@ -12,6 +12,7 @@ pub mod lag;
 pub mod level;
 mod levels;
 pub mod open_plan;
+mod prefix_reset;
 pub mod run;
 mod scraping;
 pub mod sink;

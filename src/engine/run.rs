@@ -7,6 +7,7 @@
 use super::events::EngineEvent;
 use super::fleet::{Fleet, FleetRunSpec};
 use super::levels::{LevelAsk, Levels, RunCtx};
+use super::prefix_reset::PrefixReset;
 use super::scraping::Scraping;
 use super::sink::{RunEcho, RunSink, StopOnFailure};
 use crate::endpoint::preflight::{preflight, PreflightError, ServerIdentity};
@@ -47,6 +48,10 @@ pub struct RunRequest {
     pub open: OpenSettings,
     /// A replay's traffic as recorded, echoed in `run.json`.
     pub traffic: Option<crate::workload::traffic::Traffic>,
+    /// The server's prefix cache before each level: kept, or emptied (`--prefix-cache`).
+    pub prefix_cache: crate::record::PrefixCachePolicy,
+    /// `--prefix-cache-reset-url`: a POST that empties it, instead of the server's own.
+    pub prefix_cache_reset_url: Option<String>,
     /// A distributed run: the workers that run each level's shares (`docs/distributed.md`);
     /// `None`: this process sends the load.
     pub fleet: Option<Arc<dyn Fleet>>,
@@ -142,6 +147,7 @@ pub async fn run(
     };
     let mut given = req.sink;
     let mut sink = StopOnFailure::new(&mut *given, stop.clone());
+    let owned_by = server.owned_by.clone();
     let named = (req.endpoint.name.as_str(), &endpoint, server);
     let (run_id, dir) = open_run(&mut sink, &mut echo, named, &events).await?;
     let mut scraping = Scraping::start(
@@ -159,6 +165,11 @@ pub async fn run(
         ask,
     };
     let mut levels = Levels::default();
+    levels.prefix_cache = PrefixReset::new(
+        req.prefix_cache,
+        req.prefix_cache_reset_url.clone(),
+        owned_by,
+    );
     levels
         .run(&on, &mut *planner, &mut sink, &mut scraping)
         .await?;

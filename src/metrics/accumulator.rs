@@ -443,6 +443,7 @@ impl LevelAccumulator {
             sampling: meta.sampling,
             measurements: Vec::new(),
             server: None,
+            prefix_cache: None,
             slas: Vec::new(),
             verdict: None,
             start_time: meta.started_at,

@@ -210,6 +210,12 @@ pub struct LevelSummary {
     /// absent when it exposes nothing rightsize knows, and in files from before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::record::ServerSummary>,
+    /// What the server's prefix cache held as the level began (`--prefix-cache`): `keep`
+    /// (what the levels before it cached), `reset` (emptied before the level and its
+    /// warm-up), or `reset_refused` / `reset_unsupported` (a reset was asked and not done:
+    /// the cache was kept). Absent in files from before, and in imported levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache: Option<crate::record::PrefixCacheState>,
     /// Each SLA of the run (the error-rate limit included) judged on this level.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slas: Vec<SlaCheck>,

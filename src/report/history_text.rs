@@ -89,6 +89,35 @@ pub fn warmup_line(echo: &Value) -> Option<String> {
     }
 }
 
+/// What the server's prefix cache held as the levels began, when the run asked for a reset
+/// (the level files' `prefix_cache`); `None` when it was kept, the default, or the files do
+/// not say (an import, a run from before).
+pub fn prefix_cache_line(levels: &[LevelSummary]) -> Option<String> {
+    use crate::record::PrefixCacheState as S;
+    let count = |s| levels.iter().filter(|l| l.prefix_cache == Some(s)).count();
+    let (reset, refused, none) = (
+        count(S::Reset),
+        count(S::ResetRefused),
+        count(S::ResetUnsupported),
+    );
+    let line = match (reset, refused + none) {
+        (0, 0) => return None,
+        (_, 0) => "prefix cache emptied before each level and its warm-up (--prefix-cache reset)"
+            .to_string(),
+        (0, _) if none > 0 => "prefix cache kept: a reset was asked, the server has none \
+             (reset_unsupported)"
+            .to_string(),
+        (0, _) => "prefix cache kept: a reset was asked, the server refused it (reset_refused)"
+            .to_string(),
+        (n, kept) => format!(
+            "prefix cache emptied before {n} of {} levels; the server refused the reset \
+             before the other {kept} (kept: reset_refused)",
+            n + kept
+        ),
+    };
+    Some(line)
+}
+
 fn prefix(name: &str) -> String {
     if name.is_empty() {
         String::new()
@@ -113,6 +142,9 @@ fn header(run: &RunData, tag: &str) -> String {
     let _ = writeln!(out, "  workload  {}", workload_line(&run.echo));
     if let Some(w) = warmup_line(&run.echo) {
         let _ = writeln!(out, "  levels    {w}");
+    }
+    if let Some(c) = prefix_cache_line(&run.levels) {
+        let _ = writeln!(out, "  cache     {c}");
     }
     out += &super::workload_text::workload_details(&run.echo);
     out += &super::turns_text::sessions_line(&run.echo);
@@ -262,6 +294,54 @@ pub fn render_compare(a: &RunData, b: &RunData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prefix_cache_line_says_a_reset_asked() {
+        use crate::record::PrefixCacheState::{Keep, Reset, ResetRefused, ResetUnsupported};
+        let run = |states: &[Option<crate::record::PrefixCacheState>]| -> Vec<LevelSummary> {
+            states
+                .iter()
+                .map(|s| LevelSummary {
+                    prefix_cache: *s,
+                    ..crate::report::import_run::imported_level(8, 10.0, 0.0)
+                })
+                .collect()
+        };
+        let cases: [(&[Option<_>], Option<&str>); 6] = [
+            (&[None, None], None),
+            (&[Some(Keep), Some(Keep)], None),
+            (
+                &[Some(Reset), Some(Reset)],
+                Some(
+                    "prefix cache emptied before each level and its warm-up (--prefix-cache reset)",
+                ),
+            ),
+            (
+                &[Some(ResetRefused), Some(ResetRefused)],
+                Some("prefix cache kept: a reset was asked, the server refused it (reset_refused)"),
+            ),
+            (
+                &[Some(ResetUnsupported)],
+                Some(
+                    "prefix cache kept: a reset was asked, the server has none (reset_unsupported)",
+                ),
+            ),
+            (
+                &[Some(Reset), Some(Reset), Some(ResetRefused)],
+                Some(
+                    "prefix cache emptied before 2 of 3 levels; the server refused the reset \
+                     before the other 1 (kept: reset_refused)",
+                ),
+            ),
+        ];
+        for (states, want) in cases {
+            assert_eq!(
+                prefix_cache_line(&run(states)).as_deref(),
+                want,
+                "{states:?}"
+            );
+        }
+    }
 
     #[test]
     fn change_is_relative_to_a() {

@@ -162,6 +162,7 @@ pub fn imported_level(concurrency: u32, ok: f64, errors: f64) -> LevelSummary {
         sampling: None,
         measurements: Vec::new(),
         server: None,
+        prefix_cache: None,
         slas: Vec::new(),
         verdict: None,
         start_time: String::new(),

@@ -53,6 +53,10 @@ pub struct SimArgs {
     /// Prefix-cache capacity in blocks, least recently used evicted first (0 disables it).
     #[arg(long, default_value_t = 25_000)]
     pub prefix_cache_blocks: u64,
+    /// Refuse POST /reset_prefix_cache with a 404, as vLLM does outside its development
+    /// mode (VLLM_SERVER_DEV_MODE unset)
+    #[arg(long)]
+    pub refuse_prefix_cache_reset: bool,
     /// Longest prompt + output a request may ask for, in tokens.
     #[arg(long, default_value_t = 32_768)]
     pub max_model_len: u32,
@@ -212,6 +216,7 @@ impl SimArgs {
                 ));
             },
             request_log: self.request_log,
+            refuse_prefix_cache_reset: self.refuse_prefix_cache_reset,
             tls: match (self.tls_cert, self.tls_key) {
                 (None, None) => None,
                 (Some(_), None) => {

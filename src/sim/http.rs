@@ -166,7 +166,7 @@ pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBod
     let allowed = match path.as_str() {
         "/health" | "/v1/models" | "/metrics" | "/dcgm/metrics" => Method::GET,
         "/props" if state.cfg.metric_names == MetricNames::Llamacpp => Method::GET,
-        "/v1/chat/completions" | "/v1/completions" => Method::POST,
+        "/v1/chat/completions" | "/v1/completions" | "/reset_prefix_cache" => Method::POST,
         _ => {
             return simple_error(
                 404,
@@ -213,9 +213,29 @@ pub async fn handle(state: &AppState, req: Request<Incoming>) -> Response<SimBod
         ),
         "/props" => json(200, props_body(&state.cfg)),
         "/v1/models" => json(200, models_body(state)),
+        "/reset_prefix_cache" => reset_prefix_cache(state).await,
         "/v1/chat/completions" => complete(state, Route::Chat, req).await,
         _ => complete(state, Route::Completion, req).await,
     }
+}
+
+/// `POST /reset_prefix_cache`, as vLLM serves it: the scheduler thread empties its prefix
+/// cache, then a 200 with an empty body. With `--refuse-prefix-cache-reset` a 404, as vLLM
+/// answers outside its development mode.
+async fn reset_prefix_cache(state: &AppState) -> Response<SimBody> {
+    if state.cfg.refuse_prefix_cache_reset {
+        return json(404, r#"{"detail":"Not Found"}"#.to_string());
+    }
+    let (done, emptied) = oneshot::channel();
+    if state
+        .sched_tx
+        .send(SchedulerMessage::ResetPrefixCache(done))
+        .is_err()
+        || emptied.await.is_err()
+    {
+        return simple_error(503, "ServiceUnavailable", "the scheduler has stopped");
+    }
+    response(200, "application/json", SimBody::full(""))
 }
 
 /// The content type of Prometheus' text exposition format.

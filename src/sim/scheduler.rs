@@ -123,6 +123,12 @@ impl Scheduler {
         }
     }
 
+    /// Empties the prefix cache (vLLM's `reset_prefix_cache`): every block forgotten, so
+    /// the next lookups hit nothing; its counters go on.
+    pub fn reset_prefix_cache(&mut self) {
+        self.cache = PrefixCache::new(self.limits.prefix_cache_blocks);
+    }
+
     /// Appends a request to the waiting queue.
     pub fn add(&mut self, new: NewSeq) {
         let target = new.prompt_tokens.max(1);

@@ -159,6 +159,28 @@ fn prefix_cache_skips_cached_whole_blocks() {
 }
 
 #[test]
+fn a_reset_prefix_cache_hits_nothing_and_its_counters_go_on() {
+    let (mut s, m) = new_sched(limits(8, 1000, 10_000));
+    let (a, _ra) = seq(1, 40, 5, vec![11, 12]);
+    s.add(a);
+    s.schedule();
+    s.finish_step(0);
+    s.reset_prefix_cache();
+    let (b, _rb) = seq(2, 40, 5, vec![11, 12]);
+    s.add(b);
+    assert_eq!(s.schedule().prefill_tokens, 40); // nothing cached any more
+    s.finish_step(1);
+    let (c, _rc) = seq(3, 40, 5, vec![11, 12]);
+    s.add(c);
+    assert_eq!(s.schedule().prefill_tokens, 8); // b cached its blocks again
+    let st = m.snapshot(10_000);
+    assert_eq!(
+        (st.prefix_cache_queries_total, st.prefix_cache_hits_total),
+        (120, 32)
+    );
+}
+
+#[test]
 fn abandoned_sequences_free_their_slot() {
     let (mut s, m) = new_sched(limits(8, 1000, 10_000));
     let (a, ra) = seq(1, 10, 50, vec![]);

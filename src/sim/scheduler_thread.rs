@@ -23,6 +23,8 @@ const MAX_LAG_NS: u64 = 50_000_000;
 pub enum SchedulerMessage {
     /// A new request for the waiting queue.
     Submit(NewSeq),
+    /// Empty the prefix cache (`POST /reset_prefix_cache`); `done` fires once it is empty.
+    ResetPrefixCache(tokio::sync::oneshot::Sender<()>),
     /// Stop the thread.
     Shutdown,
 }
@@ -119,6 +121,20 @@ fn real_step_ns(step_ms: f64, factor: f64, time_scale: f64) -> u64 {
     (step_ms * factor * 1e6 / time_scale) as u64
 }
 
+/// Takes one message: a request joins the waiting queue, a reset empties the prefix cache
+/// (and says so); `false` for a shutdown.
+fn take(sched: &mut Scheduler, m: SchedulerMessage) -> bool {
+    match m {
+        SchedulerMessage::Submit(seq) => sched.add(seq),
+        SchedulerMessage::ResetPrefixCache(done) => {
+            sched.reset_prefix_cache();
+            let _ = done.send(());
+        }
+        SchedulerMessage::Shutdown => return false,
+    }
+    true
+}
+
 fn run(
     rx: Receiver<SchedulerMessage>,
     mut sched: Scheduler,
@@ -130,18 +146,29 @@ fn run(
     let start = now_ns();
     let mut deadline = start;
     loop {
-        if sched.is_idle() {
+        // idle: wait for a request (a reset meanwhile empties the cache and waits on)
+        while sched.is_idle() {
             match rx.recv() {
-                Ok(SchedulerMessage::Submit(seq)) => sched.add(seq),
-                Ok(SchedulerMessage::Shutdown) | Err(_) => return,
+                Ok(m) => {
+                    if !take(&mut sched, m) {
+                        return;
+                    }
+                }
+                Err(_) => return,
             }
-            deadline = now_ns();
-            metrics.gpu.wake(deadline, time_scale);
+            if !sched.is_idle() {
+                deadline = now_ns();
+                metrics.gpu.wake(deadline, time_scale);
+            }
         }
         loop {
             match rx.try_recv() {
-                Ok(SchedulerMessage::Submit(seq)) => sched.add(seq),
-                Ok(SchedulerMessage::Shutdown) | Err(TryRecvError::Disconnected) => return,
+                Ok(m) => {
+                    if !take(&mut sched, m) {
+                        return;
+                    }
+                }
+                Err(TryRecvError::Disconnected) => return,
                 Err(TryRecvError::Empty) => break,
             }
         }
@@ -159,9 +186,13 @@ fn run(
                 break;
             }
             match rx.recv_timeout(Duration::from_nanos(deadline - now)) {
-                Ok(SchedulerMessage::Submit(seq)) => sched.add(seq),
-                Ok(SchedulerMessage::Shutdown) | Err(RecvTimeoutError::Disconnected) => return,
+                Ok(m) => {
+                    if !take(&mut sched, m) {
+                        return;
+                    }
+                }
                 Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
             }
         }
         let ended = now_ns();

@@ -159,6 +159,8 @@ pub struct SimConfig {
     pub gpu_idle_w: f64,
     /// Write each completion request taken on, and its answer, to this file (JSON lines).
     pub request_log: Option<std::path::PathBuf>,
+    /// Answer `POST /reset_prefix_cache` with a 404, as vLLM outside its development mode.
+    pub refuse_prefix_cache_reset: bool,
     /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`); `None` = plain
     /// http.
     pub tls: Option<super::tls::TlsFiles>,
@@ -195,6 +197,7 @@ impl Default for SimConfig {
             metric_names: MetricNames::Vllm,
             gpu_idle_w: super::gpu::IDLE_W,
             request_log: None,
+            refuse_prefix_cache_reset: false,
             tls: None,
             #[cfg(feature = "sagemaker")]
             sagemaker: super::sagemaker::SageMakerSim {

@@ -176,13 +176,7 @@ fn unreachable_why(e: &ControlError) -> String {
 
 /// The `/metrics` URL for an API base such as `http://host:8000/v1`.
 pub fn metrics_url(base_url: &str) -> String {
-    let base = base_url.trim_end_matches('/');
-    let root = base
-        .rsplit_once('/')
-        .filter(|(_, last)| {
-            last.starts_with('v') && last[1..].starts_with(|c: char| c.is_ascii_digit())
-        })
-        .map_or(base, |(root, _)| root);
+    let root = crate::endpoint::cache_reset::server_root(base_url);
     format!("{root}/metrics")
 }
 
@@ -295,6 +289,16 @@ fn reduce_gpus(samples: &[super::prometheus::Sample]) -> Option<ServerSample> {
         gpu: Some(super::gpu::reduce_gpu(samples)?),
         ..ServerSample::default()
     })
+}
+
+/// The naming scheme of the server's `/metrics` beside API base `base_url` (`vllm`,
+/// `sglang`, `llamacpp`, `tgi`), read once; `None` when it does not answer with names
+/// rightsize knows.
+pub async fn server_scheme(client: &ControlClient, base_url: &str) -> Option<&'static str> {
+    match scrape_once(client, &metrics_url(base_url), reduce_server).await {
+        ScrapeResult::Known(sample) => sample.server,
+        _ => None,
+    }
 }
 
 async fn scrape_once(

@@ -224,6 +224,17 @@ fn every_bad_value_is_refused_before_any_load_with_one_message() {
              http://localhost:8000/v1 (or name an endpoint of the config)\n",
         ),
         (
+            &["sweep", "--prefix-cache", "flush"],
+            "invalid value 'flush' for '--prefix-cache <keep|reset>': `flush` is no \
+             prefix-cache policy; use keep (what the levels before cached stays) or reset \
+             (emptied before every level)",
+        ),
+        (
+            &["sweep", "--prefix-cache-reset-url", "ftp://h/flush"],
+            "`ftp://h/flush` is not an http(s) URL; give the URL whose POST empties the \
+             server's prefix cache",
+        ),
+        (
             &["sweep", "--input-tokens", "100000000"],
             "error: profile `rag`: 100000000 input tokens is more than the largest supported \
              (1000000); lower --input-tokens (or the profile's input_tokens)\n",
@@ -262,6 +273,10 @@ fn bad_values_in_a_config_file_name_the_file_and_line() {
         (
             "[defaults]\ntimeout = \"99999999999h\"\n",
             "`99999999999h` is too long (at most 365 days)",
+        ),
+        (
+            "[defaults]\nprefix_cache = \"flush\"\n",
+            "unknown variant `flush`, expected `keep` or `reset`",
         ),
         (
             "[sweeps.e]\nconcurrency = []\n[defaults]\nsweep = \"e\"\n",

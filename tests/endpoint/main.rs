@@ -1,6 +1,6 @@
 //! The client side of one request: the HTTP/1.1 and HTTPS transport against scripted
 //! servers, the stream parser's properties, pre-flight, the first-token lane, SageMaker
-//! endpoints and Data Capture (local and S3).
+//! endpoints and Data Capture (local and S3), the prefix-cache reset's calls.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -14,4 +14,5 @@ mod endpoint_preflight;
 mod first_token_lane;
 mod https_e2e;
 mod parser_props;
+mod prefix_cache_calls;
 mod sagemaker_e2e;

@@ -66,6 +66,8 @@ async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
         config_sources: vec![],
         open: Default::default(),
         traffic: None,
+        prefix_cache: Default::default(),
+        prefix_cache_reset_url: None,
         fleet: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);

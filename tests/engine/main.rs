@@ -1,5 +1,6 @@
 //! The engine end to end: closed and open loops, warm-up, sessions, workloads, replay,
-//! distributed runs and server telemetry, against the simulator.
+//! distributed runs, server telemetry and the prefix cache between levels, against the
+//! simulator.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -8,6 +9,7 @@ mod distributed_e2e;
 mod engine_e2e;
 mod gpu_telemetry;
 mod open_loop_e2e;
+mod prefix_cache_reset;
 mod replay_e2e;
 mod sessions_e2e;
 mod telemetry_e2e;

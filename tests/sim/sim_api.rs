@@ -1,4 +1,5 @@
-//! The simulator's OpenAI API over real HTTP on loopback: shapes, lengths, usage, errors.
+//! The simulator's OpenAI API over real HTTP on loopback: shapes, lengths, usage, errors, and
+//! its prefix-cache reset (`POST /reset_prefix_cache`).
 
 use crate::support::sim_util;
 
@@ -382,4 +383,54 @@ async fn a_broken_share_of_one_cuts_every_call_short() {
     assert!(args.starts_with("{\"q\": \""), "{args}");
     assert!(serde_json::from_str::<Value>(&args).is_err(), "{args}");
     sim.shutdown();
+}
+
+#[tokio::test]
+async fn a_reset_empties_the_prefix_cache_and_a_refusing_sim_answers_404() {
+    let sim = start(fast()).await;
+    let text = prompt(200, 7);
+    let body = chat_body(&text, 2, true);
+    let ask = || post(sim.addr, "/v1/chat/completions", &body);
+    let hits = || sim.stats().prefix_cache_hits_total;
+    assert_eq!(ask().await.status, 200);
+    assert_eq!(hits(), 0);
+    // the same prompt again: its whole blocks are cached
+    assert_eq!(ask().await.status, 200);
+    let warm = hits();
+    assert!(warm > 0);
+    let reset = |method| {
+        request(
+            sim.addr,
+            method,
+            "/reset_prefix_cache",
+            &[],
+            "",
+            Duration::from_secs(5),
+        )
+    };
+    let r = reset("POST").await;
+    assert_eq!((r.status, r.text()), (200, String::new()));
+    // after the reset the prompt hits nothing; the counters go on
+    assert_eq!(ask().await.status, 200);
+    assert_eq!(hits(), warm);
+    let r = reset("GET").await;
+    assert_eq!((r.status, r.header("allow")), (405, Some("POST")));
+    sim.shutdown();
+
+    let refusing = start(SimConfig {
+        refuse_prefix_cache_reset: true,
+        ..fast()
+    })
+    .await;
+    let r = request(
+        refusing.addr,
+        "POST",
+        "/reset_prefix_cache",
+        &[],
+        "",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert_eq!((r.status, r.json()), (404, json!({"detail": "Not Found"})));
+    refusing.shutdown();
 }

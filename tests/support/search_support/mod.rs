@@ -68,6 +68,8 @@ pub async fn run_plan_with(
         config_sources: vec![],
         open,
         traffic: None,
+        prefix_cache: Default::default(),
+        prefix_cache_reset_url: None,
         fleet: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
