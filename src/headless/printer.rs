@@ -295,7 +295,7 @@ fn level_line(s: &crate::metrics::LevelSummary) -> String {
         );
     }
     format!(
-        "{:.1} req/s, {} output tok/s, TTFT p50 {}, e2e p99 {}, {} errors, achieved concurrency {}{}",
+        "{:.1} req/s, {} output tok/s, TTFT p50 {}, e2e p99 {}, {} errors, achieved concurrency {}{}{}",
         s.requests_per_sec(),
         crate::values::sig3(s.sustained_tps()),
         ms(s.ttft_p(50.0)),
@@ -303,6 +303,50 @@ fn level_line(s: &crate::metrics::LevelSummary) -> String {
         s.error_count(),
         s.achieved_concurrency
             .map_or("-".to_string(), |c| format!("{c:.1}")),
+        tool_calls_part(&s.workload.tools),
         if s.partial { " (partial)" } else { "" }
     )
+}
+
+/// `, tool calls in 97 % of answers (212 calls, 3 broken)`, or nothing when no answer carried
+/// a tool call: the level file's `tool_call_answer_share`, `tool_calls`, `tool_call_errors`.
+fn tool_calls_part(t: &crate::metrics::tool_tally::ToolCallMetrics) -> String {
+    match (t.tool_call_answer_share, t.tool_calls) {
+        (Some(share), Some(calls)) => format!(
+            ", tool calls in {:.0} % of answers ({calls} calls, {} broken)",
+            share * 100.0,
+            t.tool_call_errors.unwrap_or(0)
+        ),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tool_calls_part;
+    use crate::metrics::tool_tally::ToolCallMetrics;
+
+    #[test]
+    fn a_level_with_tool_calls_says_their_share_count_and_broken_ones() {
+        let with = |share, calls, errors| ToolCallMetrics {
+            tool_call_answers: Some(1),
+            tool_call_answer_share: Some(share),
+            tool_calls: Some(calls),
+            tool_call_errors: errors,
+        };
+        let cases = [
+            (ToolCallMetrics::default(), ""),
+            (
+                with(0.975, 212, Some(3)),
+                ", tool calls in 98 % of answers (212 calls, 3 broken)",
+            ),
+            (
+                with(1.0, 20, None),
+                ", tool calls in 100 % of answers (20 calls, 0 broken)",
+            ),
+        ];
+        for (t, want) in cases {
+            assert_eq!(tool_calls_part(&t), want);
+        }
+    }
 }
