@@ -312,6 +312,44 @@ async fn complete(state: &AppState, endpoint: Route, req: Request<Incoming>) -> 
     complete_body(state, endpoint, timing, arrival_ns, &body)
 }
 
+/// The answer of a request the fault plan fails with a status.
+fn fault_answer(fault: StatusFault) -> Response<SimBody> {
+    match fault {
+        StatusFault::Http500 => simple_error(
+            500,
+            "InternalServerError",
+            "simulated internal server error",
+        ),
+        StatusFault::Http429 => {
+            let mut r = simple_error(
+                429,
+                "RateLimitError",
+                "simulated rate limit; retry after 1 s",
+            );
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+    }
+}
+
+/// Takes a place in the waiting queue, or answers 503 when `--max-waiting` requests already
+/// wait.
+fn queue_full(state: &AppState) -> Option<Response<SimBody>> {
+    let max_waiting = state.cfg.max_waiting.unwrap_or(u64::MAX);
+    let taken = state
+        .metrics
+        .pending
+        .fetch_update(Relaxed, Relaxed, |p| (p < max_waiting).then_some(p + 1));
+    taken.is_err().then(|| {
+        simple_error(
+            503,
+            "ServiceUnavailableError",
+            format!("The waiting queue is full ({max_waiting} requests); try again later."),
+        )
+    })
+}
+
 /// Answers a completion request's `body`, which arrived at `arrival_ns`.
 fn complete_body(
     state: &AppState,
@@ -335,37 +373,11 @@ fn complete_body(
     let metrics = &state.metrics;
     let n = metrics.requests.fetch_add(1, Relaxed) + 1;
     let (status_fault, stream_fault) = pick(&cfg.faults, cfg.seed, n);
-    match status_fault {
-        Some(StatusFault::Http500) => {
-            return simple_error(
-                500,
-                "InternalServerError",
-                "simulated internal server error",
-            )
-        }
-        Some(StatusFault::Http429) => {
-            let mut r = simple_error(
-                429,
-                "RateLimitError",
-                "simulated rate limit; retry after 1 s",
-            );
-            r.headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            return r;
-        }
-        None => {}
+    if let Some(r) = status_fault.map(fault_answer) {
+        return r;
     }
-    let max_waiting = cfg.max_waiting.unwrap_or(u64::MAX);
-    if metrics
-        .pending
-        .fetch_update(Relaxed, Relaxed, |p| (p < max_waiting).then_some(p + 1))
-        .is_err()
-    {
-        return simple_error(
-            503,
-            "ServiceUnavailableError",
-            format!("The waiting queue is full ({max_waiting} requests); try again later."),
-        );
+    if let Some(r) = queue_full(state) {
+        return r;
     }
     let hash = prompt_hash(&params.prompt);
     let seed = text_seed(cfg.seed, hash);
