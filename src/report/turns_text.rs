@@ -107,6 +107,8 @@ mod tests {
             time_to_first_token: ttft.and_then(stats),
             request_latency: None,
             input_sequence_length_mean: None,
+            input_sequence_length_p95: None,
+            prefix_cache_hit_rate: None,
         };
         let mut s = crate::metrics::fixtures::level(0, 4, 8, 10, 20, 4, None);
         assert_eq!(turns_line(&s), None);
