@@ -294,4 +294,37 @@ mod tests {
         ];
         assert_eq!(turns, want);
     }
+
+    #[test]
+    fn a_conversations_tool_calls_and_results_stay_with_the_next_turn() {
+        let tok = ApproxTokenizer;
+        let calls = [ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: "{}".into(),
+        }];
+        let conv = [
+            m("user", "q one"),
+            ChatMessage::assistant_calls("", &calls),
+            ChatMessage::tool_result("c1", "file text"),
+            m("assistant", "abcd abcd"),
+            m("user", "q two"),
+        ];
+        let turns = split_turns(&tok, &conv);
+        let want = vec![
+            ConversationTurn {
+                messages: vec![m("user", "q one")],
+                reference_answer_tokens: None,
+            },
+            ConversationTurn {
+                messages: vec![
+                    ChatMessage::assistant_calls("", &calls),
+                    ChatMessage::tool_result("c1", "file text"),
+                    m("user", "q two"),
+                ],
+                reference_answer_tokens: None,
+            },
+        ];
+        assert_eq!(turns, want);
+    }
 }
