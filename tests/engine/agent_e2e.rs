@@ -127,3 +127,61 @@ async fn broken_arguments_in_agent_loops_are_counted_within_their_binomial_inter
     let turns = turns_json(l);
     assert_eq!(turns.len(), 6);
 }
+
+/// The real binary: `--agent` from the command line, its settings in `run.json`, the level
+/// file's per-turn context and hit rate, and each request's record with its turn, its tool
+/// call, `agent` and `cached_tokens`.
+#[test]
+fn the_binary_runs_agent_loops_and_writes_what_they_did() {
+    use crate::support::common::{bin, only_run_dir, read_json, stderr, tmpdir};
+    let dir = tmpdir("agent");
+    let tools = dir.join("tools.json");
+    std::fs::write(&tools, TOOLS).unwrap();
+    let out = dir.join("out");
+    let o = bin()
+        .args(["sweep", "-e", "sim", "--warmup", "0", "-c", "1", "-n", "8"])
+        .args([
+            "--tools",
+            tools.to_str().unwrap(),
+            "--agent",
+            "--turns",
+            "4",
+        ])
+        .args(["--tool-result-tokens", "300", "--tool-latency", "10ms"])
+        .args(["--input-tokens", "1000", "--output-tokens", "12"])
+        .args(["--out", out.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = only_run_dir(&out);
+    let echo = read_json(&run.join("run.json"));
+    assert_eq!(
+        echo["workload"]["sessions"],
+        serde_json::json!({"turns": 4, "think_time_ms": 0,
+            "agent": {"tool_latency_ms": 10, "tool_result_tokens": 300}})
+    );
+    let level = read_json(&run.join("level-001-c0001.json"));
+    assert_eq!(level["tool_call_answer_share"], 1.0);
+    let turns = level["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 4);
+    for t in turns {
+        assert_eq!(t["request_count"], 2, "{t}");
+        assert!(t["input_sequence_length_p95"].is_number(), "{t}");
+        assert!(t["prefix_cache_hit_rate"].is_number(), "{t}");
+    }
+    let text = std::fs::read_to_string(run.join("requests.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r: &serde_json::Value| r["cooldown"] != true)
+        .collect();
+    assert_eq!(recs.len(), 8);
+    for r in &recs {
+        assert_eq!(
+            (&r["agent"], &r["tool_calls"]),
+            (&serde_json::json!(true), &serde_json::json!(1))
+        );
+        assert!(r["turn"].is_u64() && r["cached_tokens"].is_u64(), "{r}");
+        assert_eq!(r["tool_wait_ns"].is_u64(), r["turn"] != 1, "{r}");
+    }
+}
