@@ -407,30 +407,17 @@ pub fn spawn(
                     // a session starts with a turn to send and is kept only while it has one
                     // more (`WorkloadSpec::session`, below), so `turn` gives this index its
                     // request
+                    let (w, waited) = (&src.workload, think_ns.take());
                     let Some(TurnSent {
                         mut rec,
-                        answer,
-                        session: mut s,
-                    }) = sent
-                        .turn(
-                            s,
-                            &src.workload,
-                            index,
-                            worker,
-                            level_start,
-                            think_ns.take(),
-                        )
-                        .await
+                        next,
+                        agent,
+                    }) = sent.turn(s, w, index, worker, level_start, waited).await
                     else {
                         return;
                     };
-                    let go_on = rec.ok()
-                        && !s.finished()
-                        && s.take_answer(&src.workload, answer.text, answer.calls);
-                    let agent = s.agent().is_some();
-                    if go_on {
-                        session = Some(s);
-                    }
+                    let go_on = next.is_some();
+                    session = next;
                     rec.cooldown = slot == Slot::Cooldown;
                     rec.warmup = work.is_warmup();
                     if tx.send(rec).is_err() {
@@ -524,8 +511,9 @@ impl Sent<'_> {
 
     /// Sends the next turn of `session` as request `index`, `waited` ns after the previous
     /// answer (its think time, or an agent's wait for its tools): its record (with the
-    /// session and turn), the answer as streamed, and the session; `None` when it was
-    /// dropped.
+    /// session and turn), and the session with the answer taken when it goes on (the turn
+    /// succeeded, the session has another, and an agent's answer had tool calls); `None` when
+    /// the request was dropped.
     async fn turn(
         &self,
         mut session: Session,
@@ -541,16 +529,20 @@ impl Sent<'_> {
             .await?;
         rec.detail.session = Some(session.index);
         rec.detail.turn = Some(turn.number);
-        if session.agent().is_some() {
+        let agent = session.agent().is_some();
+        if agent {
             rec.detail.agent = true;
             rec.detail.tool_wait_ns = waited;
         } else {
             rec.detail.think_ns = waited;
         }
+        let go_on = rec.ok()
+            && !session.finished()
+            && session.take_answer(workload, answer.text, answer.calls);
         Some(TurnSent {
             rec,
-            answer,
-            session,
+            next: go_on.then_some(session),
+            agent,
         })
     }
 
@@ -615,11 +607,11 @@ impl Sent<'_> {
     }
 }
 
-/// A turn sent: its record, the answer as streamed, and the session it belongs to.
+/// A turn sent: its record, the session when it goes on, and whether it is an agent's.
 struct TurnSent {
     rec: RequestRecord,
-    answer: Answer,
-    session: Session,
+    next: Option<Session>,
+    agent: bool,
 }
 
 /// An answer as streamed: its text and its tool calls.
