@@ -492,4 +492,20 @@ fn bad_tools_name_the_file_and_the_flag() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(&want), "{args:?}: {}", stderr(&o));
     }
+    // agent loops wait for answers: no open-loop rate
+    let o = bin()
+        .args(["sweep", "-e", "sim", "-n", "2", "--rate", "5"])
+        .args(["--agent", "--tools", good])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "--agent: agent loops run at concurrency levels (each request waits for the tool \
+             calls of the previous answer); open-loop rates send independent requests. Use \
+             --concurrency, or leave out --agent"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
