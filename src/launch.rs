@@ -248,6 +248,12 @@ fn check_bounds(run: &RunSettings, open: &OpenChoice) -> Result<(), InputError> 
 /// which an arrival schedule of independent requests cannot.
 fn sessions_need_closed_loop(w: &crate::workload::WorkloadSpec) -> Result<(), InputError> {
     match &w.sessions {
+        Some(s) if s.agent.is_some() => Err(InputError(
+            "--agent: agent loops run at concurrency levels (each request waits for the tool \
+             calls of the previous answer); open-loop rates send independent requests. Use \
+             --concurrency, or leave out --agent"
+                .to_string(),
+        )),
         Some(s) => Err(InputError(format!(
             "--turns {}: multi-turn sessions run at concurrency levels (each turn waits for \
              the previous answer); open-loop rates send independent requests. Use \

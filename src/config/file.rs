@@ -159,6 +159,12 @@ pub struct ProfileEntry {
     pub turn_input_tokens: Option<Positive>,
     /// Pause between an answer and the next turn, e.g. `"500ms"`.
     pub think_time: Option<String>,
+    /// Agent loops: answers with tool calls are followed by their results (needs `tools`).
+    pub agent: Option<bool>,
+    /// Agent loops: the time a tool takes to run, e.g. `"200ms"`.
+    pub tool_latency: Option<String>,
+    /// Agent loops: tokens of each tool result.
+    pub tool_result_tokens: Option<Positive>,
     /// Tools sent with every chat request: a JSON file of OpenAI tool definitions.
     pub tools: Option<PathBuf>,
     /// `auto`, `none`, `required` or a function name.

@@ -1,6 +1,7 @@
 //! Configuration: the TOML files (shipped defaults, the user's file), validated values, and
 //! the resolution of files plus flags into one run specification. Flags win over files.
 
+mod agent;
 pub mod campaign;
 mod custom_format;
 pub mod error;

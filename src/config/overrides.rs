@@ -63,6 +63,10 @@ pub struct WorkloadOverrides {
     pub turns: Option<u32>,
     pub turn_input_tokens: Option<u32>,
     pub think_time: Option<Duration>,
+    /// `--agent`, `--tool-latency`, `--tool-result-tokens`: agent loops.
+    pub agent: Option<bool>,
+    pub tool_latency: Option<Duration>,
+    pub tool_result_tokens: Option<u32>,
     /// `--tools`, `--tool-choice`, `--fail-on-bad-tool-call`: tools sent with chat requests.
     pub tools: Option<PathBuf>,
     pub tool_choice: Option<serde_json::Value>,

@@ -403,8 +403,8 @@ pub fn resolve_workload(
         .get(&name)
         .ok_or_else(|| unknown("profile", &name, cfg.profiles.keys().cloned()))?;
     let dataset = super::workload::dataset_spec(&name, p, o)?;
-    let sessions = super::workload::session_spec(&name, p, o, dataset.is_some())?;
     let tools = super::workload::tools_spec(&name, p, o)?;
+    let sessions = super::workload::session_spec(&name, p, o, dataset.is_some(), tools.is_some())?;
     let w = WorkloadSpec {
         name,
         input_tokens: o

@@ -56,13 +56,16 @@ pub(crate) fn session_spec(
     p: &ProfileEntry,
     o: &WorkloadOverrides,
     with_dataset: bool,
+    with_tools: bool,
 ) -> Result<Option<SessionSpec>, InputError> {
     let in_profile = |key: &str, e: String| InputError(format!("profile `{profile}`: {key}: {e}"));
-    let turns = match (o.turns, p.turns) {
-        (Some(t), _) => t,
-        (None, Some(t)) => crate::workload::session::parse_turns(&t.to_string())
-            .map_err(|e| in_profile("turns", e))?,
-        (None, None) => 1,
+    let given_turns = match (o.turns, p.turns) {
+        (Some(t), _) => Some(t),
+        (None, Some(t)) => Some(
+            crate::workload::session::parse_turns(&t.to_string())
+                .map_err(|e| in_profile("turns", e))?,
+        ),
+        (None, None) => None,
     };
     let think_time = match (o.think_time, &p.think_time) {
         (Some(d), _) => Some(d),
@@ -70,6 +73,18 @@ pub(crate) fn session_spec(
             Some(crate::values::parse_duration(s).map_err(|e| in_profile("think_time", e))?)
         }
         (None, None) => None,
+    };
+    let cx = super::agent::AgentContext {
+        with_tools,
+        with_dataset,
+        turns: given_turns,
+        think_time: think_time.is_some_and(|d| !d.is_zero()),
+    };
+    let agent = super::agent::agent_spec(profile, p, o, &cx)?;
+    let turns = match (given_turns, agent) {
+        (Some(t), _) => t,
+        (None, Some(_)) => crate::workload::session_spec::DEFAULT_AGENT_TURNS,
+        (None, None) => 1,
     };
     let turn_input_tokens = o.turn_input_tokens.or(p.turn_input_tokens.map(|v| v.0));
     let source = |flag: bool, flag_name: &str, key: &str| {
@@ -116,6 +131,7 @@ pub(crate) fn session_spec(
         turns,
         turn_input_tokens,
         think_time_ms: think_time.map_or(0, |d| d.as_millis() as u64),
+        agent,
     }))
 }
 
@@ -350,6 +366,7 @@ think_time = \"500ms\"\n",
                 turns: 5,
                 turn_input_tokens: Some(64),
                 think_time_ms: 500,
+                agent: None,
             })
         );
         let flags = WorkloadOverrides {
@@ -364,6 +381,7 @@ think_time = \"500ms\"\n",
                 turns: 3,
                 turn_input_tokens: Some(64),
                 think_time_ms: 2000,
+                agent: None,
             })
         );
         // --turns 1 on the command line turns the profile's sessions off, and its turn

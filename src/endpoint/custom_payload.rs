@@ -193,6 +193,7 @@ impl CustomPayload {
                 prompt_tokens: None,
                 completion_tokens: Some(n),
                 completion_tokens_details: None,
+                prompt_tokens_details: None,
             }),
             finished: false,
             sim_sent_ns: v.get("sim_sent_ns").and_then(Value::as_u64),

@@ -9,13 +9,31 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use super::{Api, EndpointSpec};
-use crate::workload::messages::{flatten_for_completions, RequestInput};
+use crate::workload::messages::{flatten_for_completions, ChatMessage, RequestInput};
 
-/// One chat message.
+/// One chat message: an assistant message's `tool_calls` and a tool message's
+/// `tool_call_id` go as they are; an assistant message with tool calls and no text has a
+/// `null` content, as OpenAI sends it.
 #[derive(Debug, Serialize)]
 struct Message<'a> {
     role: &'a str,
-    content: &'a str,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+impl<'a> Message<'a> {
+    fn of(m: &'a ChatMessage) -> Message<'a> {
+        let calls = m.tool_calls.as_ref();
+        Message {
+            role: &m.role,
+            content: (calls.is_none() || !m.content.is_empty()).then_some(m.content.as_str()),
+            tool_calls: calls,
+            tool_call_id: m.tool_call_id.as_deref(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -59,21 +77,15 @@ pub fn request_body(
         (Api::Chat, RequestInput::Text(text)) => (
             Some(vec![Message {
                 role: "user",
-                content: text,
+                content: Some(text),
+                tool_calls: None,
+                tool_call_id: None,
             }]),
             None,
         ),
-        (Api::Chat, RequestInput::Messages(list)) => (
-            Some(
-                list.iter()
-                    .map(|m| Message {
-                        role: &m.role,
-                        content: &m.content,
-                    })
-                    .collect(),
-            ),
-            None,
-        ),
+        (Api::Chat, RequestInput::Messages(list)) => {
+            (Some(list.iter().map(Message::of).collect()), None)
+        }
         (Api::Completions, RequestInput::Text(text)) => (None, Some(Cow::Borrowed(text))),
         (Api::Completions, RequestInput::Messages(list)) => {
             (None, Some(Cow::Owned(flatten_for_completions(list))))
@@ -117,6 +129,17 @@ pub struct Usage {
     /// `completion_tokens_details` (OpenAI's reasoning-token count), when sent.
     #[serde(default)]
     pub completion_tokens_details: Option<CompletionDetails>,
+    /// `prompt_tokens_details` (the prompt tokens found in the prefix cache), when sent.
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptDetails>,
+}
+
+/// `usage.prompt_tokens_details` (OpenAI, vLLM with `--enable-prompt-tokens-details`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub struct PromptDetails {
+    /// Prompt tokens served from the prefix cache.
+    #[serde(default)]
+    pub cached_tokens: Option<u32>,
 }
 
 /// `usage.completion_tokens_details`.
@@ -156,6 +179,8 @@ struct Delta<'a> {
 struct RawToolCall<'a> {
     #[serde(default)]
     index: Option<u32>,
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     function: Option<RawFunction<'a>>,
 }
@@ -169,11 +194,12 @@ struct RawFunction<'a> {
 }
 
 /// A fragment of a tool call: the call's `index` (its position in the list when the server
-/// gave none), and the name and the piece of its arguments this chunk carries (empty when
-/// none).
+/// gave none), its `id` (in the call's first fragment), and the name and the piece of its
+/// arguments this chunk carries (empty when none).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolFragment<'a> {
     pub index: u32,
+    pub id: Cow<'a, str>,
     pub name: Cow<'a, str>,
     pub arguments: Cow<'a, str>,
 }
@@ -316,6 +342,7 @@ fn tool_fragments(calls: Option<Vec<RawToolCall<'_>>>) -> Vec<ToolFragment<'_>> 
             let arguments = non_empty(f.arguments).unwrap_or_default();
             (!name.is_empty() || !arguments.is_empty()).then(|| ToolFragment {
                 index: c.index.unwrap_or(i as u32),
+                id: non_empty(c.id).unwrap_or_default(),
                 name,
                 arguments,
             })
@@ -467,6 +494,49 @@ mod tests {
         );
     }
 
+    #[test]
+    fn tool_calls_and_tool_results_go_as_openai_chat_takes_them() {
+        use crate::record::ToolCall;
+        let call = |id: &str, name: &str, arguments: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        let list = [
+            ChatMessage::new("user", "Fix it."),
+            ChatMessage::assistant_calls(
+                "",
+                &[
+                    call("a", "read", r#"{"path": "x"}"#),
+                    call("b", "grep", "{\"q\""),
+                ],
+            ),
+            ChatMessage::tool_result("a", "fn x"),
+            ChatMessage::tool_result("b", "none"),
+            ChatMessage::assistant_calls("Let me look.", &[call("c", "read", "{}")]),
+        ];
+        let chat = request_body(
+            &spec(Api::Chat, false, false),
+            RequestInput::Messages(&list),
+            3,
+            None,
+        );
+        assert_eq!(
+            String::from_utf8(chat).unwrap(),
+            concat!(
+                r#"{"model":"m","messages":[{"role":"user","content":"Fix it."},"#,
+                r#"{"role":"assistant","content":null,"tool_calls":["#,
+                r#"{"function":{"arguments":"{\"path\": \"x\"}","name":"read"},"id":"a","type":"function"},"#,
+                r#"{"function":{"arguments":"{\"q\"","name":"grep"},"id":"b","type":"function"}]},"#,
+                r#"{"role":"tool","content":"fn x","tool_call_id":"a"},"#,
+                r#"{"role":"tool","content":"none","tool_call_id":"b"},"#,
+                r#"{"role":"assistant","content":"Let me look.","tool_calls":["#,
+                r#"{"function":{"arguments":"{}","name":"read"},"id":"c","type":"function"}]}],"#,
+                r#""max_tokens":3,"stream":false}"#
+            )
+        );
+    }
+
     fn chunk(
         content: Option<&'static str>,
         reasoning: Option<&'static str>,
@@ -481,6 +551,7 @@ mod tests {
                 prompt_tokens: p,
                 completion_tokens: c,
                 completion_tokens_details: None,
+                prompt_tokens_details: None,
             }),
             openai_shaped: true,
             finished,
@@ -490,8 +561,18 @@ mod tests {
     }
 
     fn frag(index: u32, name: &'static str, arguments: &'static str) -> ToolFragment<'static> {
+        frag_id(index, "", name, arguments)
+    }
+
+    fn frag_id(
+        index: u32,
+        id: &'static str,
+        name: &'static str,
+        arguments: &'static str,
+    ) -> ToolFragment<'static> {
         ToolFragment {
             index,
+            id: Cow::Borrowed(id),
             name: Cow::Borrowed(name),
             arguments: Cow::Borrowed(arguments),
         }
@@ -508,7 +589,10 @@ mod tests {
             (
                 "vLLM's first fragment: id and name, empty arguments",
                 r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"get_weather","arguments":""}}]}}]}"#,
-                with(vec![frag(0, "get_weather", "")], false),
+                with(
+                    vec![frag_id(0, "chatcmpl-tool-1", "get_weather", "")],
+                    false,
+                ),
             ),
             (
                 "a piece of arguments",
@@ -523,7 +607,13 @@ mod tests {
             (
                 "a whole message's calls without index",
                 r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{\"x\":1}"}}]},"finish_reason":"tool_calls"}]}"#,
-                with(vec![frag(0, "f", "{}"), frag(1, "g", r#"{"x":1}"#)], true),
+                with(
+                    vec![
+                        frag_id(0, "a", "f", "{}"),
+                        frag_id(1, "b", "g", r#"{"x":1}"#),
+                    ],
+                    true,
+                ),
             ),
         ];
         for (name, input, want) in cases {

@@ -165,6 +165,10 @@ impl StreamState {
     fn count_tokens(&mut self, out: &mut ExchangeOutcome) {
         out.server_input_tokens = self.usage.and_then(|u| u.prompt_tokens);
         out.output_tokens = self.usage.and_then(|u| u.completion_tokens);
+        out.cached_tokens = self
+            .usage
+            .and_then(|u| u.prompt_tokens_details)
+            .and_then(|d| d.cached_tokens);
         out.output_tokens_source = match out.output_tokens {
             Some(_) => TokenSource::Server,
             None => TokenSource::Client,

@@ -205,6 +205,19 @@ fn broken_arguments_are_counted() {
             strings(&["search", "{\"q\": \"rust", "get_weather", "{}"]),
         )
     );
+    // the calls as an agent loop sends them back: ids, names and arguments as streamed
+    let call = |id: &str, name: &str, arguments: &str| crate::record::ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    };
+    assert_eq!(
+        got.tool_call_list,
+        vec![
+            call("chatcmpl-tool-0", "search", "{\"q\": \"rust"),
+            call("chatcmpl-tool-1", "get_weather", "{}"),
+        ]
+    );
     // an empty arguments text is no JSON either
     let got = read(&[Piece::Tool(0, Some("ping"), "")]);
     assert_eq!((got.tool_calls, got.tool_call_errors), (1, 1));
@@ -217,7 +230,8 @@ fn whole_bodies_carry_tool_calls() {
     let body = br#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[
         {"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\": 1}"}},
         {"id":"b","type":"function","function":{"name":"g","arguments":"{\"x\": "}}]},
-        "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":12}}"#;
+        "finish_reason":"tool_calls"}],"usage":{"prompt_tokens":9,"completion_tokens":12,
+        "prompt_tokens_details":{"cached_tokens":8}}}"#;
     let mut out = ExchangeOutcome::default();
     parse_whole(&Dialect::OpenAi, body, 7, &mut out, None);
     assert_eq!(out.error, None);
@@ -225,7 +239,10 @@ fn whole_bodies_carry_tool_calls() {
     assert_eq!(out.content_chunk_ns, vec![7]);
     assert_eq!((out.tool_calls, out.tool_call_errors), (2, 1));
     assert_eq!(out.output_tokens, Some(12));
+    assert_eq!(out.cached_tokens, Some(8));
     assert_eq!(out.output_tokens_source, TokenSource::Server);
+    let ids: Vec<&str> = out.tool_call_list.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b"]);
     assert_eq!(
         out.tool_call_text,
         strings(&["f", "{\"x\": 1}", "g", "{\"x\": "])

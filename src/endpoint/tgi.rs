@@ -89,6 +89,7 @@ fn usage(details: Option<&Details>) -> Option<Usage> {
         prompt_tokens: None,
         completion_tokens: Some(n),
         completion_tokens_details: None,
+        prompt_tokens_details: None,
     })
 }
 

@@ -3,12 +3,13 @@
 //! whose arguments do not parse as JSON is a broken tool call.
 
 use super::openai::ToolFragment;
-use crate::record::ExchangeOutcome;
+use crate::record::{ExchangeOutcome, ToolCall};
 
-/// One call being put together: its index, name and arguments so far.
+/// One call being put together: its index, id, name and arguments so far.
 #[derive(Debug, Default)]
 struct Call {
     index: u32,
+    id: String,
     name: String,
     arguments: String,
 }
@@ -33,13 +34,15 @@ impl ToolCalls {
                     self.calls.last_mut().expect("just pushed")
                 }
             };
+            call.id.push_str(&f.id);
             call.name.push_str(&f.name);
             call.arguments.push_str(&f.arguments);
         }
     }
 
     /// The calls into `out`: how many, how many are broken (arguments that are not JSON),
-    /// and their names and arguments as texts for the client's token count.
+    /// their names and arguments as texts for the client's token count, and the calls
+    /// themselves (a call the server gave no id gets `call-N`, N its index).
     pub fn finish(&mut self, out: &mut ExchangeOutcome) {
         out.tool_calls = self.calls.len() as u32;
         out.tool_call_errors = self
@@ -49,9 +52,22 @@ impl ToolCalls {
             .count() as u32;
         out.tool_call_text = self
             .calls
-            .drain(..)
-            .flat_map(|c| [c.name, c.arguments])
+            .iter()
+            .flat_map(|c| [c.name.clone(), c.arguments.clone()])
             .filter(|t| !t.is_empty())
+            .collect();
+        out.tool_call_list = self
+            .calls
+            .drain(..)
+            .map(|c| ToolCall {
+                id: if c.id.is_empty() {
+                    format!("call-{}", c.index)
+                } else {
+                    c.id
+                },
+                name: c.name,
+                arguments: c.arguments,
+            })
             .collect();
     }
 }

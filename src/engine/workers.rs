@@ -27,11 +27,12 @@
 //! as this task read them off the stream), after the think time. A failed turn ends its
 //! session (the next index starts a new one): the history would lack the answer the next
 //! turn is meant to carry. A session holds its slot while it thinks, so the level's
-//! concurrency counts sessions.
+//! concurrency counts sessions. An agent loop's session goes on only after an answer with
+//! tool calls, pausing for its tools (`--tool-latency`) instead of a think time.
 
 use crate::clock::now_ns;
 use crate::endpoint::{Endpoint, Written};
-use crate::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord};
+use crate::record::{ErrorKind, ExchangeOutcome, RequestError, RequestRecord, ToolCall};
 use crate::workload::{Prompt, Session, WorkloadSpec};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -62,17 +63,42 @@ impl SessionSource {
     /// workload is single-turn.
     pub fn of(workload: &WorkloadSpec, level: u32, first: u64) -> Option<SessionSource> {
         let spec = workload.sessions.as_ref()?;
+        // an agent pauses for its tools, a user for the think time
+        let pause_ms = spec.agent.map_or(spec.think_time_ms, |a| a.tool_latency_ms);
         Some(SessionSource {
             workload: workload.clone(),
             level,
             next: AtomicU64::new(first),
-            think: Duration::from_millis(spec.think_time_ms),
+            think: Duration::from_millis(pause_ms),
         })
     }
 
     fn start(&self) -> Option<Session> {
         let index = self.next.fetch_add(1, Ordering::Relaxed);
         self.workload.session(self.level, index)
+    }
+
+    /// The pause before a session's next turn (the think time, or an agent's tool latency):
+    /// the time it took (ns), `None` inside when there is no pause to record (no think time,
+    /// no agent); `None` when the run stopped or the level settled meanwhile.
+    async fn pause(
+        &self,
+        agent: bool,
+        cancel: &CancellationToken,
+        settled: &CancellationToken,
+    ) -> Option<Option<u64>> {
+        if !agent && self.think.is_zero() {
+            return Some(None);
+        }
+        let started = now_ns();
+        if !self.think.is_zero() {
+            tokio::select! {
+                _ = tokio::time::sleep(self.think) => {}
+                _ = cancel.cancelled() => return None,
+                _ = settled.cancelled() => return None,
+            }
+        }
+        Some(Some(now_ns().saturating_sub(started)))
     }
 }
 
@@ -381,35 +407,27 @@ pub fn spawn(
                     // a session starts with a turn to send and is kept only while it has one
                     // more (`WorkloadSpec::session`, below), so `turn` gives this index its
                     // request
+                    let (w, waited) = (&src.workload, think_ns.take());
                     let Some(TurnSent {
                         mut rec,
-                        answer,
-                        session: mut s,
-                    }) = sent
-                        .turn(s, &src.workload, index, worker, level_start)
-                        .await
+                        next,
+                        agent,
+                    }) = sent.turn(s, w, index, worker, level_start, waited).await
                     else {
                         return;
                     };
-                    rec.detail.think_ns = think_ns.take();
-                    let go_on = rec.ok() && !s.finished();
-                    if go_on {
-                        s.answered(&src.workload, answer);
-                        session = Some(s);
-                    }
+                    let go_on = next.is_some();
+                    session = next;
                     rec.cooldown = slot == Slot::Cooldown;
                     rec.warmup = work.is_warmup();
                     if tx.send(rec).is_err() {
                         return;
                     }
-                    if go_on && !src.think.is_zero() {
-                        let started = now_ns();
-                        tokio::select! {
-                            _ = tokio::time::sleep(src.think) => {}
-                            _ = cancel.cancelled() => return,
-                            _ = work.settled.cancelled() => return,
+                    if go_on {
+                        match src.pause(agent, &cancel, &work.settled).await {
+                            Some(waited) => think_ns = waited,
+                            None => return,
                         }
-                        think_ns = Some(now_ns().saturating_sub(started));
                     }
                     continue;
                 } else if let (Slot::Made | Slot::Cooldown, Some(m)) = (slot, &work.maker) {
@@ -491,8 +509,11 @@ impl Sent<'_> {
             .map(|(rec, _)| rec)
     }
 
-    /// Sends the next turn of `session` as request `index`: its record (with the session and
-    /// turn), the answer as streamed, and the session; `None` when it was dropped.
+    /// Sends the next turn of `session` as request `index`, `waited` ns after the previous
+    /// answer (its think time, or an agent's wait for its tools): its record (with the
+    /// session and turn), and the session with the answer taken when it goes on (the turn
+    /// succeeded, the session has another, and an agent's answer had tool calls); `None` when
+    /// the request was dropped.
     async fn turn(
         &self,
         mut session: Session,
@@ -500,6 +521,7 @@ impl Sent<'_> {
         index: u64,
         worker: u32,
         level_start: u64,
+        waited: Option<u64>,
     ) -> Option<TurnSent> {
         let turn = session.next_turn(workload)?;
         let (mut rec, answer) = self
@@ -507,15 +529,25 @@ impl Sent<'_> {
             .await?;
         rec.detail.session = Some(session.index);
         rec.detail.turn = Some(turn.number);
+        let agent = session.agent().is_some();
+        if agent {
+            rec.detail.agent = true;
+            rec.detail.tool_wait_ns = waited;
+        } else {
+            rec.detail.think_ns = waited;
+        }
+        let go_on = rec.ok()
+            && !session.finished()
+            && session.take_answer(workload, answer.text, answer.calls);
         Some(TurnSent {
             rec,
-            answer,
-            session,
+            next: go_on.then_some(session),
+            agent,
         })
     }
 
     /// [`Sent::send`] (of a request already `written` when given), also returning the answer
-    /// text as received.
+    /// text and tool calls as received.
     async fn exchange(
         &self,
         prompt: &Prompt,
@@ -523,7 +555,7 @@ impl Sent<'_> {
         index: u64,
         worker: u32,
         level_start: u64,
-    ) -> Option<(RequestRecord, String)> {
+    ) -> Option<(RequestRecord, Answer)> {
         let slot_free = self.released_ns.unwrap_or_else(now_ns);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         // a request that may be cut counts its own chunks, to tell whether it is answering
@@ -559,7 +591,10 @@ impl Sent<'_> {
         };
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
         let mut outcome = outcome?;
-        let answer = std::mem::take(&mut outcome.answer_text);
+        let answer = Answer {
+            text: std::mem::take(&mut outcome.answer_text),
+            calls: std::mem::take(&mut outcome.tool_call_list),
+        };
         let rec = RequestRecord::from_outcome(
             index,
             worker,
@@ -572,11 +607,17 @@ impl Sent<'_> {
     }
 }
 
-/// A turn sent: its record, the answer as streamed, and the session it belongs to.
+/// A turn sent: its record, the session when it goes on, and whether it is an agent's.
 struct TurnSent {
     rec: RequestRecord,
-    answer: String,
-    session: Session,
+    next: Option<Session>,
+    agent: bool,
+}
+
+/// An answer as streamed: its text and its tool calls.
+struct Answer {
+    text: String,
+    calls: Vec<ToolCall>,
 }
 
 fn cancelled_outcome(start_ns: u64) -> ExchangeOutcome {

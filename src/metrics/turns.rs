@@ -1,7 +1,10 @@
 //! Per-turn metrics of multi-turn sessions: for each turn index (1, 2, ...) the requests that
 //! succeeded and failed, their TTFT and end-to-end latency, and their mean input length (the
 //! history grows turn by turn). TTFT at turn 1 against turn 5 shows the server's prefix cache
-//! at work. Each counted request enters exactly one turn. See `docs/workloads.md`.
+//! at work. Each counted request enters exactly one turn. Agent loops (`--agent`) add the
+//! p95 of the input length and the prefix-cache hit rate the server reported
+//! (`cached_tokens` / prompt tokens); both absent for other sessions. See
+//! `docs/workloads.md`.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +32,14 @@ pub struct TurnMetrics {
     /// of the successful requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_sequence_length_mean: Option<f64>,
+    /// Agent loops: p95 of the input length of the successful requests, tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_sequence_length_p95: Option<f64>,
+    /// Agent loops: prompt tokens the server served from its prefix cache over the prompt
+    /// tokens it counted, of the successful requests whose usage said
+    /// (`prompt_tokens_details.cached_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache_hit_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +49,12 @@ struct TurnTallyEntry {
     ttft: Histogram,
     e2e: Histogram,
     input_sum: u64,
+    /// Agent loops: the input lengths, and the cached and prompt tokens of the requests whose
+    /// usage gave a cached count.
+    agent: bool,
+    inputs: Histogram,
+    cached: u64,
+    cache_queried: u64,
 }
 
 impl Default for TurnTallyEntry {
@@ -48,6 +65,10 @@ impl Default for TurnTallyEntry {
             ttft: Histogram::latency(),
             e2e: Histogram::latency(),
             input_sum: 0,
+            agent: false,
+            inputs: Histogram::tokens(),
+            cached: 0,
+            cache_queried: 0,
         }
     }
 }
@@ -78,6 +99,15 @@ impl TurnTally {
                         .unwrap_or(rec.end_ns.saturating_sub(rec.start_ns)),
                 );
                 e.input_sum += u64::from(rec.input_sequence_length());
+                if rec.detail.agent {
+                    e.agent = true;
+                    e.inputs
+                        .record_value(f64::from(rec.input_sequence_length()));
+                    if let Some(c) = rec.detail.cached_tokens {
+                        e.cached += u64::from(c);
+                        e.cache_queried += u64::from(rec.input_sequence_length());
+                    }
+                }
             }
         }
     }
@@ -93,6 +123,13 @@ impl TurnTally {
                 time_to_first_token: e.ttft.stats(),
                 request_latency: e.e2e.stats(),
                 input_sequence_length_mean: (e.ok > 0).then(|| e.input_sum as f64 / e.ok as f64),
+                input_sequence_length_p95: e
+                    .agent
+                    .then(|| e.inputs.stats())
+                    .flatten()
+                    .map(|s| s.p95),
+                prefix_cache_hit_rate: (e.agent && e.cache_queried > 0)
+                    .then(|| e.cached as f64 / e.cache_queried as f64),
             })
             .collect()
     }
@@ -164,6 +201,50 @@ mod tests {
                 (2, 1, 1, Some(20.0), Some(1100.0)),
                 (3, 0, 0, None, None),
             ]
+        );
+    }
+
+    #[test]
+    fn agent_turns_give_the_input_p95_and_the_cache_hit_rate() {
+        let agent = |turn: u32, input: u32, cached: Option<u32>| {
+            let mut r = rec(Some(turn), 10, input, None);
+            r.detail.agent = true;
+            r.detail.server_input_tokens = Some(input);
+            r.detail.cached_tokens = cached;
+            r
+        };
+        let mut t = TurnTally::default();
+        t.add(&agent(1, 1000, Some(0)));
+        t.add(&agent(2, 1500, Some(960)));
+        t.add(&agent(2, 1500, Some(1040)));
+        // a server that did not say counts in the length, not in the hit rate
+        t.add(&agent(3, 2000, None));
+        let got: Vec<_> = t
+            .finish()
+            .iter()
+            .map(|m| {
+                (
+                    m.turn,
+                    m.input_sequence_length_p95.map(|v| v.round()),
+                    m.prefix_cache_hit_rate,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, Some(1000.0), Some(0.0)),
+                (2, Some(1500.0), Some(2000.0 / 3000.0)),
+                (3, Some(2000.0), None),
+            ]
+        );
+        // other sessions have neither
+        let mut plain = TurnTally::default();
+        plain.add(&rec(Some(1), 10, 1000, None));
+        let m = &plain.finish()[0];
+        assert_eq!(
+            (m.input_sequence_length_p95, m.prefix_cache_hit_rate),
+            (None, None)
         );
     }
 }

@@ -17,6 +17,6 @@ pub mod sla;
 pub use interval::Interval;
 pub use prefix_cache::{PrefixCachePolicy, PrefixCacheState};
 pub use request::{
-    ErrorKind, ExchangeOutcome, RequestDetail, RequestError, RequestRecord, TokenSource,
+    ErrorKind, ExchangeOutcome, RequestDetail, RequestError, RequestRecord, TokenSource, ToolCall,
 };
 pub use server::{kwh_per_million, CloudWatchSummary, GpuSummary, MeanMax, ServerSummary};

@@ -136,6 +136,21 @@ pub struct ExchangeOutcome {
     /// The tool calls' function names and arguments as received (each a text of its own),
     /// for the client's token count when the server gave none.
     pub tool_call_text: Vec<String>,
+    /// The tool calls as assembled from their fragments, in the order the server began them
+    /// (an agent loop sends them back).
+    pub tool_call_list: Vec<ToolCall>,
+    /// Prompt tokens the server found in its prefix cache
+    /// (`usage.prompt_tokens_details.cached_tokens`), when it said.
+    pub cached_tokens: Option<u32>,
+}
+
+/// One tool call of an answer: its id, function name and arguments as the server sent them
+/// (an id the server left out is made up from the call's index).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
 }
 
 /// What a record keeps beyond timings and counts that every request has: the server's input
@@ -175,6 +190,17 @@ pub struct RequestDetail {
     pub tool_calls: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub tool_call_errors: u32,
+    /// Prompt tokens the server served from its prefix cache, when its usage said
+    /// (`prompt_tokens_details.cached_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u32>,
+    /// The request was a turn of an agent loop (`--agent`); left out otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent: bool,
+    /// Agent loops: the time the session waited for its tools (`--tool-latency`) before this
+    /// turn (ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_wait_ns: Option<u64>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -276,6 +302,9 @@ impl RequestRecord {
                 think_ns: None,
                 tool_calls: o.tool_calls,
                 tool_call_errors: o.tool_call_errors,
+                cached_tokens: o.cached_tokens,
+                agent: false,
+                tool_wait_ns: None,
             },
         }
     }

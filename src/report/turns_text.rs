@@ -18,11 +18,19 @@ pub fn sessions_line(echo: &Value) -> String {
         parts.push(format!("later turns add {n} tokens"));
     }
     let think = s["think_time_ms"].as_u64().unwrap_or(0);
-    parts.push(if think > 0 {
-        format!("think time {think} ms")
+    let agent = &s["agent"];
+    if let Some(n) = agent["tool_result_tokens"].as_u64() {
+        let latency = agent["tool_latency_ms"].as_u64().unwrap_or(0);
+        parts.push(format!(
+            "agent loop: tool results of {n} tokens after {latency} ms"
+        ));
     } else {
-        "no think time".into()
-    });
+        parts.push(if think > 0 {
+            format!("think time {think} ms")
+        } else {
+            "no think time".into()
+        });
+    }
     format!("  sessions  {}\n", parts.join(", "))
 }
 
@@ -51,14 +59,19 @@ pub fn turns_line(s: &LevelSummary) -> Option<String> {
 }
 
 /// Per level and turn: successful and failed requests, TTFT p50 and mean, e2e p50, mean
-/// input length. Empty when no level ran sessions.
+/// input length; with agent loops also the input p95 and the prefix-cache hit rate. Empty
+/// when no level ran sessions.
 pub fn turns_table(levels: &[LevelSummary]) -> String {
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    let agent = levels
+        .iter()
+        .flat_map(|l| &l.workload.turns)
+        .any(|t| t.input_sequence_length_p95.is_some());
     let mut rows: Vec<Vec<String>> = Vec::new();
     for l in levels {
         for t in &l.workload.turns {
             let ttft = t.time_to_first_token.as_ref();
-            rows.push(vec![
+            let mut row = vec![
                 l.concurrency.to_string(),
                 t.turn.to_string(),
                 t.request_count.to_string(),
@@ -67,13 +80,21 @@ pub fn turns_table(levels: &[LevelSummary]) -> String {
                 ms(ttft.map(|s| s.avg)),
                 ms(t.request_latency.as_ref().map(|s| s.p50)),
                 ms(t.input_sequence_length_mean),
-            ]);
+            ];
+            if agent {
+                row.push(ms(t.input_sequence_length_p95));
+                row.push(
+                    t.prefix_cache_hit_rate
+                        .map_or("-".to_string(), |r| format!("{:.1} %", r * 100.0)),
+                );
+            }
+            rows.push(row);
         }
     }
     if rows.is_empty() {
         return String::new();
     }
-    let headers = [
+    let mut headers = vec![
         "concurrency",
         "turn",
         "ok",
@@ -83,6 +104,9 @@ pub fn turns_table(levels: &[LevelSummary]) -> String {
         "e2e p50 ms",
         "input mean",
     ];
+    if agent {
+        headers.extend(["input p95", "cache hit"]);
+    }
     let mut out = String::from("per turn (multi-turn sessions)\n");
     out += &crate::report::table::grid(&headers, &rows, 0);
     out
@@ -107,6 +131,8 @@ mod tests {
             time_to_first_token: ttft.and_then(stats),
             request_latency: None,
             input_sequence_length_mean: None,
+            input_sequence_length_p95: None,
+            prefix_cache_hit_rate: None,
         };
         let mut s = crate::metrics::fixtures::level(0, 4, 8, 10, 20, 4, None);
         assert_eq!(turns_line(&s), None);
@@ -136,5 +162,47 @@ mod tests {
             "  sessions  3 turns, no think time\n"
         );
         assert_eq!(sessions_line(&serde_json::json!({"workload": {}})), "");
+        let agent = serde_json::json!({"workload": {"sessions": {"turns": 6, "think_time_ms": 0,
+            "agent": {"tool_latency_ms": 200, "tool_result_tokens": 500}}}});
+        assert_eq!(
+            sessions_line(&agent),
+            "  sessions  6 turns, agent loop: tool results of 500 tokens after 200 ms\n"
+        );
+    }
+
+    #[test]
+    fn agent_turns_add_the_input_p95_and_the_cache_hit_rate() {
+        let turn = |turn, p95: Option<f64>, hit: Option<f64>| TurnMetrics {
+            turn,
+            request_count: 2,
+            error_request_count: 0,
+            time_to_first_token: None,
+            request_latency: None,
+            input_sequence_length_mean: Some(1000.0 * f64::from(turn)),
+            input_sequence_length_p95: p95,
+            prefix_cache_hit_rate: hit,
+        };
+        let mut l = crate::metrics::fixtures::level(0, 4, 8, 10, 20, 4, None);
+        l.workload.turns = vec![turn(1, None, None), turn(2, None, None)];
+        let plain = turns_table(std::slice::from_ref(&l));
+        assert!(!plain.contains("cache hit"), "{plain}");
+        l.workload.turns = vec![
+            turn(1, Some(1000.0), Some(0.0)),
+            turn(2, Some(2010.0), Some(0.877)),
+        ];
+        let table = turns_table(std::slice::from_ref(&l));
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[1].ends_with("input mean  input p95  cache hit"),
+            "{table}"
+        );
+        assert!(
+            lines[3].ends_with("1000.0     1000.0      0.0 %"),
+            "{table}"
+        );
+        assert!(
+            lines[4].ends_with("2000.0     2010.0     87.7 %"),
+            "{table}"
+        );
     }
 }

@@ -132,14 +132,20 @@ impl Completion {
         );
     }
 
-    fn usage(&self, out: &mut String, completion_tokens: u32) {
+    /// `usage`, with `prompt_tokens_details.cached_tokens` when the prefix cache is on (as
+    /// vLLM sends it with `--enable-prompt-tokens-details`, and OpenAI always).
+    fn usage(&self, out: &mut String, completion_tokens: u32, cached: Option<u32>) {
         let _ = write!(
             out,
-            "\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{}}}",
+            "\"usage\":{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{}",
             self.prompt_tokens,
             self.prompt_tokens + completion_tokens,
             completion_tokens
         );
+        if let Some(n) = cached {
+            let _ = write!(out, ",\"prompt_tokens_details\":{{\"cached_tokens\":{n}}}");
+        }
+        out.push('}');
     }
 }
 
@@ -169,6 +175,7 @@ impl SimBody {
             c,
             rx: Some(rx),
             sent: 0,
+            cached: None,
             role_sent: false,
             fault_done: false,
             then: Then::More,
@@ -204,6 +211,7 @@ impl SimBody {
             c,
             rx: if stall { None } else { Some(rx) },
             generated: 0,
+            cached: None,
             done: false,
         }))
     }
@@ -225,6 +233,8 @@ pub struct StreamState {
     c: Completion,
     rx: Option<UnboundedReceiver<TokenEvent>>,
     sent: u32,
+    /// The prefix cache's hit on the prompt, from the scheduler's tokens.
+    cached: Option<u32>,
     role_sent: bool,
     fault_done: bool,
     then: Then,
@@ -320,7 +330,7 @@ impl StreamState {
             Self::event_start(out);
             self.c.head(out, true);
             out.push_str("[],");
-            self.c.usage(out, self.sent);
+            self.c.usage(out, self.sent, self.cached);
             self.c.tail(out);
             out.push_str("\n\n");
         }
@@ -401,6 +411,7 @@ impl StreamState {
             };
             match rx.poll_recv(cx) {
                 Poll::Ready(Some(ev)) => {
+                    self.cached = ev.cached;
                     self.token_chunk(&mut out, ev.last);
                     if ev.last {
                         if !self.maybe_fault(&mut out) {
@@ -463,6 +474,8 @@ pub struct WholeState {
     c: Completion,
     rx: Option<UnboundedReceiver<TokenEvent>>,
     generated: u32,
+    /// The prefix cache's hit on the prompt, from the scheduler's tokens.
+    cached: Option<u32>,
     done: bool,
 }
 
@@ -495,7 +508,7 @@ impl WholeState {
                 let _ = write!(out, "[{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}],");
             }
         }
-        c.usage(&mut out, self.generated);
+        c.usage(&mut out, self.generated, self.cached);
         c.tail(&mut out);
         out
     }
@@ -534,6 +547,7 @@ impl WholeState {
         loop {
             match rx.poll_recv(cx) {
                 Poll::Ready(Some(ev)) => {
+                    self.cached = ev.cached;
                     self.generated += 1;
                     if ev.last {
                         break;

@@ -62,6 +62,9 @@ struct StreamOptions {
 struct ChatMessage {
     #[serde(default)]
     content: Value,
+    /// An assistant message's tool calls: their names and arguments are prompt text.
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -109,7 +112,8 @@ struct CompletionRequest {
 pub struct CompletionParams {
     /// Which API it came in on.
     pub endpoint: Route,
-    /// The prompt text (chat: message contents joined by newlines).
+    /// The prompt text (chat: message contents joined by newlines, an assistant message's
+    /// tool calls' names and arguments each on a line after its content).
     pub prompt: String,
     /// Prompt length in tokens: the text by the simulator's tokenizer, plus the template
     /// overhead on chat requests.
@@ -184,6 +188,17 @@ pub fn parse_request(
                     prompt.push('\n');
                 }
                 content_text(&m.content, &mut prompt);
+                for call in m.tool_calls.iter().flatten() {
+                    for key in ["name", "arguments"] {
+                        if let Some(t) = call
+                            .pointer(&format!("/function/{key}"))
+                            .and_then(Value::as_str)
+                        {
+                            prompt.push('\n');
+                            prompt.push_str(t);
+                        }
+                    }
+                }
             }
             let max = r.max_completion_tokens.or(r.max_tokens);
             let o = (r.ignore_eos, r.stream, r.stream_options);
@@ -293,6 +308,18 @@ mod tests {
             template_overhead: 0,
         };
         super::parse_request(endpoint, body, &limits)
+    }
+
+    #[test]
+    fn tool_calls_and_tool_results_are_prompt_text() {
+        let body = br#"{"messages":[{"role":"user","content":"fix it"},
+            {"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function",
+            "function":{"name":"read","arguments":"{\"path\": \"x\"}"}}]},
+            {"role":"tool","tool_call_id":"a","content":"fn main"}]}"#;
+        let p = parse_request(Route::Chat, body, "m", 100, 1000).unwrap();
+        assert_eq!(p.prompt, "fix it\n\nread\n{\"path\": \"x\"}\nfn main");
+        // fix it (2), read (1), {"path": (2), "x"} (1), fn main (2)
+        assert_eq!(p.prompt_tokens, 8);
     }
 
     #[test]

@@ -18,6 +18,9 @@ use super::stats::SharedMetrics;
 pub struct TokenEvent {
     /// Whether this is the sequence's last token.
     pub last: bool,
+    /// Prompt tokens found in the prefix cache when the sequence was first admitted; `None`
+    /// when the prefix cache is off.
+    pub cached: Option<u32>,
 }
 
 /// A request as the HTTP layer hands it to the scheduler.
@@ -54,6 +57,8 @@ struct Seq {
     emits: bool,
     admitted_once: bool,
     prefilled_once: bool,
+    /// Prompt tokens the prefix cache held at the first admission.
+    cached: u32,
 }
 
 impl Seq {
@@ -143,6 +148,7 @@ impl Scheduler {
             emits: false,
             admitted_once: false,
             prefilled_once: false,
+            cached: 0,
         });
         self.publish();
     }
@@ -263,6 +269,7 @@ impl Scheduler {
             self.metrics.prefix_hits.fetch_add(hit as u64, Relaxed);
             if !seq.admitted_once {
                 seq.admitted_once = true;
+                seq.cached = hit;
                 self.release_pending();
             }
             seq.kv = kv;
@@ -300,14 +307,23 @@ impl Scheduler {
             }
             seq.generated += 1;
             metrics.generation_tokens.fetch_add(1, Relaxed);
+            let cached = (self.limits.prefix_cache_blocks > 0).then_some(seq.cached);
             if seq.generated >= seq.new.output_len {
                 // finished: it produced its last token, whether or not the client is still there
                 let seq = self.running.remove(i);
                 self.kv_used -= seq.kv;
                 self.drop_seq(&seq, true);
                 self.publish();
-                let _ = seq.new.tx.send(TokenEvent { last: true });
-            } else if seq.new.tx.send(TokenEvent { last: false }).is_err() {
+                let _ = seq.new.tx.send(TokenEvent { last: true, cached });
+            } else if seq
+                .new
+                .tx
+                .send(TokenEvent {
+                    last: false,
+                    cached,
+                })
+                .is_err()
+            {
                 let seq = self.running.remove(i);
                 self.kv_used -= seq.kv;
                 self.drop_seq(&seq, false);

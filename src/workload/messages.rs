@@ -6,13 +6,20 @@
 use serde::{Deserialize, Serialize};
 
 use super::tokenizer::Tokenizer;
+pub use crate::record::ToolCall;
 
-/// One chat message: a role (`system`, `user`, `assistant`, or whatever a dataset gives) and
-/// its text.
+/// One chat message: a role (`system`, `user`, `assistant`, `tool`, or whatever a dataset
+/// gives) and its text; an assistant message may carry the tool calls it made (`tool_calls`,
+/// the OpenAI array as sent or as a dataset gave it), a `tool` message the id of the call it
+/// answers (`tool_call_id`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl ChatMessage {
@@ -21,7 +28,54 @@ impl ChatMessage {
         ChatMessage {
             role: role.to_string(),
             content: content.into(),
+            tool_calls: None,
+            tool_call_id: None,
         }
+    }
+
+    /// The assistant's answer `content` with the tool `calls` it made, as OpenAI chat takes
+    /// them back: `[{"id", "type": "function", "function": {"name", "arguments"}}, ...]`.
+    pub fn assistant_calls(content: impl Into<String>, calls: &[ToolCall]) -> ChatMessage {
+        let list = calls
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "id": c.id,
+                    "type": "function",
+                    "function": { "name": c.name, "arguments": c.arguments },
+                })
+            })
+            .collect();
+        ChatMessage {
+            tool_calls: Some(serde_json::Value::Array(list)),
+            ..ChatMessage::new("assistant", content)
+        }
+    }
+
+    /// A `tool` message: the result `content` of the call `id`.
+    pub fn tool_result(id: &str, content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            tool_call_id: Some(id.to_string()),
+            ..ChatMessage::new("tool", content)
+        }
+    }
+
+    /// The texts a model reads of this message: its content, and the function names and
+    /// arguments of its tool calls.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        let calls = self
+            .tool_calls
+            .as_ref()
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("function"))
+            .flat_map(|f| {
+                ["name", "arguments"]
+                    .into_iter()
+                    .filter_map(move |k| f.get(k).and_then(serde_json::Value::as_str))
+            });
+        std::iter::once(self.content.as_str()).chain(calls)
     }
 
     /// Whether the message is the user's.
@@ -111,12 +165,14 @@ fn capitalised(role: &str) -> String {
     }
 }
 
-/// The client's input count of a message list: the sum of its contents' counts (roles and
-/// template tokens are the server's, as for a text prompt's chat template).
+/// The client's input count of a message list: the sum of its contents' counts and its tool
+/// calls' names and arguments (roles, ids and template tokens are the server's, as for a text
+/// prompt's chat template).
 pub fn count_messages(tok: &dyn Tokenizer, messages: &[ChatMessage]) -> u32 {
     messages
         .iter()
-        .map(|m| tok.count(&m.content))
+        .flat_map(ChatMessage::texts)
+        .map(|t| tok.count(t))
         .fold(0u32, u32::saturating_add)
 }
 
@@ -133,13 +189,15 @@ pub struct ConversationTurn {
 
 /// A conversation cut into user turns: each turn ends with a user message; the conversation's
 /// assistant messages are left out (a session sends the server's own answers instead) and
-/// their lengths kept as reference answers. Messages after the last user message that are not
-/// answers are dropped (nothing asks for them).
+/// their lengths kept as reference answers. An assistant message with tool calls is no
+/// answer to replace: it stays, as the `tool` messages answering it do, and goes with the
+/// next turn's messages (after the server's own answer). Messages after the last user
+/// message that are not answers are dropped (nothing asks for them).
 pub fn split_turns(tok: &dyn Tokenizer, conversation: &[ChatMessage]) -> Vec<ConversationTurn> {
     let mut turns: Vec<ConversationTurn> = Vec::new();
     let mut pending: Vec<ChatMessage> = Vec::new();
     for m in conversation {
-        if m.is_assistant() {
+        if m.is_assistant() && m.tool_calls.is_none() {
             if pending.is_empty() {
                 if let Some(last) = turns.last_mut() {
                     let n = tok.count(&m.content);
@@ -232,6 +290,39 @@ mod tests {
             ConversationTurn {
                 messages: vec![m("system", "note"), m("user", "q three")],
                 reference_answer_tokens: Some(3),
+            },
+        ];
+        assert_eq!(turns, want);
+    }
+
+    #[test]
+    fn a_conversations_tool_calls_and_results_stay_with_the_next_turn() {
+        let tok = ApproxTokenizer;
+        let calls = [ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: "{}".into(),
+        }];
+        let conv = [
+            m("user", "q one"),
+            ChatMessage::assistant_calls("", &calls),
+            ChatMessage::tool_result("c1", "file text"),
+            m("assistant", "abcd abcd"),
+            m("user", "q two"),
+        ];
+        let turns = split_turns(&tok, &conv);
+        let want = vec![
+            ConversationTurn {
+                messages: vec![m("user", "q one")],
+                reference_answer_tokens: None,
+            },
+            ConversationTurn {
+                messages: vec![
+                    ChatMessage::assistant_calls("", &calls),
+                    ChatMessage::tool_result("c1", "file text"),
+                    m("user", "q two"),
+                ],
+                reference_answer_tokens: None,
             },
         ];
         assert_eq!(turns, want);

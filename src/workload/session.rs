@@ -3,11 +3,18 @@
 //! user message. Turns come from the flags (`--turns`, `--turn-input-tokens`) or from a
 //! dataset's conversations. A session's messages are a pure function of (seed, level, session
 //! index, turn) and the server's answers. See `docs/workloads.md`.
+//!
+//! An agent loop (`--agent`) is a session whose later turns carry tool results instead of a
+//! user message: an answer with tool calls joins the history as the assistant message with
+//! its `tool_calls`, followed by one `tool` message per call (a result of
+//! `--tool-result-tokens` tokens, made like a prompt of exact length); an answer without a
+//! tool call ends the session.
 
 use super::bounds::MAX_INPUT_TOKENS;
 use super::exact::TextBuilder;
-use super::messages::{count_messages, ChatMessage, ConversationTurn};
+use super::messages::{count_messages, ChatMessage, ConversationTurn, ToolCall};
 use super::prompt::{Prompt, WorkloadSpec};
+use super::session_spec::AgentSpec;
 use crate::rng::{mix64, SplitMix64};
 
 /// The most turns a session may have.
@@ -15,6 +22,8 @@ pub const MAX_TURNS: u32 = 1_000;
 
 /// Seeds the text and lengths of synthetic later turns (their own index space).
 const TURN_SALT: u64 = 0x7E55_1011_0000_0001;
+/// Seeds the text of tool results (their own index space).
+const TOOL_RESULT_SALT: u64 = 0x7001_5E55_0000_0002;
 /// Synthetic first turns draw like requests of this index range (never a single-turn
 /// request's index).
 const FIRST_TURN_INDEX_BASE: u64 = 1 << 48;
@@ -42,6 +51,8 @@ pub struct Session {
     sent: u32,
     /// The record's own output length, for dataset turns without a reference answer.
     record_output: Option<u32>,
+    /// An agent loop: how its tools answer.
+    agent: Option<AgentSpec>,
 }
 
 /// One turn ready to send: its 1-based number and the request.
@@ -100,6 +111,7 @@ impl WorkloadSpec {
             history_tokens: 0,
             sent: 0,
             record_output,
+            agent: spec.agent,
         })
     }
 }
@@ -131,6 +143,10 @@ impl Session {
         let key = mix64(mix64(self.index ^ TURN_SALT) ^ u64::from(number));
         let draw_index = FIRST_TURN_INDEX_BASE | (key >> 16);
         let (new, max_tokens) = match &self.plan {
+            Plan::Synthetic { .. } if number > 1 && self.agent.is_some() => {
+                // an agent's later turn: the tool results already in the history
+                (Vec::new(), w.drawn_output(self.level, draw_index))
+            }
             Plan::Synthetic { later_tokens, .. } => {
                 if number == 1 {
                     // drawn like a single-turn request: input length, shared prefix,
@@ -181,6 +197,43 @@ impl Session {
         let n = w.loaded().tokenizer.tokenizer.count(&answer);
         self.history_tokens = self.history_tokens.saturating_add(n);
         self.history.push(ChatMessage::new("assistant", answer));
+    }
+
+    /// Whether this session is an agent loop, and how its tools answer.
+    pub fn agent(&self) -> Option<AgentSpec> {
+        self.agent
+    }
+
+    /// The server's answer to the last turn, its text and its tool calls: whether the
+    /// session goes on. A session that is no agent loop takes the text ([`Session::answered`])
+    /// and goes on; an agent loop ends at an answer without tool calls, and otherwise takes
+    /// the assistant message with the calls and one tool result per call, each
+    /// `tool_result_tokens` long.
+    pub fn take_answer(&mut self, w: &WorkloadSpec, text: String, calls: Vec<ToolCall>) -> bool {
+        let Some(agent) = self.agent else {
+            self.answered(w, text);
+            return true;
+        };
+        if calls.is_empty() {
+            return false;
+        }
+        let rt = w.loaded();
+        let tok = &*rt.tokenizer.tokenizer;
+        let mut new = vec![ChatMessage::assistant_calls(text, &calls)];
+        let n = agent.tool_result_tokens.min(MAX_INPUT_TOKENS);
+        for (k, call) in calls.iter().enumerate() {
+            let key = mix64(mix64(self.index ^ TOOL_RESULT_SALT) ^ u64::from(self.sent));
+            let seed = mix64(w.seed ^ key ^ u64::from(self.level)) ^ (k as u64);
+            let mut rng = SplitMix64::new(mix64(seed));
+            let mut b = TextBuilder::new(tok, &rt.words, n);
+            b.push_words(&mut rng, n);
+            let (result, _) = b.finish(n, &mut rng);
+            new.push(ChatMessage::tool_result(&call.id, result));
+        }
+        let added = count_messages(tok, &new);
+        self.history_tokens = self.history_tokens.saturating_add(added);
+        self.history.extend(new);
+        true
     }
 }
 

@@ -11,6 +11,7 @@ fn synthetic(turns: u32, later: Option<u32>) -> WorkloadSpec {
             turns,
             turn_input_tokens: later,
             think_time_ms: 0,
+            agent: None,
         }),
         ..WorkloadSpec::fixed(40, 3)
     }
@@ -120,4 +121,91 @@ fn a_conversation_dataset_runs_its_user_turns_at_most_turns_of_them() {
     );
     assert_eq!(t2.prompt.max_tokens, 1);
     assert!(s.finished());
+}
+
+fn agent(turns: u32, result_tokens: u32) -> WorkloadSpec {
+    let mut w = synthetic(turns, None);
+    if let Some(s) = w.sessions.as_mut() {
+        s.agent = Some(crate::workload::session_spec::AgentSpec {
+            tool_latency_ms: 0,
+            tool_result_tokens: result_tokens,
+        });
+    }
+    w
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+#[test]
+fn an_agent_turn_sends_the_calls_and_one_result_per_call() {
+    let w = agent(3, 25);
+    let tok = crate::workload::tokenizer::ApproxTokenizer;
+    let mut s = w.session(0, 3).unwrap();
+    let t1 = s.next_turn(&w).unwrap();
+    assert_eq!((t1.number, t1.prompt.input_tokens), (1, 40));
+    let calls = vec![
+        call("call-a", "read_file", r#"{"path": "src/main.rs"}"#),
+        call("call-b", "grep", r#"{"q": "fn main"#),
+    ];
+    assert!(s.take_answer(&w, String::new(), calls.clone()));
+    let t2 = s.next_turn(&w).unwrap();
+    let m = &t2.prompt.messages;
+    assert_eq!(m.len(), 4);
+    assert_eq!(m[0], t1.prompt.messages[0]);
+    assert_eq!(m[1], ChatMessage::assistant_calls("", &calls));
+    assert_eq!(
+        serde_json::to_value(&m[1]).unwrap(),
+        serde_json::json!({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call-a", "type": "function",
+             "function": {"name": "read_file", "arguments": "{\"path\": \"src/main.rs\"}"}},
+            {"id": "call-b", "type": "function",
+             "function": {"name": "grep", "arguments": "{\"q\": \"fn main"}}]})
+    );
+    let got: Vec<(&str, Option<&str>, u32)> = m[2..]
+        .iter()
+        .map(|m| {
+            (
+                m.role.as_str(),
+                m.tool_call_id.as_deref(),
+                crate::workload::token_counter::Tokenizer::count(&tok, &m.content),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![("tool", Some("call-a"), 25), ("tool", Some("call-b"), 25)]
+    );
+    assert_ne!(m[2].content, m[3].content);
+    // the calls' names and arguments count (approx: read_file 3, its arguments 2 + 4, grep
+    // 1, its arguments 2 + 1 + 1), and the results
+    assert_eq!(t2.prompt.input_tokens, 40 + 14 + 25 + 25);
+    // an answer without a tool call ends the session
+    assert!(!s.take_answer(&w, " done".into(), Vec::new()));
+    assert!(!s.finished());
+
+    // the same session sends the same results
+    let mut again = w.session(0, 3).unwrap();
+    again.next_turn(&w).unwrap();
+    again.take_answer(&w, String::new(), calls);
+    assert_eq!(again.next_turn(&w).unwrap().prompt.messages, *m);
+}
+
+#[test]
+fn an_agent_session_ends_after_its_turns() {
+    let w = agent(2, 4);
+    let mut s = w.session(1, 0).unwrap();
+    s.next_turn(&w).unwrap();
+    assert!(s.take_answer(&w, " ok".into(), vec![call("x", "f", "{}")]));
+    let t2 = s.next_turn(&w).unwrap();
+    let roles: Vec<&str> = t2.prompt.messages.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool"]);
+    assert_eq!(t2.prompt.messages[1].content, " ok");
+    assert!(s.finished());
+    assert!(s.next_turn(&w).is_none());
 }

@@ -473,6 +473,30 @@ fn bad_tools_name_the_file_and_the_flag() {
              FILE too, or leave it out"
                 .to_string(),
         ),
+        (
+            vec!["--agent", "--turns", "4"],
+            "--agent runs agent loops, which need tools to call: give --tools FILE (OpenAI \
+             tool definitions) too"
+                .to_string(),
+        ),
+        (
+            vec!["--agent", "--tools", good, "--turns", "1"],
+            "--agent runs sessions of several requests: give --turns N of 2 or more (default \
+             10), or leave --turns out"
+                .to_string(),
+        ),
+        (
+            vec!["--agent", "--tools", good, "--think-time", "1s"],
+            "--agent pauses for its tools (--tool-latency), not for a user: leave --think-time \
+             out"
+            .to_string(),
+        ),
+        (
+            vec!["--tool-latency", "200ms", "--tools", good],
+            "--tool-latency belongs to agent loops: give --agent (and --tools FILE) too, or \
+             leave it out"
+                .to_string(),
+        ),
     ];
     for (args, want) in cases {
         let o = bin()
@@ -483,4 +507,20 @@ fn bad_tools_name_the_file_and_the_flag() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(&want), "{args:?}: {}", stderr(&o));
     }
+    // agent loops wait for answers: no open-loop rate
+    let o = bin()
+        .args(["sweep", "-e", "sim", "-n", "2", "--rate", "5"])
+        .args(["--agent", "--tools", good])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "--agent: agent loops run at concurrency levels (each request waits for the tool \
+             calls of the previous answer); open-loop rates send independent requests. Use \
+             --concurrency, or leave out --agent"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }

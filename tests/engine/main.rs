@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod agent_e2e;
 mod distributed_e2e;
 mod engine_e2e;
 mod gpu_telemetry;

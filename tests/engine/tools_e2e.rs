@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::common;
 
-const TOOLS: &str = r#"[{"type":"function","function":{"name":"search_docs","description":"Search the manual","parameters":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}}}]"#;
+pub(crate) const TOOLS: &str = r#"[{"type":"function","function":{"name":"search_docs","description":"Search the manual","parameters":{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}}}]"#;
 
 fn workload(output: u32, fail_on_bad: bool) -> WorkloadSpec {
     let mut tools = ToolsSpec::parse("tools.json", TOOLS, None).expect("tools parse");
@@ -27,7 +27,7 @@ fn workload(output: u32, fail_on_bad: bool) -> WorkloadSpec {
 }
 
 /// A streamed sweep of `levels`, `requests` each, against a simulator set by `sim`.
-async fn sweep(
+pub(crate) async fn sweep(
     sim: SimConfig,
     levels: Vec<u32>,
     requests: u32,
@@ -137,7 +137,7 @@ async fn whole_answers_that_are_tool_calls_count_alike() {
 
 /// The interval `[lo, hi]` holding a Binomial(n, p) count with probability at least 99.9 %:
 /// at most 0.05 % below `lo` and at most 0.05 % above `hi`, from the exact probabilities.
-fn binomial_999(n: u64, p: f64) -> (u64, u64) {
+pub(crate) fn binomial_999(n: u64, p: f64) -> (u64, u64) {
     let ln_fact = |k: u64| (1..=k).map(|i| (i as f64).ln()).sum::<f64>();
     let pmf = |k: u64| {
         (ln_fact(n) - ln_fact(k) - ln_fact(n - k)

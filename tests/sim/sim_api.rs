@@ -49,6 +49,41 @@ async fn streaming_chat_has_role_first_exact_length_then_usage_and_done() {
     sim.shutdown();
 }
 
+/// `usage.prompt_tokens_details.cached_tokens` is the prefix cache's hit on the prompt: none
+/// the first time, the prompt's whole 16-token blocks the second, and a longer prompt that
+/// extends it finds those blocks; no field with the cache off.
+#[tokio::test]
+async fn usage_says_the_cached_prompt_tokens() {
+    let sim = start(fast()).await;
+    let p = prompt(100, 7);
+    let cached = |v: &Value| v["usage"]["prompt_tokens_details"]["cached_tokens"].clone();
+    let r = post(sim.addr, "/v1/chat/completions", &chat_body(&p, 3, true)).await;
+    assert_eq!(cached(r.chunks().last().unwrap()), json!(0));
+    let r = post(sim.addr, "/v1/chat/completions", &chat_body(&p, 3, true)).await;
+    assert_eq!(cached(r.chunks().last().unwrap()), json!(96));
+    let longer = format!("{p} {}", prompt(40, 8));
+    let r = post(
+        sim.addr,
+        "/v1/chat/completions",
+        &chat_body(&longer, 3, true),
+    )
+    .await;
+    let last = r.chunks().last().unwrap().clone();
+    assert_eq!(last["usage"]["prompt_tokens"], 140);
+    assert_eq!(cached(&last), json!(96));
+    sim.shutdown();
+    let off = start(SimConfig {
+        prefix_cache_blocks: 0,
+        ..fast()
+    })
+    .await;
+    let r = post(off.addr, "/v1/chat/completions", &chat_body(&p, 3, true)).await;
+    let usage = r.chunks().last().unwrap()["usage"].clone();
+    assert_eq!(usage["prompt_tokens"], 100);
+    assert!(usage.get("prompt_tokens_details").is_none(), "{usage}");
+    off.shutdown();
+}
+
 #[tokio::test]
 async fn streaming_completions_use_text_and_natural_stops_respect_min_and_max() {
     let sim = start(fast()).await;

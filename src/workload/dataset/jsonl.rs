@@ -1,6 +1,8 @@
 //! JSONL single-turn prompts, one JSON object a line, with AIPerf's `single_turn` field names:
 //! `text` (or `texts`, a list joined by newlines) or `messages` (OpenAI chat messages, kept as
-//! a message list with their roles; text parts of a content joined by newlines), and optional `output_length` (`output_tokens` is accepted as
+//! a message list with their roles; text parts of a content joined by newlines; an assistant
+//! message's `tool_calls` and a tool message's `tool_call_id` kept as they are, and a `null`
+//! content beside tool calls), and optional `output_length` (`output_tokens` is accepted as
 //! well). AIPerf's other fields (`timestamp`, `delay`, `role`, `extra`, ...) are allowed and
 //! not used. Blank lines are skipped.
 
@@ -28,6 +30,10 @@ struct Message {
     role: Option<String>,
     #[serde(default)]
     content: Value,
+    #[serde(default)]
+    tool_calls: Option<Value>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
 }
 
 pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
@@ -62,8 +68,17 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Parsed, DatasetError> {
                         k + 1
                     )));
                 };
-                match content_text(&m.content) {
-                    Some(t) => list.push(ChatMessage::new(&role, t)),
+                let text = match (content_text(&m.content), &m.tool_calls) {
+                    (Some(t), _) => Some(t),
+                    (None, Some(_)) if m.content.is_null() => Some(String::new()),
+                    (None, _) => None,
+                };
+                match text {
+                    Some(t) => list.push(ChatMessage {
+                        tool_calls: m.tool_calls,
+                        tool_call_id: m.tool_call_id,
+                        ..ChatMessage::new(&role, t)
+                    }),
                     None => {
                         return Err(bad(&format!(
                             "message {} has no text content (a string or text parts)",

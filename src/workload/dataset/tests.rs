@@ -420,3 +420,56 @@ fn a_record_longer_than_the_flags_allow_is_refused_with_its_line() {
         )],
     );
 }
+
+/// A chat record's tool calls and tool results go to the server as the file gave them:
+/// each line's `messages`, loaded and written into a chat request body, are the same JSON.
+#[test]
+fn jsonl_tool_calls_and_tool_messages_are_sent_as_they_are() {
+    let cases = [
+        concat!(
+            r#"[{"role":"system","content":"You are a coding agent."},"#,
+            r#"{"role":"user","content":"Why does the build fail?"},"#,
+            r#"{"role":"assistant","content":null,"tool_calls":["#,
+            r#"{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"Cargo.toml\"}"}},"#,
+            r#"{"id":"call_2","type":"function","function":{"name":"run","arguments":"{\"cmd\":\"cargo build\"}"}}]},"#,
+            r#"{"role":"tool","tool_call_id":"call_1","content":"[package] name = \"x\""},"#,
+            r#"{"role":"tool","tool_call_id":"call_2","content":"error[E0432]: unresolved import"},"#,
+            r#"{"role":"assistant","content":"An import is missing."},"#,
+            r#"{"role":"user","content":"Fix it."}]"#
+        ),
+        concat!(
+            r#"[{"role":"user","content":"Weather?"},"#,
+            r#"{"role":"assistant","content":"Looking it up.","tool_calls":["#,
+            r#"{"id":"w","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Par"}}]},"#,
+            r#"{"role":"tool","tool_call_id":"w","content":"sunny"}]"#
+        ),
+    ];
+    let spec = crate::endpoint::EndpointSpec {
+        name: "t".into(),
+        base_url: "http://h/v1".into(),
+        model: "m".into(),
+        api: crate::endpoint::Api::Chat,
+        stream: false,
+        exact_output_length: false,
+        headers: vec![],
+        api_key_env: None,
+        sim_timing: false,
+        sagemaker: None,
+    };
+    for messages in cases {
+        let path = file("agent.jsonl", &format!("{{\"messages\": {messages}}}\n"));
+        let (_, ds) = load_file(&path, None).unwrap();
+        let Source::Messages(list) = &ds.records[0].source else {
+            panic!("expected messages");
+        };
+        let body = crate::endpoint::openai::request_body(
+            &spec,
+            crate::workload::messages::RequestInput::Messages(list),
+            5,
+            None,
+        );
+        let sent: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let given: serde_json::Value = serde_json::from_str(messages).unwrap();
+        assert_eq!(sent["messages"], given, "{messages}");
+    }
+}
