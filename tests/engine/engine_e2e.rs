@@ -1,8 +1,7 @@
 //! The engine against the in-process simulator: faults land in their own error class, timing
 //! matches the simulator's ground truth, and concurrency is held.
 
-use rightsize::endpoint::{Api, EndpointSpec};
-use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest};
+use rightsize::engine::{run, EngineEvent, RunOutcome};
 use rightsize::plan::SweepPlanner;
 use rightsize::record::ErrorKind;
 use rightsize::sim::{FaultSpec, SimConfig};
@@ -37,39 +36,15 @@ static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(())
 async fn sweep(sim: SimConfig, s: Sweep) -> (RunOutcome, common::MemorySink) {
     let _turn = ONE_AT_A_TIME.lock().await;
     let server = rightsize::sim::start(sim).await.expect("sim starts");
-    let spec = EndpointSpec {
-        name: "sim".into(),
-        base_url: server.base_url.clone(),
-        model: server.model.clone(),
-        api: Api::Chat,
-        stream: s.workload.stream,
-        exact_output_length: true,
-        headers: vec![],
-        api_key_env: None,
-        sim_timing: s.sim_timing,
-        sagemaker: None,
-    };
     let sink = common::MemorySink::default();
-    let req = RunRequest {
-        kind: "sweep".into(),
-        endpoint: spec,
-        workload: s.workload,
-        request_count: s.requests,
-        // cold levels, as set here since before warm levels were the CLI default (one round)
-        warmup: rightsize::engine::Warmup::Requests(0),
-        telemetry_interval: std::time::Duration::from_secs(1),
-        gpu_metrics: None,
-        timeout: s.timeout,
-        preflight_timeout: s.timeout,
-        sink: Box::new(sink.clone()),
-        in_process_sim: true,
-        config_sources: vec![],
-        open: Default::default(),
-        traffic: None,
-        prefix_cache: Default::default(),
-        prefix_cache_reset_url: None,
-        fleet: None,
-    };
+    let mut req = common::sim_run_request(
+        &server,
+        s.workload,
+        s.requests,
+        s.timeout,
+        Box::new(sink.clone()),
+    );
+    req.endpoint.sim_timing = s.sim_timing;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let out = run(

@@ -3,8 +3,7 @@
 //! calls the simulator makes at its set share are counted (and, when asked, fail their
 //! requests as `bad_tool_call`) within their binomial interval.
 
-use rightsize::endpoint::{Api, EndpointSpec};
-use rightsize::engine::{run, EngineEvent, RunOutcome, RunRequest};
+use rightsize::engine::{run, EngineEvent, RunOutcome};
 use rightsize::plan::SweepPlanner;
 use rightsize::record::ErrorKind;
 use rightsize::sim::SimConfig;
@@ -34,38 +33,14 @@ pub(crate) async fn sweep(
     w: WorkloadSpec,
 ) -> (RunOutcome, common::MemorySink) {
     let server = rightsize::sim::start(sim).await.expect("sim starts");
-    let spec = EndpointSpec {
-        name: "sim".into(),
-        base_url: server.base_url.clone(),
-        model: server.model.clone(),
-        api: Api::Chat,
-        stream: w.stream,
-        exact_output_length: true,
-        headers: vec![],
-        api_key_env: None,
-        sim_timing: false,
-        sagemaker: None,
-    };
     let sink = common::MemorySink::default();
-    let req = RunRequest {
-        kind: "sweep".into(),
-        endpoint: spec,
-        workload: w,
-        request_count: requests,
-        warmup: rightsize::engine::Warmup::Requests(0),
-        telemetry_interval: Duration::from_secs(1),
-        gpu_metrics: None,
-        timeout: Duration::from_secs(30),
-        preflight_timeout: Duration::from_secs(30),
-        sink: Box::new(sink.clone()),
-        in_process_sim: true,
-        config_sources: vec![],
-        open: Default::default(),
-        traffic: None,
-        prefix_cache: Default::default(),
-        prefix_cache_reset_url: None,
-        fleet: None,
-    };
+    let req = common::sim_run_request(
+        &server,
+        w,
+        requests,
+        Duration::from_secs(30),
+        Box::new(sink.clone()),
+    );
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let out = run(

@@ -361,3 +361,48 @@ pub fn start_served(
     };
     (child, base, rx)
 }
+
+/// A run against the in-process simulator `server` as the engine tests set one up: a chat
+/// endpoint (streamed as the workload says, exact output lengths), cold levels (no warm-up),
+/// a 1 s telemetry interval, `timeout` for requests and pre-flight, into `sink`. Tests change
+/// what they need of it (`kind`, `open`, `endpoint.sim_timing`).
+pub fn sim_run_request(
+    server: &rightsize::sim::SimServer,
+    workload: rightsize::workload::WorkloadSpec,
+    request_count: u32,
+    timeout: std::time::Duration,
+    sink: Box<dyn rightsize::engine::RunSink>,
+) -> rightsize::engine::RunRequest {
+    let endpoint = rightsize::endpoint::EndpointSpec {
+        name: "sim".into(),
+        base_url: server.base_url.clone(),
+        model: server.model.clone(),
+        api: rightsize::endpoint::Api::Chat,
+        stream: workload.stream,
+        exact_output_length: true,
+        headers: vec![],
+        api_key_env: None,
+        sim_timing: false,
+        sagemaker: None,
+    };
+    rightsize::engine::RunRequest {
+        kind: "sweep".into(),
+        endpoint,
+        workload,
+        request_count,
+        // cold levels, as set here since before warm levels were the CLI default (one round)
+        warmup: rightsize::engine::Warmup::Requests(0),
+        telemetry_interval: std::time::Duration::from_secs(1),
+        gpu_metrics: None,
+        timeout,
+        preflight_timeout: timeout,
+        sink,
+        in_process_sim: true,
+        config_sources: vec![],
+        open: Default::default(),
+        traffic: None,
+        prefix_cache: Default::default(),
+        prefix_cache_reset_url: None,
+        fleet: None,
+    }
+}

@@ -2,8 +2,7 @@
 //! in-process simulator, and find a boundary on a dense sweep.
 #![allow(dead_code)]
 
-use rightsize::endpoint::{Api, EndpointSpec};
-use rightsize::engine::{run, EngineEvent, LevelPlanner, RunOutcome, RunRequest};
+use rightsize::engine::{run, EngineEvent, LevelPlanner, RunOutcome};
 use rightsize::metrics::LevelSummary;
 use rightsize::plan::range::{boundary_range, BoundaryRange};
 use rightsize::plan::{Analysis, SweepPlanner};
@@ -40,38 +39,15 @@ pub async fn run_plan_with(
     timeout: Duration,
     open: rightsize::workload::arrivals::OpenSettings,
 ) -> (RunOutcome, Vec<EngineEvent>) {
-    let spec = EndpointSpec {
-        name: "sim".into(),
-        base_url: server.base_url.clone(),
-        model: server.model.clone(),
-        api: Api::Chat,
-        stream: w.stream,
-        exact_output_length: true,
-        headers: vec![],
-        api_key_env: None,
-        sim_timing: false,
-        sagemaker: None,
-    };
-    let req = RunRequest {
-        kind: "search".into(),
-        endpoint: spec,
-        workload: w.clone(),
-        request_count: requests,
-        // cold levels, as set here since before warm levels were the CLI default (one round)
-        warmup: rightsize::engine::Warmup::Requests(0),
-        telemetry_interval: std::time::Duration::from_secs(1),
-        gpu_metrics: None,
+    let mut req = super::common::sim_run_request(
+        server,
+        w.clone(),
+        requests,
         timeout,
-        preflight_timeout: timeout,
-        sink: Box::new(rightsize::report::folder::FolderSink::new(tmpdir("search"))),
-        in_process_sim: true,
-        config_sources: vec![],
-        open,
-        traffic: None,
-        prefix_cache: Default::default(),
-        prefix_cache_reset_url: None,
-        fleet: None,
-    };
+        Box::new(rightsize::report::folder::FolderSink::new(tmpdir("search"))),
+    );
+    req.kind = "search".into();
+    req.open = open;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<EngineEvent>(64);
     let drain = tokio::spawn(async move {
         let mut seen = Vec::new();
