@@ -319,13 +319,17 @@ fn sweep_prints_knee_and_planning_numbers() {
 #[test]
 fn a_level_measured_again_is_one_level_with_all_its_requests() {
     let out = tmpdir("pooled");
-    // the simulator's mean e2e crosses 250 ms between 128 and 256 (about 190)
-    let o = on_sim_at("search", 64, 64, 10.0)
+    // the simulator's mean e2e crosses 625 ms between 128 and 256 (about 190). At 4x, not
+    // 10x: the simulator runs in the run's own (unoptimised) process, and at 10x its ~50k
+    // token events a second beside another search test saturated two cores, so latencies
+    // doubled, levels near the limit stayed uncertain and the budget ran out before the
+    // search converged (twice in one day's full runs; alone it passed)
+    let o = on_sim_at("search", 64, 64, 4.0)
         .args([
             "-n",
             "256",
             "--e2e-sla",
-            "avg:250ms",
+            "avg:625ms",
             "--max-error-rate",
             "0.05",
         ])
