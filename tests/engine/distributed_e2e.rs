@@ -549,10 +549,14 @@ fn intended(dir: &Path, index: u64) -> BTreeSet<(u64, u64)> {
 #[test]
 fn an_open_loop_level_over_four_workers_sends_the_one_process_schedule() {
     let _one = one_at_a_time();
-    let n = 4_000u64;
+    // 1,000 a second: at 2,000 the four worker processes, the controller and its simulator
+    // (unoptimised builds, two cores) once fell behind the schedule on a clean CI clone
+    // (1,040 a second sent, the level marked saturated), which is the machine's limit, not
+    // what this test asks
+    let n = 2_000u64;
     let sweep = |out: &Path, workers: bool| {
         let mut c = on_sim_at("sweep", 16, 8, 50.0);
-        c.args(["--rate", "2000", "-n", &n.to_string(), "--no-tui", "--json"])
+        c.args(["--rate", "1000", "-n", &n.to_string(), "--no-tui", "--json"])
             .args(["--seed", "7"])
             .arg("--out")
             .arg(out);
@@ -591,7 +595,7 @@ fn an_open_loop_level_over_four_workers_sends_the_one_process_schedule() {
     assert_eq!(requests, vec![n / 4; 4], "{w}");
     assert!(shares.iter().all(|s| s.get("lost").is_none()), "{w}");
     let rate = &level["rate"];
-    assert_eq!(rate["shape"]["rps"], 2000.0, "{level}");
+    assert_eq!(rate["shape"]["rps"], 1000.0, "{level}");
     assert!(rate.get("saturated").is_none(), "{rate}");
 }
 
