@@ -22,6 +22,7 @@ const REQUESTS: u32 = 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refine_knee_lands_within_1_25x_of_the_dense_knee() {
+    let _turn = CPU_HEAVY.lock().await;
     // the default model (256 batch slots), 10x real time, noise off; not streamed, so the
     // client parses one body per request instead of one chunk per token and stays far from
     // being the bottleneck (the knee needs only throughput and end-to-end latency)

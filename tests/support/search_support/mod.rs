@@ -141,3 +141,10 @@ pub fn search_workload() -> WorkloadSpec {
 /// 48 that tail was a third of the level and moved its mean TPOT several percent below a
 /// longer level's. Both the dense sweep and the search run this many, so they measure alike.
 pub const REQUESTS: u32 = 384;
+
+/// The tests that keep both cores busy on their own (a 10x simulator with a thousand streams
+/// in `refine_knee`, the pooled search's in-process simulator in `search_cli`) take turns:
+/// side by side on a clean CI clone they inflated each other's latencies, and both missed
+/// (no knee; a search out of budget). `lock().await` in an async test, `blocking_lock()` in
+/// a plain one.
+pub static CPU_HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
