@@ -116,7 +116,7 @@ fn open_newest(t: &Tmux) -> String {
         s.contains("past runs (1)") && s.contains("search") && s.contains("finished")
     });
     t.keys(&["Enter"]);
-    t.wait_for("the past run", Duration::from_secs(10), |s| {
+    t.wait_settled("the past run", Duration::from_secs(10), |s| {
         s.contains("FINISHED") && s.contains("levels (ms)")
     })
 }
@@ -297,25 +297,25 @@ fn snapshots_of_the_daily_screens() {
         insta::assert_snapshot!(format!("past_search_opened_{w}x{h}"), s);
         if w == 80 {
             t.keys(&["r"]);
-            let first = t.wait_for("the full view", Duration::from_secs(5), |s| {
+            let first = t.wait_settled("the full view", Duration::from_secs(5), |s| {
                 s.contains("results, whole")
             });
             insta::assert_snapshot!("full_results_80x24_first_page", first);
             t.keys(&["End"]);
-            let last = t.wait_for("its end", Duration::from_secs(5), |s| {
+            let last = t.wait_settled("its end", Duration::from_secs(5), |s| {
                 s.contains("results, whole") && s.contains("notes")
             });
             insta::assert_snapshot!("full_results_80x24_last_page", last);
         }
         // the form, the endpoint typed as a person would type it
         t.keys(&["1"]);
-        t.wait_for("the setup screen", Duration::from_secs(5), |s| {
+        t.wait_settled("the setup screen", Duration::from_secs(5), |s| {
             s.contains("endpoint, workload and plan")
         });
         t.keys(&["Down"]);
         t.keys(&["-l", "localhost:8000"]);
         t.keys(&["Enter"]);
-        let form = t.wait_for("the refused endpoint", Duration::from_secs(5), |s| {
+        let form = t.wait_settled("the refused endpoint", Duration::from_secs(5), |s| {
             s.contains("needs http:// or https://")
         });
         insta::assert_snapshot!(format!("endpoint_typed_{w}x{h}"), form);
@@ -328,7 +328,7 @@ fn snapshots_of_the_daily_screens() {
         t.keys(&["-l", "http://127.0.0.1:9/v1"]);
         t.keys(&["Enter"]);
         t.keys(&["C-s"]);
-        let failed = t.wait_for("the failed pre-flight", Duration::from_secs(30), |s| {
+        let failed = t.wait_settled("the failed pre-flight", Duration::from_secs(30), |s| {
             s.contains("FAILED") && s.contains("pre-flight failed")
         });
         insta::assert_snapshot!(format!("failed_pre_flight_{w}x{h}"), failed);

@@ -112,6 +112,31 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+
+    /// As `wait_for`, and the screen has stopped changing: the same capture twice, 200 ms
+    /// apart. For snapshots: tmux can be read while the program is half-way through writing
+    /// a frame, and a predicate on the frame's top half then passes on a screen whose bottom
+    /// half is still the frame before.
+    pub fn wait_settled(
+        &self,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
+        let start = Instant::now();
+        let mut last = self.wait_for(what, timeout, &pred);
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let s = self.screen();
+            if s == last && pred(&s) {
+                return s;
+            }
+            if start.elapsed() > timeout {
+                panic!("timed out waiting for {what} to settle; screen:\n{s}");
+            }
+            last = s;
+        }
+    }
 }
 
 impl Drop for Tmux {
