@@ -121,8 +121,11 @@ fn a_sweep_exports_valid_reports_that_import_back_to_the_same_numbers() {
     let (root, run) = faulty_run();
     let levels = rightsize::report::load_levels(&run).unwrap();
     assert_eq!(levels.len(), 2);
+    // every sixth request the simulator receives fails: four of a level's 24, less the turns
+    // that went to cooldown requests, which idle streams send while the level's last
+    // requests finish (how many follows the machine's pace: a loaded CI machine left 3)
     for l in &levels {
-        assert!(l.error_count() >= 4, "every sixth request fails: {l:?}");
+        assert!(l.error_count() >= 1, "every sixth request fails: {l:?}");
     }
 
     let out = tmpdir("br-out");
