@@ -27,7 +27,7 @@ fn bound_of(sim_args: &[&str], tokens: (&str, &str), levels: &str) -> (serde_jso
 }
 
 #[test]
-fn three_servers_three_bounds() {
+fn sixteen_slots_bound_by_batch_slots() {
     // 16 slots: at 32 half the streams wait
     let (b, text) = bound_of(
         &[
@@ -48,7 +48,10 @@ fn three_servers_three_bounds() {
         "{text}"
     );
     assert!(text.contains("vLLM's --max-num-seqs"), "{text}");
+}
 
+#[test]
+fn a_small_kv_cache_bounds_by_kv_cache_memory() {
     // 256 slots, a KV cache of 8,000 tokens: 512 tokens a sequence fill it at about 15
     let (b, text) = bound_of(
         &[
@@ -68,7 +71,10 @@ fn three_servers_three_bounds() {
         "{text}"
     );
     assert!(text.contains("--gpu-memory-utilization"), "{text}");
+}
 
+#[test]
+fn steps_growing_with_the_batch_bound_by_compute() {
     // ample slots and memory, 3 ms more a step for every running sequence
     let (b, text) = bound_of(
         &["--decode-per-seq-ms", "3", "--time-scale", "5"],
