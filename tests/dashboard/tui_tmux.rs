@@ -7,17 +7,13 @@ use common::{tmpdir, SimProcess};
 use std::time::{Duration, Instant};
 use tmux_support::Tmux;
 
+/// The knee test measures a knee, and a sweep at concurrency 64 beside it moves the knee (a
+/// debug-build client on two shared cores): it takes the machine alone. The others drive the
+/// screen, and share it (a unit each).
+static MACHINE: common::lane::Lane = common::lane::Lane::new(8);
+
 /// A config with a quick plan against the simulator, keeping runs in `dir/runs`; with
 /// `url`, the default endpoint is that server instead of the in-process simulator.
-/// The two tests take turns: a sweep at concurrency 64 beside the knee test moves the knee
-/// (a debug-build client on two shared cores).
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// One test's turn, even after another test failed holding it.
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn config(
     dir: &std::path::Path,
     levels: &str,
@@ -76,7 +72,7 @@ fn launch(t: &Tmux, dir: &std::path::Path, cfg: &str) -> String {
 
 #[test]
 fn sweep_from_the_setup_screen_shows_the_table_and_the_knee() {
-    let _turn = turn();
+    let _turn = MACHINE.alone();
     let dir = tmpdir("tmux-sweep");
     let Some(t) = Tmux::start("sweep", 120, 36) else {
         return;
@@ -201,7 +197,7 @@ fn stopped_in_the_second_level(t: &Tmux, dir: &std::path::Path, before: &str, co
 
 #[test]
 fn quitting_mid_run_restores_the_terminal_and_keeps_finished_levels() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     let Some((t, dir, _, before)) = in_the_second_level("quit") else {
         return;
     };
@@ -215,7 +211,7 @@ fn quitting_mid_run_restores_the_terminal_and_keeps_finished_levels() {
 
 #[test]
 fn the_dashboard_runs_what_the_command_line_asked_every_time() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     let dir = tmpdir("tmux-flags");
     let Some(t) = Tmux::start("flags", 120, 36) else {
         return;
@@ -274,7 +270,7 @@ fn the_dashboard_runs_what_the_command_line_asked_every_time() {
 
 #[test]
 fn the_dashboard_never_shows_a_secret() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     let dir = tmpdir("tmux-secrets");
     let Some(t) = Tmux::start("secrets", 120, 36) else {
         return;
@@ -322,7 +318,7 @@ fn the_dashboard_never_shows_a_secret() {
 
 #[test]
 fn a_steps_schedule_shows_the_time_view_while_it_runs_and_after() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     let dir = tmpdir("tmux-timeview");
     let Some(t) = Tmux::start("timeview", 100, 30) else {
         return;
@@ -376,7 +372,7 @@ fn a_steps_schedule_shows_the_time_view_while_it_runs_and_after() {
 /// gate (3), and a run in which every request failed is a failed run (1).
 #[test]
 fn the_dashboard_exits_as_the_headless_run_would() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     // a server whose context (64 tokens) is shorter than every prompt (128): each request is
     // answered 400
     let short = SimProcess::start(&["--max-model-len", "64"]);
@@ -415,7 +411,7 @@ fn export_clock(screen: &str) -> Option<String> {
 
 #[test]
 fn the_dashboard_keeps_drawing_while_it_exports() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     let dir = tmpdir("tmux-export");
     let Some(t) = Tmux::start("export", 120, 36) else {
         return;
@@ -493,7 +489,7 @@ fn dashboard_pid(cfg: &str) -> String {
 
 #[test]
 fn signals_mid_run_restore_the_terminal_and_keep_what_was_measured() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let Some((t, dir, cfg, before)) = in_the_second_level(&format!("sig{signal}")) else {
             return;
@@ -516,7 +512,7 @@ fn signals_mid_run_restore_the_terminal_and_keep_what_was_measured() {
 /// times, not by a loop in it).
 #[test]
 fn closing_the_dashboards_terminal_keeps_what_the_run_measured() {
-    let _turn = turn();
+    let _turn = MACHINE.take(1);
     let dir = tmpdir("tmux-closed");
     let cfg = config(&dir, "16, 64", 64, 256, 2.0, None);
     let command = format!("{} --config {cfg}", env!("CARGO_BIN_EXE_rightsize"));

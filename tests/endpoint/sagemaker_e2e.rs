@@ -12,17 +12,17 @@ use std::process::{Command, Stdio};
 
 const KEY_ID: &str = "AKIDRIGHTSIZETEST";
 
-/// The timing tests (median TTFT against the simulator's stamps, the search's latency SLA) run
-/// alone: the others, each a simulator and a client process, would take the two cores from
-/// them. Timing tests take it exclusively, the others shared.
-static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+/// The timing tests (median TTFT against the simulator's stamps, the search's latency SLA) take
+/// the machine alone: the others, each a simulator and a client process, would take the two
+/// cores from them. The others share it, a unit each.
+static MACHINE: common::lane::Lane = common::lane::Lane::new(8);
 
-fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
-    TURNS.write().unwrap_or_else(|e| e.into_inner())
+fn alone() -> common::lane::Turn {
+    MACHINE.alone()
 }
 
-fn together() -> std::sync::RwLockReadGuard<'static, ()> {
-    TURNS.read().unwrap_or_else(|e| e.into_inner())
+fn together() -> common::lane::Turn {
+    MACHINE.take(1)
 }
 const SECRET: &str = "rightsize-test-secret-0123456789";
 

@@ -15,12 +15,20 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The tests here each run a controller, its workers and a simulator: run one at a time,
-/// they do not measure each other (two cores hold one distributed run well, not five).
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    RUNS.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// The tests here each run a controller, its workers and a simulator. Those that measure or
+/// push load (a merged sweep, an open-loop schedule, a rate past capacity, a search) take two
+/// of the lane's three units, so no two of them run at once and measure each other (two cores
+/// hold one such run well, not five); the light ones (two workers at concurrency 8 stopped
+/// mid-level, a campaign of one and four slots at 2x, a tenth of a core or two) take one, and
+/// run beside them.
+static RUNS: common::lane::Lane = common::lane::Lane::new(3);
+
+fn one_at_a_time() -> common::lane::Turn {
+    RUNS.take(2)
+}
+
+fn a_light_one() -> common::lane::Turn {
+    RUNS.take(1)
 }
 
 /// The level files of a run, by concurrency.
@@ -284,7 +292,7 @@ fn mid_level(name: &str) -> MidLevel {
 
 #[test]
 fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
-    let _one = one_at_a_time();
+    let _one = a_light_one();
     let Ended {
         code,
         err,
@@ -308,7 +316,7 @@ fn a_killed_worker_makes_its_level_partial_with_the_worker_named() {
 
 #[test]
 fn a_hung_worker_is_lost_within_a_heartbeat() {
-    let _one = one_at_a_time();
+    let _one = a_light_one();
     // SIGSTOP freezes a worker whole (its heartbeat too), as a hung process is
     let Ended {
         code,
@@ -331,7 +339,7 @@ fn a_hung_worker_is_lost_within_a_heartbeat() {
 
 #[test]
 fn ctrl_c_at_the_controller_leaves_no_worker_running() {
-    let _one = one_at_a_time();
+    let _one = a_light_one();
     let Ended {
         code,
         err,
@@ -353,7 +361,7 @@ fn ctrl_c_at_the_controller_leaves_no_worker_running() {
 /// it dies, and the worker exits then. They used to run on, adopted by init, for about 60 s.
 #[test]
 fn a_sigkilled_controller_leaves_no_worker_after_two_seconds() {
-    let _one = one_at_a_time();
+    let _one = a_light_one();
     let mut mid = mid_level("dist-sigkill");
     unsafe { libc::kill(mid.child.id() as i32, libc::SIGKILL) };
     let _ = mid.child.wait();
@@ -392,7 +400,7 @@ impl Drop for Reaper {
 
 #[test]
 fn a_worker_with_a_wrong_token_is_refused_and_the_token_is_in_no_file() {
-    let _one = one_at_a_time();
+    let _one = a_light_one();
     let sim = SimProcess::start(&["--time-scale", "20"]);
     let out = tmpdir("dist-token");
     let port = free_port();
@@ -694,7 +702,7 @@ fn workers_of(url: &str) -> Vec<u32> {
 
 #[test]
 fn a_campaign_runs_every_candidate_on_one_set_of_workers() {
-    let _one = one_at_a_time();
+    let _one = a_light_one();
     let root = tmpdir("dist-campaign");
     let cfg = root.join("rightsize.toml");
     std::fs::write(&cfg, CAMPAIGN).unwrap();

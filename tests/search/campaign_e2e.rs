@@ -12,13 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// The tests here take turns: two campaigns at once on two cores would slow each other's
-/// clients, and the answers would tell more about the machine than about the candidates.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// One test's turn, even after another test failed holding it.
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+/// Each campaign takes two tenths of a core (`search_support::MACHINE`) for its simulators
+/// and clients: what one used alone. The lane keeps the measuring tests beside it to one core,
+/// so its clients are not slowed and its answers tell about the candidates, not the machine.
+fn turn() -> crate::support::common::lane::Turn {
+    crate::support::search_support::MACHINE.take(2)
 }
 
 /// Equal but for the last bits a JSON round trip may change (see the cost check below).

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 #[test]
 fn sixteen_requests_a_level_leave_the_knee_not_decided_with_the_table_s_figures() {
+    let _turn = crate::support::search_support::MACHINE.take(2);
     let sim = SimProcess::llama_like("10");
     let out = tmpdir("knee-undecided");
     let sweep = |json: bool| {

@@ -175,6 +175,7 @@ fn search_json_carries_the_result() {
 
 #[test]
 fn the_gate_exits_3() {
+    let _turn = crate::support::search_support::MACHINE.take(2);
     let out = tmpdir("gate");
     let o = quick_search(&out, &["--require-concurrency", "64"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -271,6 +272,7 @@ fn bad_searches_exit_2() {
 
 #[test]
 fn sweep_prints_knee_and_planning_numbers() {
+    let _turn = crate::support::search_support::MACHINE.take(2);
     let out = tmpdir("sweep-plan");
     // 400 requests per level: enough for a p99 and the 1 % error limit to be decided
     let o = on_sim_at("sweep", 64, 64, 10.0)
@@ -318,7 +320,7 @@ fn sweep_prints_knee_and_planning_numbers() {
 /// JSON, the level files and the request log say so.
 #[test]
 fn a_level_measured_again_is_one_level_with_all_its_requests() {
-    let _turn = crate::support::search_support::CPU_HEAVY.blocking_lock();
+    let _turn = crate::support::search_support::MACHINE.alone();
     let out = tmpdir("pooled");
     // the simulator's mean e2e crosses 625 ms between 128 and 256 (about 190). At 4x, not
     // 10x: the simulator runs in the run's own (unoptimised) process, and at 10x its ~50k

@@ -29,6 +29,7 @@ const EVERY_LEVEL_DECIDED: u64 = 3060;
 
 #[test]
 fn a_search_decides_only_its_ends_and_says_the_cost_first() {
+    let _turn = crate::support::search_support::MACHINE.take(3);
     let sim = SimProcess::llama_like("20");
     let out = tmpdir("search-cost");
     let o = bin()

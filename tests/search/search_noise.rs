@@ -14,6 +14,7 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn noisy_search_answers_inside_its_bracket_and_reports_every_disagreement() {
+    let _turn = MACHINE.take(3);
     let cfg = SearchConfig {
         min: 16,
         max: 4096,

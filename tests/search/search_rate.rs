@@ -1,5 +1,7 @@
 //! Acceptance (issue 14): a max-RPS search (`search --by rate`) against the simulator lands
-//! within 5 % of the boundary a dense rate sweep finds, decided once.
+//! within 5 % of the boundary a dense rate sweep finds, decided once. The sweep and the search
+//! run side by side, each against a simulator of its own with the same model, so both sample
+//! the same minute of the machine (as in `search_sim.rs`).
 
 use crate::support::search_support;
 use rightsize::plan::judge::SlaSet;
@@ -12,6 +14,7 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
+    let _turn = MACHINE.take(4);
     // 8 batch slots at 2x real time: a 32-token answer takes about 180 ms and the server
     // finishes about 44 requests/s; past that, requests queue and latency climbs. (At 4x,
     // with 90 ms answers and twice the events a second, a moment of CPU starvation on a
@@ -20,7 +23,10 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
     sim.max_num_seqs = 8;
     // the two runs send the same prompts: no cache may make the second one faster
     sim.prefix_cache_blocks = 0;
-    let server = rightsize::sim::start(sim).await.unwrap();
+    let servers = [
+        rightsize::sim::start(sim.clone()).await.unwrap(),
+        rightsize::sim::start(sim).await.unwrap(),
+    ];
     let w = workload(64, 32);
     let analysis = Analysis {
         slas: SlaSet(vec![
@@ -45,7 +51,6 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
             .collect(),
         analysis.clone(),
     );
-    let (dense, _) = run_plan_with(&server, Box::new(dense), &w, 0, timeout, open).await;
 
     let config = SearchConfig {
         min: 2000,
@@ -53,8 +58,13 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
         ..SearchConfig::default()
     };
     let search = SearchPlanner::by_rate(config, analysis.clone());
-    let (found, _) = run_plan_with(&server, Box::new(search), &w, 0, timeout, open).await;
-    server.shutdown();
+    let ((dense, _), (found, _)) = tokio::join!(
+        run_plan_with(&servers[0], Box::new(dense), &w, 0, timeout, open),
+        run_plan_with(&servers[1], Box::new(search), &w, 0, timeout, open)
+    );
+    for server in servers {
+        server.shutdown();
+    }
 
     let truth = dense_range(&analysis, &dense.levels);
     let report = rightsize::plan::analyse(

@@ -1,13 +1,21 @@
 //! Acceptance: against the simulator (noise off, fixed seed), a dense sweep's 95 % intervals
-//! place the SLA boundary (two sweeps, before and after the searches, and the range either
-//! gives); the search over 16..4096 lands within 5 % of that range using at
-//! most 7 levels, for each latency SLA kind alone and for e2e plus TTFT together. Each case is
-//! decided once: the range already carries the measurement's uncertainty, and a search level
-//! near the boundary takes more requests until its own interval decides it.
+//! place the SLA boundary (two sweeps, one rising and one falling, and the range either
+//! gives); the search over 16..4096 lands within 5 % of that range using at most 7 levels, for
+//! each latency SLA kind alone and for e2e plus TTFT together. Each case is decided once: the
+//! range already carries the measurement's uncertainty, and a search level near the boundary
+//! takes more requests until its own interval decides it.
 //!
 //! The SLAs compare means: a mean's interval narrows with every request, where a tail
 //! percentile of a few hundred requests moves with each scheduling hiccup of a busy machine.
 //! (The error-rate SLA is in `search_error_rate.rs`.)
+//!
+//! The six runs (two dense sweeps, four searches) go side by side, each against a simulator
+//! of its own with the same model: the simulator's real-time steps and the client share the
+//! machine, so what a level reads depends on how busy the machine is while it runs. Run one
+//! after another, the sweeps and the searches sampled different minutes of a test suite (beside
+//! a release build one dense sweep put the TTFT boundary at 78 where runs before and after put
+//! it at 81 and 84); side by side they sample the same ones, and the sweep that rises and the
+//! one that falls measure each level at two moments of that window.
 
 use crate::support::search_support;
 use rightsize::metrics::LevelSummary;
@@ -77,23 +85,17 @@ async fn search(
     (result, out.levels)
 }
 
-/// The dense sweep: every 4 around the four boundaries (about 50, 53, 58 and 84).
-async fn dense(server: &rightsize::sim::SimServer) -> Vec<LevelSummary> {
-    let dense_levels: Vec<u32> = (36..=100).step_by(4).collect();
-    run_plan(
-        server,
-        sweep(dense_levels),
-        &search_workload(),
-        REQUESTS,
-        TIMEOUT,
-    )
-    .await
-    .levels
+/// The dense sweep: every 4 around the four boundaries (about 50, 53, 58 and 84), in the
+/// order given.
+async fn dense(server: &rightsize::sim::SimServer, levels: Vec<u32>) -> Vec<LevelSummary> {
+    run_plan(server, sweep(levels), &search_workload(), REQUESTS, TIMEOUT)
+        .await
+        .levels
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
-    let server = rightsize::sim::start(search_sim()).await.unwrap();
+    let _turn = MACHINE.take(8);
     let cases: Vec<(&str, Vec<(SlaMetric, &str)>)> = vec![
         ("tpot", vec![(SlaMetric::Tpot, "avg:60ms")]),
         ("e2e", vec![(SlaMetric::E2e, "avg:320ms")]),
@@ -106,25 +108,35 @@ async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
             ],
         ),
     ];
-    // The dense sweep runs before the searches and again after them, and the boundary is
-    // where either puts it: the simulator's real-time steps and the client share the
-    // machine, and beside a release build one dense sweep put the TTFT boundary at 78 where
-    // runs before and after put it at 81 and 84. The two sweeps run the same levels with the
-    // same prompts, so what differs between them is the machine, not the model.
-    let before = dense(&server).await;
-    let mut searched = Vec::new();
-    for (_, list) in &cases {
-        let a = analysis(list, Some(search_cfg()));
-        searched.push(search(&server, &a).await);
+    let mut servers = Vec::new();
+    for _ in 0..cases.len() + 2 {
+        servers.push(rightsize::sim::start(search_sim()).await.unwrap());
     }
-    let after = dense(&server).await;
-    server.shutdown();
+    let rising_levels: Vec<u32> = (36..=100).step_by(4).collect();
+    let falling_levels: Vec<u32> = rising_levels.iter().rev().copied().collect();
+    let analyses: Vec<Analysis> = cases
+        .iter()
+        .map(|(_, list)| analysis(list, Some(search_cfg())))
+        .collect();
+    let searches = futures_util::future::join_all(
+        analyses
+            .iter()
+            .zip(&servers[2..])
+            .map(|(a, server)| search(server, a)),
+    );
+    let (rising, falling, searched) = tokio::join!(
+        dense(&servers[0], rising_levels),
+        dense(&servers[1], falling_levels),
+        searches
+    );
+    for server in servers {
+        server.shutdown();
+    }
     let mut report = String::new();
     let mut failures = Vec::new();
     let mut contradictions = 0;
-    for ((name, list), (result, levels)) in cases.iter().zip(&searched) {
-        let a = analysis(list, Some(search_cfg()));
-        let (r1, r2) = (dense_range(&a, &before), dense_range(&a, &after));
+    for (((name, _), a), (result, levels)) in cases.iter().zip(&analyses).zip(&searched) {
+        let (r1, r2) = (dense_range(a, &rising), dense_range(a, &falling));
         let (low, high) = (r1.low.min(r2.low), r1.high.max(r2.high));
         let s = result.search.as_ref().unwrap();
         let answer = s.outcome.max_passing.unwrap_or(0) as f64;
@@ -134,7 +146,7 @@ async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
             .map(|l| (l.concurrency, l.planned_requests))
             .collect();
         let line = format!(
-            "{name}: dense range [{low:.1}, {high:.1}] (before [{:.1}, {:.1}], after [{:.1}, \
+            "{name}: dense range [{low:.1}, {high:.1}] (rising [{:.1}, {:.1}], falling [{:.1}, \
              {:.1}]); search {answer} in {} levels (concurrency, requests) {trace:?}; {}\n",
             r1.low, r1.high, r2.low, r2.high, s.outcome.levels_used, s.outcome.confidence
         );
@@ -143,10 +155,10 @@ async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
         let high = high * (1.0 + TOLERANCE);
         if !(low..=high).contains(&answer) || s.outcome.levels_used > 7 {
             failures.push(format!(
-                "{line}search:\n{}dense before:\n{}dense after:\n{}",
-                curve_text(&a, levels),
-                curve_text(&a, &before),
-                curve_text(&a, &after)
+                "{line}search:\n{}dense rising:\n{}dense falling:\n{}",
+                curve_text(a, levels),
+                curve_text(a, &rising),
+                curve_text(a, &falling)
             ));
         }
     }

@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests: run the real binary, make temporary folders.
 #![allow(dead_code)]
 
+pub mod lane;
 pub mod tls;
 
 use std::path::PathBuf;
@@ -395,7 +396,9 @@ pub fn sim_run_request(
         telemetry_interval: std::time::Duration::from_secs(1),
         gpu_metrics: None,
         timeout,
-        preflight_timeout: timeout,
+        // the pre-flight is not what these tests measure: a short request timeout (the
+        // error-rate search's 400 ms) would fail it whenever the machine is busy
+        preflight_timeout: timeout.max(std::time::Duration::from_secs(10)),
         sink,
         in_process_sim: true,
         config_sources: vec![],

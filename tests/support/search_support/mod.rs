@@ -142,9 +142,14 @@ pub fn search_workload() -> WorkloadSpec {
 /// longer level's. Both the dense sweep and the search run this many, so they measure alike.
 pub const REQUESTS: u32 = 384;
 
-/// The tests that keep both cores busy on their own (a 10x simulator with a thousand streams
-/// in `refine_knee`, the pooled search's in-process simulator in `search_cli`) take turns:
-/// side by side on a clean CI clone they inflated each other's latencies, and both missed
-/// (no knee; a search out of budget). `lock().await` in an async test, `blocking_lock()` in
-/// a plain one.
-pub static CPU_HEAVY: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// The search binary's measuring tests share the machine through this lane (see
+/// `common::lane`): ten units, a unit being a tenth of a core, so that together they keep to
+/// one of the two cores and leave the other to the rest. Each test takes what it used alone
+/// (`/usr/bin/time` on `target/debug/deps/search-* --exact NAME`, child processes included),
+/// rounded up: `search_sim` 46 s of CPU in 60 s (8), `refine_knee` 39 in 65 (6), the pooled
+/// search of `search_cli` 19 in 13 (the machine alone), `search_error_rate` 18 in 36 (5),
+/// `search_rate` 20 in 48 (4), a campaign 12 in 68 (2). Side by side without a lane,
+/// `refine_knee` and the pooled search inflated each other's latencies on a clean CI clone and
+/// both missed (no knee; a search out of budget), and with every test of the binary started at
+/// once four of them missed.
+pub static MACHINE: super::common::lane::Lane = super::common::lane::Lane::new(10);

@@ -1,0 +1,78 @@
+//! Turns on the machine for the tests of one binary that measure. A test that measures
+//! latency or throughput reads the machine as much as the thing it measures when other tests
+//! crowd the two cores; a test that only drives a screen or a file does not mind. Each
+//! measuring test takes `weight` units of the lane's `capacity` (the lane's declaration says
+//! what a unit stands for: a tenth of a core in the search binary; a test that must have the
+//! machine to itself takes all of them, `alone`), first come first served, so a test that
+//! needs much is not passed over by lighter ones that arrive after it. The units come back
+//! when the turn is dropped, also when its test panicked.
+//!
+//! Plain tests and `#[tokio::test]`s both take a turn with `take`: it blocks the test's own
+//! thread before the test has started anything.
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+pub struct Lane {
+    capacity: u32,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+struct State {
+    used: u32,
+    /// The next ticket given out, and the ticket whose turn it is.
+    issued: u64,
+    serving: u64,
+}
+
+/// A test's units of a lane, given back when dropped.
+pub struct Turn {
+    lane: &'static Lane,
+    weight: u32,
+}
+
+impl Lane {
+    pub const fn new(capacity: u32) -> Lane {
+        Lane {
+            capacity,
+            state: Mutex::new(State {
+                used: 0,
+                issued: 0,
+                serving: 0,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for `weight` units (at most the capacity) after every test that asked before.
+    pub fn take(&'static self, weight: u32) -> Turn {
+        let weight = weight.min(self.capacity);
+        let mut s = self.lock();
+        let ticket = s.issued;
+        s.issued += 1;
+        while s.serving != ticket || s.used + weight > self.capacity {
+            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.used += weight;
+        s.serving += 1;
+        drop(s);
+        self.changed.notify_all();
+        Turn { lane: self, weight }
+    }
+
+    /// The whole machine.
+    pub fn alone(&'static self) -> Turn {
+        self.take(self.capacity)
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.lane.lock().used -= self.weight;
+        self.lane.changed.notify_all();
+    }
+}
