@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 /// run beside them.
 static RUNS: common::lane::Lane = common::lane::Lane::new(3);
 
-fn one_at_a_time() -> common::lane::Turn {
+fn a_heavy_one() -> common::lane::Turn {
     RUNS.take(2)
 }
 
@@ -58,7 +58,7 @@ fn records(dir: &Path, index: u64) -> Vec<RequestRecord> {
 
 #[test]
 fn four_local_workers_merge_a_sweep_exactly() {
-    let _one = one_at_a_time();
+    let _one = a_heavy_one();
     let sweep = |out: &Path, workers: bool| {
         let mut c = on_sim_at("sweep", 32, 128, 5.0);
         c.args([
@@ -556,7 +556,7 @@ fn intended(dir: &Path, index: u64) -> BTreeSet<(u64, u64)> {
 
 #[test]
 fn an_open_loop_level_over_four_workers_sends_the_one_process_schedule() {
-    let _one = one_at_a_time();
+    let _one = a_heavy_one();
     // 1,000 a second: at 2,000 the four worker processes, the controller and its simulator
     // (unoptimised builds, two cores) once fell behind the schedule on a clean CI clone
     // (1,040 a second sent, the level marked saturated), which is the machine's limit, not
@@ -609,7 +609,7 @@ fn an_open_loop_level_over_four_workers_sends_the_one_process_schedule() {
 
 #[test]
 fn a_search_on_two_workers_has_one_entry_per_level_and_every_share_in_it() {
-    let _one = one_at_a_time();
+    let _one = a_heavy_one();
     let out = tmpdir("dist-search");
     let o = on_sim_at("search", 32, 64, 10.0)
         .args([
@@ -755,7 +755,7 @@ fn a_campaign_runs_every_candidate_on_one_set_of_workers() {
 
 #[test]
 fn the_controller_stops_every_worker_when_a_rate_is_past_capacity() {
-    let _one = one_at_a_time();
+    let _one = a_heavy_one();
     // 8 sequences at once, about 21 req/s of 64 in, 32 out: 8 req/s holds, 60 cannot
     let sim = SimProcess::start(&["--max-num-seqs", "8", "--max-waiting", "256"]);
     let out = tmpdir("dist-saturated");

@@ -22,7 +22,11 @@ const TIMEOUT: Duration = Duration::from_millis(400);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_rate_search_lands_within_5_percent_of_the_dense_range() {
-    let _turn = MACHINE.take(5);
+    // the machine alone, though its three runs use half a core: its errors are timeouts at
+    // 400 ms, and a busy neighbour spreads the latencies, so more levels read near the 5 %
+    // limit and stay uncertain; beside the lane's others, 43, 45 and 48 all did once, the
+    // 7-level budget ran out on them and the search answered 37 (the range was [41.3, 46.7])
+    let _turn = MACHINE.alone();
     let cfg = SearchConfig {
         min: 16,
         max: 4096,
@@ -44,11 +48,7 @@ async fn error_rate_search_lands_within_5_percent_of_the_dense_range() {
         ..Analysis::default()
     };
     let w = search_workload();
-    let servers = [
-        rightsize::sim::start(search_sim()).await.unwrap(),
-        rightsize::sim::start(search_sim()).await.unwrap(),
-        rightsize::sim::start(search_sim()).await.unwrap(),
-    ];
+    let servers = sims(search_sim(), 3).await;
     let rising_levels: Vec<u32> = (24..=72).step_by(4).collect();
     let falling_levels: Vec<u32> = rising_levels.iter().rev().copied().collect();
     let (rising, falling, out) = tokio::join!(
@@ -62,9 +62,7 @@ async fn error_rate_search_lands_within_5_percent_of_the_dense_range() {
             TIMEOUT,
         )
     );
-    for server in servers {
-        server.shutdown();
-    }
+    shutdown_all(servers);
     let (rising, falling) = (rising.levels, falling.levels);
     // the errors are timeouts, and there are more of them the higher the load
     let top = rising.iter().max_by_key(|l| l.concurrency).unwrap();

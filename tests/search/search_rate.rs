@@ -23,10 +23,7 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
     sim.max_num_seqs = 8;
     // the two runs send the same prompts: no cache may make the second one faster
     sim.prefix_cache_blocks = 0;
-    let servers = [
-        rightsize::sim::start(sim.clone()).await.unwrap(),
-        rightsize::sim::start(sim).await.unwrap(),
-    ];
+    let servers = sims(sim, 2).await;
     let w = workload(64, 32);
     let analysis = Analysis {
         slas: SlaSet(vec![
@@ -62,9 +59,7 @@ async fn max_rps_search_lands_within_5_percent_of_the_dense_rate_sweep() {
         run_plan_with(&servers[0], Box::new(dense), &w, 0, timeout, open),
         run_plan_with(&servers[1], Box::new(search), &w, 0, timeout, open)
     );
-    for server in servers {
-        server.shutdown();
-    }
+    shutdown_all(servers);
 
     let truth = dense_range(&analysis, &dense.levels);
     let report = rightsize::plan::analyse(

@@ -108,10 +108,7 @@ async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
             ],
         ),
     ];
-    let mut servers = Vec::new();
-    for _ in 0..cases.len() + 2 {
-        servers.push(rightsize::sim::start(search_sim()).await.unwrap());
-    }
+    let servers = sims(search_sim(), cases.len() + 2).await;
     let rising_levels: Vec<u32> = (36..=100).step_by(4).collect();
     let falling_levels: Vec<u32> = rising_levels.iter().rev().copied().collect();
     let analyses: Vec<Analysis> = cases
@@ -129,9 +126,7 @@ async fn search_lands_within_5_percent_of_the_dense_range_in_7_levels() {
         dense(&servers[1], falling_levels),
         searches
     );
-    for server in servers {
-        server.shutdown();
-    }
+    shutdown_all(servers);
     let mut report = String::new();
     let mut failures = Vec::new();
     let mut contradictions = 0;

@@ -63,6 +63,21 @@ pub async fn run_plan_with(
     (out, seen)
 }
 
+/// `n` simulators of the one model `cfg`, for runs that go side by side: each run has a
+/// server of its own, so they share the machine and not the model's batch slots.
+pub async fn sims(cfg: rightsize::sim::SimConfig, n: usize) -> Vec<SimServer> {
+    let mut servers = Vec::with_capacity(n);
+    for _ in 0..n {
+        servers.push(rightsize::sim::start(cfg.clone()).await.unwrap());
+    }
+    servers
+}
+
+/// Stops every server of `sims`.
+pub fn shutdown_all(servers: Vec<SimServer>) {
+    servers.into_iter().for_each(SimServer::shutdown);
+}
+
 /// A plain sweep over `levels`.
 pub fn sweep(levels: Vec<u32>) -> Box<dyn LevelPlanner> {
     Box::new(SweepPlanner::fixed(levels))
@@ -147,7 +162,8 @@ pub const REQUESTS: u32 = 384;
 /// one of the two cores and leave the other to the rest. Each test takes what it used alone
 /// (`/usr/bin/time` on `target/debug/deps/search-* --exact NAME`, child processes included),
 /// rounded up: `search_sim` 46 s of CPU in 60 s (8), `refine_knee` 39 in 65 (6), the pooled
-/// search of `search_cli` 19 in 13 (the machine alone), `search_error_rate` 18 in 36 (5),
+/// search of `search_cli` 19 in 13 (the machine alone), `search_error_rate` 18 in 36 (5, but
+/// it takes the machine alone: its timeouts read a busy neighbour),
 /// `search_rate` 20 in 48 (4), a campaign 12 in 68 (2). Side by side without a lane,
 /// `refine_knee` and the pooled search inflated each other's latencies on a clean CI clone and
 /// both missed (no knee; a search out of budget), and with every test of the binary started at
