@@ -41,12 +41,15 @@ pub async fn run_campaign_watch(watched: Watched, rec: CampaignRecord) -> anyhow
     let mut frame = tokio::time::interval(Duration::from_millis(50));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let (mut dirty, mut failed) = (true, false);
+    // left because the terminal went away or a signal came: nobody at the keys
+    let mut unattended = false;
     loop {
         if dirty {
             if terminal
                 .draw(|f| super::render::campaign::render(f, &view))
                 .is_err()
             {
+                unattended = true;
                 break;
             }
             dirty = false;
@@ -77,16 +80,29 @@ pub async fn run_campaign_watch(watched: Watched, rec: CampaignRecord) -> anyhow
                     dirty = true;
                 }
                 Some(StopKey::Stop) => {}
-                // q, Ctrl-C, or the terminal gone: the watcher leaves, the campaign goes on
-                Some(StopKey::Quit | StopKey::Interrupt) | None => break,
+                // q or Ctrl-C: the watcher leaves, the campaign goes on
+                Some(StopKey::Quit | StopKey::Interrupt) => break,
+                // the terminal gone: the same
+                None => {
+                    unattended = true;
+                    break;
+                }
             },
-            _ = signalled.cancelled() => break,
+            _ = signalled.cancelled() => {
+                unattended = true;
+                break;
+            }
         }
     }
     leave.cancel();
     super::terminal::restore();
     stop_keys.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = keys.join();
+    // with the terminal gone the key thread may be in a poll that never settles (crossterm
+    // on a closed tty, spinning a core): not waited for then, as in the campaign's own view
+    // (a `watch` whose tmux session was killed stayed in this join, spinning, until SIGKILL)
+    if !unattended {
+        let _ = keys.join();
+    }
     Ok(ExitCode::from(u8::from(failed)))
 }
 

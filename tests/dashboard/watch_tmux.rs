@@ -4,11 +4,12 @@
 //! ended, and leaves (q, exit 0) with the level table `show` prints of the run's files. On a
 //! distributed search over three local workers, from its start: the same, with the workers.
 //! On a served campaign: the campaign view, each candidate done with the answer its
-//! `campaign.json` ranks it by, and the campaign's end said.
+//! `campaign.json` ranks it by, and the campaign's end said; and a campaign's watcher whose
+//! terminal closes ends, the campaign going on.
 
 use crate::support::common::{bin, only_run_dir, start_served, stdout, tmpdir, SimProcess};
 use crate::support::tmux_support::Tmux;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[test]
 fn a_late_watcher_sees_the_run_from_its_start_and_ends_with_shows_table() {
@@ -207,4 +208,73 @@ fn a_watched_campaign_shows_each_candidate_done_with_its_recorded_answer() {
             .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
     });
     assert!(s.contains("EXIT=0"), "{s}");
+}
+
+/// Closing a campaign watcher's terminal ends the watcher, and the campaign goes on. With the
+/// terminal gone the watcher's key thread may be in a poll that never settles (crossterm on a
+/// closed tty): a watcher that waited for that thread stayed, spinning a core, until SIGKILL.
+#[test]
+fn a_campaign_watcher_whose_terminal_closes_ends() {
+    let dir = tmpdir("tmux-watch-closed");
+    let file = dir.join("slow.toml");
+    // one simulator in real time, 9 steps of 100 ms a request: the campaign runs for longer
+    // than the test watches it
+    std::fs::write(
+        &file,
+        "e2e_sla_ms = \"p90:1350ms\"\nconcurrency_min = 1\nconcurrency_max = 8\n\
+         request_count = 64\ninput_tokens = 16\noutput_tokens = 8\n\
+         [[candidates]]\nlabel = \"two slots\"\nprice_per_hour = 1.0\n\
+         sim = { time_scale = 1.0, max_num_seqs = 2, decode_base_ms = 100.0, \
+         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n",
+    )
+    .unwrap();
+    let (mut run, url, _said) = start_served(
+        bin()
+            .arg("campaign")
+            .arg(&file)
+            .args(["--serve", "127.0.0.1:0", "--out"])
+            .arg(dir.join("runs")),
+    );
+    // the URL's port is the campaign's own: no other test's process matches
+    let command = format!("{} watch {url}", env!("CARGO_BIN_EXE_rightsize"));
+    let watching = || {
+        std::process::Command::new("pgrep")
+            .args(["-f", &command])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let Some(t) = Tmux::run("watch-closed", 100, 30, &command) else {
+        let _ = run.kill();
+        return;
+    };
+    t.wait_for("the campaign view", Duration::from_secs(30), |s| {
+        s.contains("watching (read-only): q leaves it running")
+    });
+    assert!(watching(), "no watcher process matches `{command}`");
+    // the session and its terminal go away
+    drop(t);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ended = loop {
+        if !watching() {
+            break true;
+        }
+        if Instant::now() >= deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let campaign_went_on = run.try_wait().unwrap().is_none();
+    // nothing of this test outlives it, whatever it found
+    let _ = run.kill();
+    let _ = run.wait();
+    if !ended {
+        let _ = std::process::Command::new("pkill")
+            .args(["-9", "-f", &command])
+            .status();
+    }
+    assert!(
+        ended,
+        "the watcher still ran 10 s after its terminal closed"
+    );
+    assert!(campaign_went_on, "the campaign ended with its watcher");
 }
