@@ -631,26 +631,28 @@ fn answer_within_reads_a_range_in_whole_concurrencies() {
 #[test]
 fn search_finds_the_same_answer_as_through_the_openai_api() {
     let _turn = alone();
-    let sim = Sim::start(
-        SECRET,
-        &[
-            "--decode-base-ms",
-            "0",
-            "--decode-per-seq-ms",
-            "2",
-            "--prefill-per-token-ms",
-            "0.01",
-            "--noise",
-            "0",
-            "--seed",
-            "7",
-            "--sagemaker-max-part-bytes",
-            "1024",
-        ],
-    );
-    let search = |endpoint: &str, extra: &[&str]| {
+    let model = || {
+        Sim::start(
+            SECRET,
+            &[
+                "--decode-base-ms",
+                "0",
+                "--decode-per-seq-ms",
+                "2",
+                "--prefill-per-token-ms",
+                "0.01",
+                "--noise",
+                "0",
+                "--seed",
+                "7",
+                "--sagemaker-max-part-bytes",
+                "1024",
+            ],
+        )
+    };
+    let search = |sim: &Sim, endpoint: &str, extra: &[&str]| {
         let out = tmpdir("sm-search");
-        aws_bin(&sim, true)
+        aws_bin(sim, true)
             .args(["search", "--no-tui", "--json", "--no-calibrate"])
             .args(["--endpoint", endpoint])
             .args(["--input-tokens", "64", "--output-tokens", "64", "-n", "16"])
@@ -670,8 +672,25 @@ fn search_finds_the_same_answer_as_through_the_openai_api() {
             .output()
             .unwrap()
     };
-    let openai = search_answer(&search(&sim.url, &["--model", "sim-moe-30b-a3b"]));
-    let sagemaker = search_answer(&search("sagemaker:sim-llm", &["--region", "us-east-1"]));
+    // the two searches go side by side, each against a simulator of its own (one model's
+    // steps would grow with both searches' requests): a search waits on model time, not on
+    // the machine
+    let (via_openai, via_sagemaker) = (model(), model());
+    let (openai, sagemaker) = std::thread::scope(|s| {
+        let openai = s.spawn(|| {
+            search_answer(&search(
+                &via_openai,
+                &via_openai.url,
+                &["--model", "sim-moe-30b-a3b"],
+            ))
+        });
+        let sagemaker = search_answer(&search(
+            &via_sagemaker,
+            "sagemaker:sim-llm",
+            &["--region", "us-east-1"],
+        ));
+        (openai.join().expect("the OpenAI search"), sagemaker)
+    });
     let said = format!("openai {openai:?} vs sagemaker {sagemaker:?} (answer, boundary range)");
     eprintln!("{said}");
     assert!(
