@@ -320,7 +320,7 @@ fn sweep_prints_knee_and_planning_numbers() {
 /// JSON, the level files and the request log say so.
 #[test]
 fn a_level_measured_again_is_one_level_with_all_its_requests() {
-    let _turn = crate::support::search_support::MACHINE.alone();
+    let _turn = crate::support::search_support::MACHINE.alone_after_the_rest();
     let out = tmpdir("pooled");
     // the simulator's mean e2e crosses 625 ms between 128 and 256 (about 190). At 4x, not
     // 10x: the simulator runs in the run's own (unoptimised) process, and at 10x its ~50k
