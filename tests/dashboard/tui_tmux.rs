@@ -487,20 +487,34 @@ fn dashboard_pid(cfg: &str) -> String {
     pids[0].to_string()
 }
 
-#[test]
-fn signals_mid_run_restore_the_terminal_and_keep_what_was_measured() {
+/// `kill -SIGNAL` at the dashboard in its second level: it exits with `code`, the terminal
+/// restored and what was measured kept. One test a signal, so the three go side by side.
+fn a_signal_mid_run(signal: &str, code: u8) {
     let _turn = MACHINE.take(1);
-    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
-        let Some((t, dir, cfg, before)) = in_the_second_level(&format!("sig{signal}")) else {
-            return;
-        };
-        let killed = std::process::Command::new("kill")
-            .args([&format!("-{signal}"), &dashboard_pid(&cfg)])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        stopped_in_the_second_level(&t, &dir, &before, code, &format!("SIG{signal}"));
-    }
+    let Some((t, dir, cfg, before)) = in_the_second_level(&format!("sig{signal}")) else {
+        return;
+    };
+    let killed = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &dashboard_pid(&cfg)])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    stopped_in_the_second_level(&t, &dir, &before, code, &format!("SIG{signal}"));
+}
+
+#[test]
+fn sigterm_mid_run_restores_the_terminal_and_keeps_what_was_measured() {
+    a_signal_mid_run("TERM", 143);
+}
+
+#[test]
+fn sighup_mid_run_restores_the_terminal_and_keeps_what_was_measured() {
+    a_signal_mid_run("HUP", 129);
+}
+
+#[test]
+fn sigint_mid_run_restores_the_terminal_and_keeps_what_was_measured() {
+    a_signal_mid_run("INT", 130);
 }
 
 /// A closed terminal (`tmux kill-session`: the pty goes away, the dashboard gets SIGHUP and

@@ -52,7 +52,9 @@ async fn error_rate_search_lands_within_5_percent_of_the_dense_range() {
     };
     let w = search_workload();
     let servers = sims(search_sim(), 3).await;
-    let rising_levels: Vec<u32> = (24..=72).step_by(4).collect();
+    // every 4 from 32 to 56: the boundary has fallen between 41 and 48, with passing levels
+    // below it and failing ones above (from 24 to 72 the test took 36 s alone, now 23 s)
+    let rising_levels: Vec<u32> = (32..=56).step_by(4).collect();
     let falling_levels: Vec<u32> = rising_levels.iter().rev().copied().collect();
     let (rising, falling, out) = tokio::join!(
         run_plan(&servers[0], sweep(rising_levels), &w, REQUESTS, TIMEOUT),
