@@ -54,12 +54,14 @@ pub fn sized_sweep() -> &'static PathBuf {
 /// the search ends with an answer between two measured levels.
 pub fn search_run(root: &Path) -> PathBuf {
     let before = runs_in(root);
+    let turn = super::export_support::MACHINE.alone();
     let o = next_clock(&mut on_sim_at("search", 64, 32, 20.0))
         .args(["--stream", "-n", "48", "--max-error-rate", "0.05"])
         .args(["--e2e-sla", "p95:400ms", "--max", "256", "--out"])
         .arg(root)
         .output()
         .expect("run rightsize search");
+    drop(turn);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     runs_in(root)
         .into_iter()
@@ -103,6 +105,7 @@ pub fn chromium() -> Option<&'static str> {
 /// Chromium logged). Console messages are logged on stderr as `CONSOLE`.
 pub fn screenshot(browser: &str, page: &Path, out: &Path) -> (Vec<u8>, String) {
     let profile = tmpdir("chromium-profile");
+    let _turn = super::export_support::MACHINE.take(1);
     let o = Command::new(browser)
         .args([
             "--headless",
@@ -200,6 +203,7 @@ pub fn overflow(browser: &str, page: &Path, width: u32, print: bool) -> Overflow
     ));
     std::fs::write(&probe, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
     let profile = tmpdir("chromium-profile");
+    let _turn = super::export_support::MACHINE.take(1);
     let o = Command::new(browser)
         .args([
             "--headless",
@@ -241,6 +245,7 @@ pub fn overflow(browser: &str, page: &Path, width: u32, print: bool) -> Overflow
 /// Prints `page` to PDF with headless Chromium; returns the PDF's bytes.
 pub fn print_pdf(browser: &str, page: &Path, out: &Path) -> Vec<u8> {
     let profile = tmpdir("chromium-profile");
+    let _turn = super::export_support::MACHINE.take(1);
     let o = Command::new(browser)
         .args([
             "--headless",
