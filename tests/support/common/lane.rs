@@ -11,11 +11,10 @@
 //! instead until no other test holds or waits for a turn, so the lane drains once at its end
 //! rather than each time such a test arrives: in the search binary, whose two tests alone
 //! arrived in the middle, that (with the lane raised to one and a half cores) took its run
-//! from 323 s to 165 s. Where the tests beside the
-//! lane's (ones that take no turn) mind how busy the machine is, keep `alone`: in the
-//! dashboard binary the screen tests then ran all together beside the campaign views, and a
-//! campaign's level at concurrency 1 read "not held" (its client 29 ms late between two
-//! requests).
+//! from 323 s to 151-165 s. Where the tests beside the lane's (ones that take no turn) mind
+//! how busy the machine is, keep `alone`: in the dashboard binary the screen tests then ran
+//! all together beside the campaign views, and a campaign's level at concurrency 1 read "not
+//! held" (its client 29 ms late between two requests).
 //!
 //! Plain tests and `#[tokio::test]`s both take a turn the same way: it blocks the test's own
 //! thread before the test has started anything.
