@@ -18,14 +18,29 @@ pub enum StopKey {
     Interrupt,
 }
 
-/// The thread that reads the keys: each of `q`, `x` and Ctrl-C goes on the channel; setting
-/// the flag ends the thread, and so does a terminal that has gone (a SIGHUP closed it): the
-/// channel then ends, which a view reads as the user leaving.
-pub fn spawn_key_reader() -> (
-    mpsc::Receiver<StopKey>,
-    Arc<AtomicBool>,
-    std::thread::JoinHandle<()>,
-) {
+/// The thread reading the keys, for a view to end when it leaves.
+pub struct KeyReader {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl KeyReader {
+    /// Asks the thread to end, and waits for it unless the view left `unattended` (a signal,
+    /// a failed draw, the key channel closed): with the terminal gone the thread may be in a
+    /// poll that never settles (crossterm on a closed tty, spinning a core), and a view that
+    /// waited for it stayed until SIGKILL.
+    pub fn end(self, unattended: bool) {
+        self.stop.store(true, Ordering::Relaxed);
+        if !unattended {
+            let _ = self.thread.join();
+        }
+    }
+}
+
+/// The thread that reads the keys: each of `q`, `x` and Ctrl-C goes on the channel; ending
+/// the [`KeyReader`] ends the thread, and so does a terminal that has gone (a SIGHUP closed
+/// it): the channel then ends, which a view reads as the user leaving.
+pub fn spawn_key_reader() -> (mpsc::Receiver<StopKey>, KeyReader) {
     let (key_tx, key_rx) = mpsc::channel::<StopKey>(16);
     let stop_keys = Arc::new(AtomicBool::new(false));
     let stop = stop_keys.clone();
@@ -55,5 +70,11 @@ pub fn spawn_key_reader() -> (
             }
         }
     });
-    (key_rx, stop_keys, keys)
+    (
+        key_rx,
+        KeyReader {
+            stop: stop_keys,
+            thread: keys,
+        },
+    )
 }

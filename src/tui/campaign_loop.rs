@@ -26,7 +26,7 @@ pub async fn run_campaign_view(
         let end = run.run_all(prepared, worker_cancel, tx).await;
         (run, end)
     }));
-    let (mut key_rx, stop_keys, keys) = spawn_key_reader();
+    let (mut key_rx, keys) = spawn_key_reader();
     let mut terminal = super::terminal::init()?;
     let mut frame = tokio::time::interval(Duration::from_millis(50));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -103,12 +103,7 @@ pub async fn run_campaign_view(
         }
     };
     super::terminal::restore();
-    stop_keys.store(true, std::sync::atomic::Ordering::Relaxed);
-    // with the terminal gone the key thread may be in a poll that never settles (crossterm
-    // on a closed tty): not waited for then
-    if !unattended {
-        let _ = keys.join();
-    }
+    keys.end(unattended);
     result?;
     outcome.ok_or_else(|| anyhow::anyhow!("the campaign did not end"))
 }

@@ -36,7 +36,7 @@ pub async fn run_campaign_watch(watched: Watched, rec: CampaignRecord) -> anyhow
         ));
     let signalled = CancellationToken::new();
     let _signals = crate::headless::signals::watch(signalled.clone());
-    let (mut key_rx, stop_keys, keys) = spawn_key_reader();
+    let (mut key_rx, keys) = spawn_key_reader();
     let mut terminal = super::terminal::init()?;
     let mut frame = tokio::time::interval(Duration::from_millis(50));
     frame.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -96,13 +96,7 @@ pub async fn run_campaign_watch(watched: Watched, rec: CampaignRecord) -> anyhow
     }
     leave.cancel();
     super::terminal::restore();
-    stop_keys.store(true, std::sync::atomic::Ordering::Relaxed);
-    // with the terminal gone the key thread may be in a poll that never settles (crossterm
-    // on a closed tty, spinning a core): not waited for then, as in the campaign's own view
-    // (a `watch` whose tmux session was killed stayed in this join, spinning, until SIGKILL)
-    if !unattended {
-        let _ = keys.join();
-    }
+    keys.end(unattended);
     Ok(ExitCode::from(u8::from(failed)))
 }
 
