@@ -165,6 +165,30 @@ pub struct Limits<'a> {
     pub template_overhead: u32,
 }
 
+/// A chat's messages as one prompt: each message's text (and the names and arguments of the
+/// tool calls it carries) on lines of their own.
+fn chat_prompt(messages: &[ChatMessage]) -> String {
+    let mut prompt = String::new();
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            prompt.push('\n');
+        }
+        content_text(&m.content, &mut prompt);
+        for call in m.tool_calls.iter().flatten() {
+            for key in ["name", "arguments"] {
+                if let Some(t) = call
+                    .pointer(&format!("/function/{key}"))
+                    .and_then(Value::as_str)
+                {
+                    prompt.push('\n');
+                    prompt.push_str(t);
+                }
+            }
+        }
+    }
+    prompt
+}
+
 /// Parses and validates a request body for `endpoint`, with prompt plus output limited to the
 /// model's context and to the KV cache.
 pub fn parse_request(
@@ -182,24 +206,7 @@ pub fn parse_request(
             let r: ChatRequest = serde_json::from_slice(body).map_err(invalid)?;
             tool = tool_ask(r.tools.as_deref(), r.tool_choice.as_ref())
                 .map_err(ApiError::bad_request)?;
-            let mut prompt = String::new();
-            for (i, m) in r.messages.iter().enumerate() {
-                if i > 0 {
-                    prompt.push('\n');
-                }
-                content_text(&m.content, &mut prompt);
-                for call in m.tool_calls.iter().flatten() {
-                    for key in ["name", "arguments"] {
-                        if let Some(t) = call
-                            .pointer(&format!("/function/{key}"))
-                            .and_then(Value::as_str)
-                        {
-                            prompt.push('\n');
-                            prompt.push_str(t);
-                        }
-                    }
-                }
-            }
+            let prompt = chat_prompt(&r.messages);
             let max = r.max_completion_tokens.or(r.max_tokens);
             let o = (r.ignore_eos, r.stream, r.stream_options);
             (r.model, prompt, max, r.min_tokens, o.0, o.1, o.2)
