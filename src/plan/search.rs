@@ -277,7 +277,9 @@ fn edge_below_uncertain(
     if whys.last() == Some(&Some(Why::Edge)) {
         return None;
     }
-    let mut at_hi = points.iter().filter(|p| p.concurrency == hi).peekable();
+    // what stands at `hi`: a level measured again pools, and its verdict replaces its screen's
+    let standing = standing(points);
+    let mut at_hi = standing.iter().filter(|p| p.concurrency == hi).peekable();
     at_hi.peek()?;
     // a screen left uncertain says only that one batch could not decide: no edge there
     if !at_hi.all(|p| p.held && p.verdict == Verdict::Uncertain && !p.screen) {

@@ -623,3 +623,46 @@ fn out_of_levels_the_ends_are_still_decided_and_a_pooled_measurement_is_free() {
     ];
     assert_eq!(next(&cfg, &top), (4, Why::Decide));
 }
+
+#[test]
+fn a_level_left_uncertain_at_its_cap_after_its_screen_is_probed_at_the_edge() {
+    // tests/search/search_sim.rs's e2e + TTFT case, as a run measured it: 64 screened
+    // uncertain, 60 screened and then measured to its request cap, pooled and still
+    // uncertain. The pooled verdict replaces the screen's, so the boundary lies at 60 within
+    // its interval and the next level is one tolerance step below it. Reading the superseded
+    // screen too, the planner took 60 for a screen, went on by model from the bracket's bottom
+    // (34, 36, 38, each a tolerance step) and ran out of levels at 38, under a boundary the
+    // dense sweeps put at 46-72.
+    let cfg = SearchConfig {
+        min: 16,
+        max: 4096,
+        max_iterations: 7,
+        tolerance: 0.05,
+        confirm: false,
+        max_requests_per_level: None,
+    };
+    let passed = |c: u32, r: Vec<f64>| Point {
+        screen: true,
+        ..Point::decided(c, true, r)
+    };
+    let mut pts = vec![
+        passed(16, vec![0.352, 0.389]),
+        passed(32, vec![0.55, 0.569]),
+        Point::screened(64, vec![1.003, 1.035]),
+        Point::screened(60, vec![0.95, 1.02]),
+        Point {
+            verdict: Verdict::Uncertain,
+            ..Point::decided(60, false, vec![0.924, 0.972])
+        }
+        .pooled(),
+    ];
+    assert_eq!(next(&cfg, &pts), (57, Why::Edge));
+    // a pass there closes the bracket within the tolerance
+    pts.push(passed(57, vec![0.9, 0.93]));
+    match decide(&cfg, &pts) {
+        Step::Done(o) => {
+            assert_eq!((o.max_passing, o.reason), (Some(57), StopReason::Converged));
+        }
+        step => panic!("{step:?}"),
+    }
+}
