@@ -67,18 +67,23 @@ fn panel_row(line: &str) -> &str {
     line[..cut].rsplit_once(' ').map_or(line, |(head, _)| head)
 }
 
-/// A search with a peak and a price, run headless; `show`'s text of it.
+/// A search with a peak and a price, run headless; `show`'s text of it. At 4x, not the
+/// config's 20x: a request lasts about 90 ms, not 18, so a debug client's turnarounds on a busy
+/// machine do not leave the lowest level under 95 % of its concurrency (at 20x it once read
+/// "not held" at 4, and the search had no answer); every level from 4 to 64 passes.
 fn past_search(dir: &Path, cfg: &str) -> String {
     rightsize(&[
         "search",
         "--config",
         cfg,
+        "--sim-time-scale",
+        "4",
         "--e2e-sla",
-        "avg:100ms",
+        "avg:400ms",
         "--min",
         "4",
         "--max",
-        "256",
+        "64",
         "-n",
         "128",
         "--peak-concurrency",
@@ -154,7 +159,7 @@ fn a_past_search_opens_in_a_fresh_dashboard_with_its_own_answer_and_verdicts() {
     let full = t.wait_for("the full view", Duration::from_secs(5), |s| {
         s.contains("results, whole")
     });
-    assert!(full.contains("binding SLA: avg e2e <= 100 ms"), "{full}");
+    assert!(full.contains("binding SLA: avg e2e <= 400 ms"), "{full}");
 }
 
 #[test]

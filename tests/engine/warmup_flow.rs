@@ -217,11 +217,14 @@ fn the_warmup_round_asks_for_shorter_answers_in_turn() {
 /// A warmup request already answering when the level's first request ends runs to its end:
 /// only one still waiting for its answer is cut. With seed 5 the warmup's answers are 52, 26,
 /// 19 and 4 tokens and the level's first request (started when the 4-token one ended) ends
-/// before the 52-token one, which cutting every request in flight would have cut.
+/// before the 52-token one, which cutting every request in flight would have cut. In real
+/// time: a decode step is then 10 ms or more, longer than a debug client's turnaround on a busy
+/// machine (at 10x the level's first request, a few steps later than usual, once ended after
+/// the 52-token one, and the test showed nothing).
 #[test]
 fn a_warmup_request_already_answering_is_not_cut() {
     let out = tmpdir("warm-answering");
-    let o = common::on_sim_at("sweep", 64, 32, 10.0)
+    let o = common::on_sim_at("sweep", 64, 32, 1.0)
         .args(["--output-stddev", "12", "--seed", "5", "--no-calibrate"])
         .args(["-c", "4", "-n", "8", "--no-tui", "--out"])
         .arg(&out)
