@@ -18,6 +18,9 @@
 //!
 //! Plain tests and `#[tokio::test]`s both take a turn the same way: it blocks the test's own
 //! thread before the test has started anything.
+//!
+//! `LANE_TRACE=1` (with `--nocapture`) prints each turn asked for, given and given back, with
+//! the seconds since the binary's first and the test's name: the timeline of a binary's lane.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -41,6 +44,20 @@ pub struct Turn {
     weight: u32,
 }
 
+/// One line of the lane's timeline under `LANE_TRACE`.
+fn trace(what: &str, weight: u32) {
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    if std::env::var_os("LANE_TRACE").is_some() {
+        let t = START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_secs_f64();
+        let name = std::thread::current().name().unwrap_or("?").to_string();
+        eprintln!("LANE {t:7.2} {what} {weight} {name}");
+    }
+}
+
 impl Lane {
     pub const fn new(capacity: u32) -> Lane {
         Lane {
@@ -61,6 +78,7 @@ impl Lane {
     /// Waits for `weight` units (at most the capacity) after every test that asked before.
     pub fn take(&'static self, weight: u32) -> Turn {
         let weight = weight.min(self.capacity);
+        trace("ask", weight);
         let mut s = self.lock();
         let ticket = s.issued;
         s.issued += 1;
@@ -70,6 +88,7 @@ impl Lane {
         s.used += weight;
         s.serving += 1;
         drop(s);
+        trace("got", weight);
         self.changed.notify_all();
         Turn { lane: self, weight }
     }
@@ -81,11 +100,13 @@ impl Lane {
 
     /// The whole machine, once no other test holds units or waits for them.
     pub fn alone_after_the_rest(&'static self) -> Turn {
+        trace("ask-after", self.capacity);
         let mut s = self.lock();
         while s.used > 0 || s.serving != s.issued {
             s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
         }
         s.used = self.capacity;
+        trace("got-after", self.capacity);
         Turn {
             lane: self,
             weight: self.capacity,
@@ -95,6 +116,7 @@ impl Lane {
 
 impl Drop for Turn {
     fn drop(&mut self) {
+        trace("drop", self.weight);
         self.lane.lock().used -= self.weight;
         self.lane.changed.notify_all();
     }
