@@ -634,12 +634,9 @@ fn a_level_left_uncertain_at_its_cap_after_its_screen_is_probed_at_the_edge() {
     // (34, 36, 38, each a tolerance step) and ran out of levels at 38, under a boundary the
     // dense sweeps put at 46-72.
     let cfg = SearchConfig {
-        min: 16,
-        max: 4096,
         max_iterations: 7,
-        tolerance: 0.05,
         confirm: false,
-        max_requests_per_level: None,
+        ..SearchConfig::default()
     };
     let passed = |c: u32, r: Vec<f64>| Point {
         screen: true,
