@@ -5,7 +5,7 @@
 
 use crate::support::common;
 use crate::support::tmux_support;
-use common::tmpdir;
+use common::{flat_sim_candidate, tmpdir};
 use std::process::Command;
 use std::time::Duration;
 use tmux_support::Tmux;
@@ -31,13 +31,10 @@ fn candidates_change_state_and_the_ranking_fills_in() {
         &file,
         "e2e_sla_ms = \"p90:255ms\"\nmax_error_rate = 0.1\nconcurrency_min = 2\n\
          concurrency_max = 16\nsearch_max_iterations = 4\nrequest_count = 32\n\
-         input_tokens = 32\noutput_tokens = 16\n\
-         [[candidates]]\nlabel = \"two slots\"\nprice_per_hour = 1.0\n\
-         sim = { time_scale = 2.0, max_num_seqs = 2, decode_base_ms = 20.0, \
-         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n\
-         [[candidates]]\nlabel = \"eight slots\"\nprice_per_hour = 2.0\n\
-         sim = { time_scale = 2.0, max_num_seqs = 8, decode_base_ms = 20.0, \
-         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n",
+         input_tokens = 32\noutput_tokens = 16\n"
+            .to_string()
+            + &flat_sim_candidate("two slots", 1.0, 2, 20.0, 2.0)
+            + &flat_sim_candidate("eight slots", 2.0, 8, 20.0, 2.0),
     )
     .unwrap();
     let command = format!(

@@ -7,7 +7,9 @@
 //! `campaign.json` ranks it by, and the campaign's end said; and a campaign's watcher whose
 //! terminal closes ends, the campaign going on.
 
-use crate::support::common::{bin, only_run_dir, start_served, stdout, tmpdir, SimProcess};
+use crate::support::common::{
+    bin, flat_sim_candidate, only_run_dir, start_served, stdout, tmpdir, SimProcess,
+};
 use crate::support::tmux_support::Tmux;
 use std::time::{Duration, Instant};
 
@@ -152,13 +154,10 @@ fn a_watched_campaign_shows_each_candidate_done_with_its_recorded_answer() {
         &file,
         "e2e_sla_ms = \"p90:600ms\"\nmax_error_rate = 0.1\nconcurrency_min = 1\n\
          concurrency_max = 8\nsearch_max_iterations = 3\nrequest_count = 16\n\
-         input_tokens = 16\noutput_tokens = 8\n\
-         [[candidates]]\nlabel = \"two slots\"\nprice_per_hour = 1.0\n\
-         sim = { time_scale = 1.0, max_num_seqs = 2, decode_base_ms = 40.0, \
-         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n\
-         [[candidates]]\nlabel = \"eight slots\"\nprice_per_hour = 2.0\n\
-         sim = { time_scale = 1.0, max_num_seqs = 8, decode_base_ms = 40.0, \
-         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n",
+         input_tokens = 16\noutput_tokens = 8\n"
+            .to_string()
+            + &flat_sim_candidate("two slots", 1.0, 2, 40.0, 1.0)
+            + &flat_sim_candidate("eight slots", 2.0, 8, 40.0, 1.0),
     )
     .unwrap();
     let runs = dir.join("runs");
@@ -225,10 +224,9 @@ fn a_campaign_watcher_whose_terminal_closes_ends() {
     std::fs::write(
         &file,
         "e2e_sla_ms = \"p90:1350ms\"\nconcurrency_min = 1\nconcurrency_max = 8\n\
-         request_count = 64\ninput_tokens = 16\noutput_tokens = 8\n\
-         [[candidates]]\nlabel = \"two slots\"\nprice_per_hour = 1.0\n\
-         sim = { time_scale = 1.0, max_num_seqs = 2, decode_base_ms = 100.0, \
-         decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }\n",
+         request_count = 64\ninput_tokens = 16\noutput_tokens = 8\n"
+            .to_string()
+            + &flat_sim_candidate("two slots", 1.0, 2, 100.0, 1.0),
     )
     .unwrap();
     let (mut run, url, _said) = start_served(

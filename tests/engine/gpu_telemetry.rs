@@ -59,8 +59,8 @@ fn gpu_metrics_give_power_and_joules_per_token() {
     // 0 W and pulls the level's mean under 259), and the mean lies between them
     let power = gpu["power_w"]["mean"].as_f64().unwrap();
     assert!(power > 0.0 && power <= 700.0, "{gpu}");
-    let samples: Vec<f64> = std::fs::read_to_string(run.join("telemetry.jsonl"))
-        .unwrap()
+    let text = std::fs::read_to_string(run.join("telemetry.jsonl")).unwrap();
+    let samples: Vec<f64> = text
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .map(|v| {
@@ -84,7 +84,6 @@ fn gpu_metrics_give_power_and_joules_per_token() {
     let kwh = gpu["kwh_per_million_output_tokens"].as_f64().unwrap();
     assert!((kwh - per_token / 3.6).abs() < 1e-12, "{gpu}");
     // every sample carries the GPU's reading; the run names the exporter it read
-    let text = std::fs::read_to_string(run.join("telemetry.jsonl")).unwrap();
     assert!(
         text.lines().all(|l| l.contains("\"exporter\":\"dcgm\"")),
         "{text}"

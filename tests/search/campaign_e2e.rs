@@ -6,7 +6,7 @@
 #![cfg(unix)]
 
 use crate::support::common;
-use common::{bin, read_json, stderr, stdout, tmpdir, SimProcess};
+use common::{bin, flat_sim_candidate, read_json, stderr, stdout, tmpdir, SimProcess};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -546,12 +546,10 @@ fn an_imported_aiperf_run_is_ranked_beside_a_live_candidate() {
         format!(
             "e2e_sla_ms = \"p90:255ms\"\nmax_error_rate = 0.1\nconcurrency_min = 2\n\
              concurrency_max = 16\nsearch_max_iterations = 4\nrequest_count = 32\n\
-             input_tokens = 32\noutput_tokens = 16\n\
-             [[candidates]]\nlabel = \"live: two slots\"\nprice_per_hour = 1.0\n\
-             sim = {{ time_scale = 2.0, max_num_seqs = 2, decode_base_ms = 20.0, \
-             decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }}\n\
+             input_tokens = 32\noutput_tokens = 16\n{}\
              [[candidates]]\nlabel = \"imported: AIPerf 0.13 job\"\nprice_per_hour = 0.5\n\
              run = \"{}\"\n",
+            flat_sim_candidate("live: two slots", 1.0, 2, 20.0, 2.0),
             imported.display()
         ),
     )

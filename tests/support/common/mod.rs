@@ -409,3 +409,21 @@ pub fn sim_run_request(
         fleet: None,
     }
 }
+
+/// A campaign file's `[[candidates]]` entry on a built-in simulator whose every step takes
+/// `step_ms` of model time however many of its `slots` batch slots are busy (no per-sequence or
+/// prefill cost), so a request's time depends only on its tokens and the queue, at
+/// `time_scale`.
+pub fn flat_sim_candidate(
+    label: &str,
+    price_per_hour: f64,
+    slots: u32,
+    step_ms: f64,
+    time_scale: f64,
+) -> String {
+    format!(
+        "[[candidates]]\nlabel = \"{label}\"\nprice_per_hour = {price_per_hour:?}\n\
+         sim = {{ time_scale = {time_scale:?}, max_num_seqs = {slots}, \
+         decode_base_ms = {step_ms:?}, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }}\n"
+    )
+}
