@@ -11,6 +11,8 @@ use crate::support::common::{
     bin, flat_sim_candidate, only_run_dir, start_served, stdout, tmpdir, SimProcess,
 };
 use crate::support::tmux_support::Tmux;
+use std::path::Path;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -142,31 +144,38 @@ fn a_watched_distributed_search_shows_its_workers_and_ends_with_shows_table() {
     same_rows_as_show(&s, &runs, &levels);
 }
 
+/// `rightsize campaign` of the campaign file `toml` (written into `dir`) with `--serve` on a
+/// port the OS picks and its runs under `out`: the process and the URL it serves.
+fn serve_campaign(dir: &Path, toml: String, out: &Path) -> (Child, String) {
+    let file = dir.join("campaign.toml");
+    std::fs::write(&file, toml).unwrap();
+    let (run, url, _said) = start_served(
+        bin()
+            .arg("campaign")
+            .arg(&file)
+            .args(["--serve", "127.0.0.1:0", "--out"])
+            .arg(out),
+    );
+    (run, url)
+}
+
 #[test]
 fn a_watched_campaign_shows_each_candidate_done_with_its_recorded_answer() {
     let dir = tmpdir("tmux-watch-campaign");
-    let file = dir.join("two.toml");
     // two simulators in real time, small searches (16 requests a level, 3 levels): about ten
     // seconds each. A request lasts 320 ms: at 10x (16 ms) a debug client's turnarounds on a
     // busy machine left the slot idle 6 % of the level at concurrency 1, which was then not
     // held, and neither candidate had an answer
-    std::fs::write(
-        &file,
+    let runs = dir.join("runs");
+    let (mut run, url) = serve_campaign(
+        &dir,
         "e2e_sla_ms = \"p90:600ms\"\nmax_error_rate = 0.1\nconcurrency_min = 1\n\
          concurrency_max = 8\nsearch_max_iterations = 3\nrequest_count = 16\n\
          input_tokens = 16\noutput_tokens = 8\n"
             .to_string()
             + &flat_sim_candidate("two slots", 1.0, 2, 40.0, 1.0)
             + &flat_sim_candidate("eight slots", 2.0, 8, 40.0, 1.0),
-    )
-    .unwrap();
-    let runs = dir.join("runs");
-    let (mut run, url, _said) = start_served(
-        bin()
-            .arg("campaign")
-            .arg(&file)
-            .args(["--serve", "127.0.0.1:0", "--out"])
-            .arg(&runs),
+        &runs,
     );
     let Some(t) = Tmux::start("watch-campaign", 120, 40) else {
         let _ = run.kill();
@@ -218,23 +227,15 @@ fn a_watched_campaign_shows_each_candidate_done_with_its_recorded_answer() {
 #[test]
 fn a_campaign_watcher_whose_terminal_closes_ends() {
     let dir = tmpdir("tmux-watch-closed");
-    let file = dir.join("slow.toml");
     // one simulator in real time, 9 steps of 100 ms a request: the campaign runs for longer
     // than the test watches it
-    std::fs::write(
-        &file,
+    let (mut run, url) = serve_campaign(
+        &dir,
         "e2e_sla_ms = \"p90:1350ms\"\nconcurrency_min = 1\nconcurrency_max = 8\n\
          request_count = 64\ninput_tokens = 16\noutput_tokens = 8\n"
             .to_string()
             + &flat_sim_candidate("two slots", 1.0, 2, 100.0, 1.0),
-    )
-    .unwrap();
-    let (mut run, url, _said) = start_served(
-        bin()
-            .arg("campaign")
-            .arg(&file)
-            .args(["--serve", "127.0.0.1:0", "--out"])
-            .arg(dir.join("runs")),
+        &dir.join("runs"),
     );
     // the URL's port is the campaign's own: no other test's process matches
     let command = format!("{} watch {url}", env!("CARGO_BIN_EXE_rightsize"));
