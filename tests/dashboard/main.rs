@@ -6,6 +6,7 @@
 mod support;
 
 mod campaign_tmux;
+mod campaign_watch_tmux;
 mod dashboard_daily;
 mod tui_tmux;
 mod watch_tmux;
