@@ -43,19 +43,37 @@ pub fn bin() -> Command {
     c
 }
 
-/// A fresh, empty temporary folder unique to this test process and name.
+/// A fresh, empty temporary folder unique to this test process and name, under the process's
+/// own `rightsize-test-PID` folder in the system's temporary folder. That folder goes when the
+/// test binary exits (passed or failed: libtest ends through `exit`, which runs the hook), so
+/// a suite run leaves nothing behind; set `RIGHTSIZE_KEEP_TEST_DIRS=1` to keep it and look at
+/// what a failed test wrote.
 pub fn tmpdir(name: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
-    let p = std::env::temp_dir().join(format!(
-        "rightsize-test-{}-{}-{}",
-        std::process::id(),
-        name,
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
+    let p = test_root().join(format!("{}-{}", name, N.fetch_add(1, Ordering::Relaxed)));
     let _ = std::fs::remove_dir_all(&p);
     std::fs::create_dir_all(&p).expect("create temp dir");
     p
+}
+
+/// This test process's folder of temporary folders, removed at exit (see [`tmpdir`]).
+fn test_root() -> &'static PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_root() {
+        if let Some(root) = ROOT.get() {
+            let _ = std::fs::remove_dir_all(root);
+        }
+    }
+    ROOT.get_or_init(|| {
+        let root = std::env::temp_dir().join(format!("rightsize-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        if std::env::var_os("RIGHTSIZE_KEEP_TEST_DIRS").is_none() {
+            // SAFETY: registers a plain function with the C runtime, run once at exit
+            unsafe { libc::atexit(remove_root) };
+        }
+        root
+    })
 }
 
 pub fn stdout(o: &Output) -> String {
