@@ -93,6 +93,14 @@ async fn refine_knee_lands_within_1_25x_of_the_dense_knee() {
         refined.push(level);
     }
     server.shutdown();
+    // the curves first: a failure below (no knee on one of them too) shows what was measured
+    let a = Analysis::default();
+    dense.sort_by_key(|l| l.concurrency);
+    println!(
+        "refined:\n{}dense:\n{}",
+        curve_text(&a, &refined),
+        curve_text(&a, &dense)
+    );
     let truth = find_knee(&curve(&dense), DEFAULT_MIN_GAIN).expect("a dense knee");
     let extra = refined.len() - 4;
     let knee = find_knee(&curve(&refined), DEFAULT_MIN_GAIN).expect("a knee");
@@ -105,13 +113,6 @@ async fn refine_knee_lands_within_1_25x_of_the_dense_knee() {
         knee.concurrency, knee.below, knee.concurrency, truth.concurrency
     );
     println!("{line}");
-    let a = Analysis::default();
-    dense.sort_by_key(|l| l.concurrency);
-    println!(
-        "refined:\n{}dense:\n{}",
-        curve_text(&a, &refined),
-        curve_text(&a, &dense)
-    );
     let below = knee.below.unwrap_or(0).max(1);
     assert!(
         extra <= 3 && ratio <= 1.25 && knee.concurrency as f64 / below as f64 <= 1.25,
