@@ -132,11 +132,11 @@ fn a_five_turn_session_sends_the_servers_answers_and_its_ttft_falls_as_the_cache
 
     // the history: four sessions of five turns, each turn carrying the answers before it
     let mut turns = histories_hold_the_servers_answers(&log);
-    // turn 1: the four sessions' and the pre-flight request's, and perhaps the first turn of a
-    // fifth session the worker started as a cooldown request when the 20th ended (the client
-    // dropped it once the level settled, but the server may have taken it on)
+    // turn 1: the four sessions' and the pre-flight request's, and the first turns of any
+    // sessions the worker started as cooldown requests from when the 20th ended until the
+    // level settled (dropped then, but the server may have taken them on)
     let first = turns.remove(&1).unwrap_or(0);
-    assert!(first == 5 || first == 6, "{first} first turns");
+    assert!(first >= 5, "{first} first turns");
     assert_eq!(turns, BTreeMap::from([(2, 4), (3, 4), (4, 4), (5, 4)]));
 
     // the client's records: session, turn and the growing input (2048 + 40 a turn)
@@ -386,8 +386,10 @@ fn a_messages_record_is_sent_as_its_message_list() {
          {\"role\": \"user\", \"content\": \"why is the sky blue\"}]}\n",
     );
     let sent = dataset_run(&file, &[]);
-    // (two requests, and perhaps a dropped cooldown request with the same record)
-    assert!(sent.len() == 2 || sent.len() == 3, "{sent:?}");
+    // two requests, and any cooldown requests with the same record: once the level's requests
+    // are handed out, the free slot sends one until the level settles, and at 25,000x a
+    // request ends in microseconds, so a busy machine's collector let two through once
+    assert!(sent.len() >= 2, "{sent:?}");
     for e in &sent {
         assert_eq!(
             roles_and_contents(e),
@@ -410,10 +412,10 @@ fn a_sharegpt_conversation_runs_as_a_session_with_the_servers_answers() {
     );
     let sent = dataset_run(&file, &["--turns", "2"]);
     // one session of two turns; the reference answers size max_tokens, the server's own
-    // answer is what the second turn carries. A cooldown request the client dropped may
+    // answer is what the second turn carries. Cooldown requests until the level settled may
     // have reached the server after them: the next session's first turn, the same record.
-    assert!(sent.len() == 2 || sent.len() == 3, "{sent:?}");
-    if let Some(extra) = sent.get(2) {
+    assert!(sent.len() >= 2, "{sent:?}");
+    for extra in &sent[2..] {
         assert_eq!(extra["body"], sent[0]["body"]);
     }
     assert_eq!(
