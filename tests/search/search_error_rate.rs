@@ -31,9 +31,11 @@ const TIMEOUT: Duration = Duration::from_millis(400);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn error_rate_search_lands_within_5_percent_of_the_dense_range() {
-    // its three runs use two thirds of a core (`/usr/bin/time`, children included: 18 s of CPU
-    // in 23 s): with the limit between two stairs a busy neighbour moves no level across it
-    let _turn = MACHINE.take(7);
+    // the machine alone, after the lane's others, though its three runs use two thirds of a
+    // core: beside them (7 units) it decided every time with the limit between two stairs,
+    // but `search_sim` then missed once by a hair (37 against a range from 40.1), its levels'
+    // latencies spread by the busier machine
+    let _turn = MACHINE.alone_after_the_rest();
     let cfg = SearchConfig {
         min: 16,
         max: 4096,
