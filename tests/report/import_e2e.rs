@@ -253,7 +253,7 @@ fn planning_view(l: &LevelSummary) -> impl PartialEq + std::fmt::Debug {
 fn a_native_run_exported_as_aiperf_imports_back_to_the_same_levels_knee_and_planning() {
     let r = root("import-roundtrip");
     // a run with a real knee (at 8, the simulator's batch slots)
-    let native = saturating_run(&r, "2,4,8,32", None);
+    let native = saturating_run(&r, "4,8,16,32", None);
     let exported = tmpdir("aiperf-out");
     let o = rs(
         &r,
