@@ -15,7 +15,7 @@ fn runs() -> &'static (PathBuf, PathBuf, PathBuf) {
     RUNS.get_or_init(|| {
         let r = root("history");
         // 140 ms a request; at 32 (four to a slot) about 600 ms: 32 passes
-        let a = saturating_run(&r, "2,8,32", Some("p90:2s"));
+        let a = saturating_run(&r, "4,8,32", Some("p90:2s"));
         let b = sim_run(&r, "2,4,8");
         (r, a, b)
     })
@@ -83,7 +83,7 @@ fn show_prints_the_table_and_planning_numbers_by_id_prefix_or_path() {
             .lines()
             .filter(|l| {
                 let first = l.split_whitespace().next().unwrap_or("");
-                first == "2" || first == "8"
+                first == "4" || first == "8"
             })
             .collect();
         assert_eq!(rows.len(), 2, "{out}");
@@ -112,12 +112,12 @@ fn compare_prints_both_runs_level_by_level() {
         out.contains("A output tok/s") && out.contains("B e2e p99 ms"),
         "{out}"
     );
-    // concurrency 4 only B measured: A's cells are dashes
-    let row4 = out
+    // concurrency 2 only B measured: A's cells are dashes
+    let row2 = out
         .lines()
-        .find(|l| l.split_whitespace().next() == Some("4"))
-        .expect("a row for concurrency 4");
-    assert_eq!(row4.split_whitespace().nth(1), Some("-"), "{row4}");
+        .find(|l| l.split_whitespace().next() == Some("2"))
+        .expect("a row for concurrency 2");
+    assert_eq!(row2.split_whitespace().nth(1), Some("-"), "{row2}");
     // B (the 256-slot simulator at 2, 4, 8) has no real knee; on a loaded machine the
     // client may flatten its curve, so only A's knee is asserted
     assert!(out.contains("knee: A c=8,"), "{out}");
