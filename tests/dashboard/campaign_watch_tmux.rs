@@ -46,14 +46,10 @@ fn a_watched_campaign_shows_each_candidate_done_with_its_recorded_answer() {
             + &flat_sim_candidate("eight slots", 2.0, 8, 40.0, 1.0),
         &runs,
     );
-    let Some(t) = Tmux::start("watch-campaign", 120, 40) else {
+    let Some(t) = Tmux::watch("watch-campaign", &url) else {
         let _ = run.kill();
         return;
     };
-    t.type_line(&format!(
-        "{} watch {url}; echo EXIT=$?",
-        env!("CARGO_BIN_EXE_rightsize")
-    ));
     let s = t.wait_for("the finished campaign", Duration::from_secs(120), |s| {
         s.contains("campaign finished: q leaves")
     });
@@ -82,12 +78,7 @@ fn a_watched_campaign_shows_each_candidate_done_with_its_recorded_answer() {
             "{label}: {answer}\n{s}"
         );
     }
-    t.keys(&["q"]);
-    let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
-        s.lines()
-            .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
-    });
-    assert!(s.contains("EXIT=0"), "{s}");
+    t.quit_watcher();
 }
 
 /// Closing a campaign watcher's terminal ends the watcher, and the campaign goes on. With the

@@ -33,14 +33,10 @@ fn a_late_watcher_sees_the_run_from_its_start_and_ends_with_shows_table() {
             break;
         }
     }
-    let Some(t) = Tmux::start("watch", 120, 40) else {
+    let Some(t) = Tmux::watch("watch", &url) else {
         let _ = run.kill();
         return;
     };
-    t.type_line(&format!(
-        "{} watch {url}; echo EXIT=$?",
-        env!("CARGO_BIN_EXE_rightsize")
-    ));
     // levels 1 and 2 ended before the watcher came: it has them from the stream's start
     t.wait_for("levels 1 and 2", Duration::from_secs(30), |s| {
         s.contains("│1   4 ") && s.contains("│2   16 ")
@@ -50,12 +46,7 @@ fn a_late_watcher_sees_the_run_from_its_start_and_ends_with_shows_table() {
     });
     assert!(s.contains("│3   128 "), "{s}");
     assert_eq!(run.wait().unwrap().code(), Some(0));
-    t.keys(&["q"]);
-    let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
-        s.lines()
-            .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
-    });
-    assert!(s.contains("EXIT=0"), "{s}");
+    let s = t.quit_watcher();
     same_rows_as_show(&s, &runs, &["4", "16", "128"]);
 }
 
@@ -101,26 +92,17 @@ fn a_watched_distributed_search_shows_its_workers_and_ends_with_shows_table() {
             .args(["--serve", "127.0.0.1:0", "--out"])
             .arg(&runs),
     );
-    let Some(t) = Tmux::start("watch-fleet", 120, 40) else {
+    let Some(t) = Tmux::watch("watch-fleet", &url) else {
         let _ = run.kill();
         return;
     };
-    t.type_line(&format!(
-        "{} watch {url}; echo EXIT=$?",
-        env!("CARGO_BIN_EXE_rightsize")
-    ));
     let s = t.wait_for("the finished search", Duration::from_secs(120), |s| {
         s.contains("FINISHED")
     });
     assert_eq!(run.wait().unwrap().code(), Some(0));
     // the workers' panel, as the run's own dashboard shows a distributed level
     assert!(s.contains(" 3 workers · started "), "{s}");
-    t.keys(&["q"]);
-    let s = t.wait_for("the shell", Duration::from_secs(20), |s| {
-        s.lines()
-            .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
-    });
-    assert!(s.contains("EXIT=0"), "{s}");
+    let s = t.quit_watcher();
     let measured: Vec<String> = std::fs::read_dir(only_run_dir(&runs))
         .unwrap()
         .filter_map(|e| {

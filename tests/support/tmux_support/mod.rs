@@ -68,6 +68,30 @@ impl Tmux {
         Self::open(name, w, h, None)
     }
 
+    /// `rightsize watch URL` typed into a fresh 120x40 shell session named after `name`, the
+    /// shell saying `EXIT=CODE` once the watcher leaves (see [`Tmux::quit_watcher`]).
+    pub fn watch(name: &str, url: &str) -> Option<Tmux> {
+        let t = Self::start(name, 120, 40)?;
+        t.type_line(&format!(
+            "{} watch {url}; echo EXIT=$?",
+            env!("CARGO_BIN_EXE_rightsize")
+        ));
+        Some(t)
+    }
+
+    /// Presses q in a session [`Tmux::watch`] started and waits for the shell's `EXIT=` line
+    /// (not the typed command's `EXIT=$?`); asserts the watcher exited 0 and returns the
+    /// screen, which holds what it printed on leaving.
+    pub fn quit_watcher(&self) -> String {
+        self.keys(&["q"]);
+        let s = self.wait_for("the shell", Duration::from_secs(20), |s| {
+            s.lines()
+                .any(|l| l.starts_with("EXIT=") && !l.starts_with("EXIT=$"))
+        });
+        assert!(s.contains("EXIT=0"), "{s}");
+        s
+    }
+
     /// A session running `command` itself.
     pub fn run(name: &str, w: u16, h: u16, command: &str) -> Option<Tmux> {
         Self::open(name, w, h, Some(command))
