@@ -20,10 +20,12 @@ use std::time::{Duration, Instant};
 /// units, so no two of them run at once and measure each other (two cores hold one such run
 /// well, not five); the light ones (two workers at concurrency 8 stopped mid-level, a rate
 /// three times past a small simulator's capacity: a tenth of a core to three) take one, and
-/// run beside them. The campaign (one and four slots at 2x) asserts states and shares, no
+/// run beside them. The campaign (one and four slots at 6x) asserts states and shares, no
 /// figure, and takes no turn. What each used alone, `/usr/bin/time` on `engine-* --exact
-/// NAME`: the merged sweep 38 s of CPU in 25 s, the search 8 in 8, the open-loop schedule 7
-/// in 5, the rate past capacity 5 in 17, the campaign 8 in 39.
+/// NAME`: the merged sweep (64 tokens out, 128 requests a level) 7.6 s of CPU in 9.9 s, the
+/// search 8 in 8, the open-loop schedule 7 in 5, the rate past capacity 5 in 17, the campaign
+/// 2.7 in 17 (at 2x it took 39 s, and the merged sweep with 128 tokens and 256 requests 25:
+/// the binary's two longest, now 31.5 s for the whole binary instead of 39).
 static RUNS: common::lane::Lane = common::lane::Lane::new(3);
 
 fn a_heavy_one() -> common::lane::Turn {
@@ -63,12 +65,12 @@ fn records(dir: &Path, index: u64) -> Vec<RequestRecord> {
 fn four_local_workers_merge_a_sweep_exactly() {
     let _one = a_heavy_one();
     let sweep = |out: &Path, workers: bool| {
-        let mut c = on_sim_at("sweep", 32, 128, 5.0);
+        let mut c = on_sim_at("sweep", 32, 64, 5.0);
         c.args([
             "-c",
             "16,64,256",
             "-n",
-            "256",
+            "128",
             "--no-tui",
             "--json",
             "--seed",
@@ -679,12 +681,12 @@ peak_concurrency = 16
 [[campaigns.pair.candidates]]
 label = "one slot"
 price_per_hour = 1.0
-sim = { time_scale = 2.0, max_num_seqs = 1, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+sim = { time_scale = 6.0, max_num_seqs = 1, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
 
 [[campaigns.pair.candidates]]
 label = "four slots"
 price_per_hour = 2.0
-sim = { time_scale = 2.0, max_num_seqs = 4, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
+sim = { time_scale = 6.0, max_num_seqs = 4, decode_base_ms = 20.0, decode_per_seq_ms = 0.0, prefill_per_token_ms = 0.0 }
 "#;
 
 /// Processes whose command line names the controller at `url` (its workers).
@@ -702,9 +704,9 @@ fn workers_of(url: &str) -> Vec<u32> {
 
 #[test]
 fn a_campaign_runs_every_candidate_on_one_set_of_workers() {
-    // no turn: at 2x its two short searches wait on the simulators' model time (8 s of CPU
-    // in 39 s) and this test asserts no figure, only states and shares; holding one of the
-    // lane's units for 40 s kept the rate test queued behind the merged sweep
+    // no turn: at 6x its two short searches wait on the simulators' model time (2.7 s of CPU
+    // in 17 s) and this test asserts no figure, only states and shares; holding one of the
+    // lane's units for 40 s (at 2x) kept the rate test queued behind the merged sweep
     let root = tmpdir("dist-campaign");
     let cfg = root.join("rightsize.toml");
     std::fs::write(&cfg, CAMPAIGN).unwrap();
