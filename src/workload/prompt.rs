@@ -166,7 +166,7 @@ impl WorkloadSpec {
         }
     }
 
-    /// The loaded parts (the built-in approximation when the spec was never loaded).
+    /// The loaded parts (the built-in approximation when the `WorkloadSpec` was never loaded).
     pub fn loaded(&self) -> &Loaded {
         self.runtime.get()
     }

@@ -1,7 +1,7 @@
 //! What a workload needs at run time beyond its recorded settings: the loaded tokenizer, the
 //! words it counts as one token each, and the dataset's records. [`Runtime::load`] builds it
-//! once (through `WorkloadSpec::load`, at config time, so a bad file is bad input); the spec
-//! carries it in a field that is never serialized.
+//! once (through `WorkloadSpec::load`, at config time, so a bad file is bad input); the
+//! `WorkloadSpec` carries it in a field that is never serialized.
 
 use std::sync::{Arc, OnceLock};
 

@@ -65,7 +65,7 @@ fn ten_thousand_streams_are_held() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let run = only_run_dir(&out);
     let level = read_json(&run.join("level-001-c10000.json"));
-    // no steady window once in a CI run (passing alone before and after): say why if again
+    // a level without a steady window (the module docs say how one came about) says why
     let achieved = level["achieved_concurrency"]
         .as_f64()
         .unwrap_or_else(|| panic!("no achieved concurrency: {}", no_window(&level, &run)));

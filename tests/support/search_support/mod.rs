@@ -165,10 +165,11 @@ pub const REQUESTS: u32 = 384;
 /// `search_sim` 46 s of CPU in 60 s (8), `refine_knee` 39 in 65 (6), `search_rate` 20 in 48
 /// (4), `search_noise` 20 in 105 before its levels were capped (3), a campaign 12 in 70 (2).
 /// The pooled search of `search_cli` (19 in 13) and `search_error_rate` (18 in 23; beside the
-/// others `search_sim` once missed by a hair) take the machine alone, after the rest. Side by side without a lane, `refine_knee` and the pooled
-/// search inflated each other's latencies on a clean CI clone and both missed (no knee; a
-/// search out of budget), and with every test of the binary started at once four of them
-/// missed. With ten units (one core) and the tests alone served in their place in the queue
-/// the binary took 323 s; now 147-165 s. Eighteen units took as long (149-166 s): the tests
-/// wait on their simulators' model time more than on the machine.
+/// others `search_sim` once missed by a hair) take the machine alone, after the rest. Side by
+/// side without a lane, `refine_knee` and the pooled search inflated each other's latencies on
+/// a clean CI clone and both missed (no knee; a search out of budget), and with every test of
+/// the binary started at once four of them missed. With ten units (one core) and the tests
+/// alone served in their place in the queue the binary took 323 s; now 145-167 s. Eighteen
+/// units took as long (149-166 s): the tests wait on their simulators' model time more than on
+/// the machine.
 pub static MACHINE: super::common::lane::Lane = super::common::lane::Lane::new(15);
